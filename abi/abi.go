@@ -1,0 +1,56 @@
+// Package abi is Anvil's plugin ABI, version 1: the names a guest exports and
+// imports, the JSON messages that cross the boundary, the error codes and the
+// version constants.
+//
+// Invariants: this package depends on the standard library only, so any Go
+// guest can import it; a field, once released, keeps its name, type and
+// meaning. The major version lives in names (the marker export anvil_abi_v1),
+// the minor version lives in data (Descriptor.ABIMinor) and only ever adds
+// optional fields or optional exports. The specification a non-Go guest
+// author reads is v1/README.md; JSON Schemas of every message are in schema/.
+package abi
+
+// Version of the ABI this package describes.
+const (
+	Major = 1
+	Minor = 0
+)
+
+// Exports a guest module provides. The marker is never called: its presence
+// says which major version the guest speaks.
+const (
+	ExportMarker   = "anvil_abi_v1"
+	ExportDescribe = "anvil_describe"
+	ExportPrepare  = "anvil_prepare" // optional: metric kinds that do once-per-run work
+	ExportMeasure  = "anvil_measure" // metric kinds
+	ExportNode     = "anvil_node"    // node kinds
+)
+
+// MarkerPrefix is the prefix of every major version's marker export; a host
+// that finds anvil_abi_v2 reports the major it found instead of "no marker".
+const MarkerPrefix = "anvil_abi_v"
+
+// Host functions, all in the Extism user namespace.
+const (
+	HostNamespace = "extism:host/user"
+	HostJudge     = "anvil_judge" // JudgeBatch -> JudgeBatchResult
+	HostLog       = "anvil_log"   // LogRecord -> nothing
+)
+
+// Capability is a host service a plugin asks for in its descriptor and an
+// operator grants in configuration. A service that is not granted is never
+// reachable from the guest.
+type Capability string
+
+const (
+	// CapJudge lets a guest send judge (LLM) requests through the host.
+	CapJudge Capability = "judge"
+)
+
+// Role says whether a kind is a metric or a DAG node.
+type Role string
+
+const (
+	RoleMetric Role = "metric"
+	RoleNode   Role = "node"
+)

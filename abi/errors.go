@@ -1,0 +1,78 @@
+package abi
+
+import "fmt"
+
+// Code classifies an Error.
+type Code string
+
+const (
+	// CodeMetric: the guest could not score this input and said so; its
+	// instance is healthy.
+	CodeMetric Code = "metric_error"
+	// CodeInvalidConfig: the metric or node config does not fit the kind.
+	CodeInvalidConfig Code = "invalid_config"
+	// CodeMissingField: the case lacks a field the kind needs; the host
+	// records the case as skipped for that metric.
+	CodeMissingField Code = "missing_field"
+	// CodeTrap: the guest panicked, ran out of memory, or misused the ABI;
+	// its instance was discarded.
+	CodeTrap Code = "trap"
+	// CodeTimeout: the invocation passed its wall-clock deadline; the
+	// instance was discarded.
+	CodeTimeout Code = "timeout"
+	// CodeABI: the guest broke the ABI contract (bad JSON, missing export,
+	// wrong marker, unknown kind).
+	CodeABI Code = "abi_violation"
+	// CodeOutputTooLarge: the guest's output passed the max output bytes limit.
+	CodeOutputTooLarge Code = "output_too_large"
+	// CodeBudget: a per-invocation judge-call or judge-token budget is spent.
+	CodeBudget Code = "budget_exhausted"
+	// CodeCapability: the guest asked for a host service it was not granted.
+	CodeCapability Code = "capability_denied"
+	// CodeJudge: the judge failed (unreachable, refused, unparseable reply
+	// after repair) — a fault of the judge, not a metric result.
+	CodeJudge Code = "judge_error"
+	// CodeCacheMiss: replay-only cache mode and the request is not recorded.
+	CodeCacheMiss Code = "cache_miss"
+)
+
+// Error is the typed error of the ABI. Errors that cross the boundary are
+// data, not Go errors, so every transport carries them the same way.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	// Plugin is "name@version" and Digest "sha256:…" of the plugin the error
+	// concerns; the host fills them in.
+	Plugin string `json:"plugin,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// Field names the test-case field (missing_field) or config field (invalid_config).
+	Field string `json:"field,omitempty"`
+	// Stderr is the guest's captured stderr (bounded), for traps.
+	Stderr string `json:"stderr,omitempty"`
+	// Retryable is true for judge faults worth retrying later.
+	Retryable bool `json:"retryable,omitempty"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	s := string(e.Code) + ": " + e.Message
+	if e.Plugin != "" {
+		s = fmt.Sprintf("plugin %s@%s: %s", e.Plugin, shortDigest(e.Digest), s)
+	}
+	if e.Stderr != "" {
+		s += "\nguest stderr:\n" + e.Stderr
+	}
+	return s
+}
+
+// Errorf builds an Error.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func shortDigest(d string) string {
+	if len(d) > 19 { // "sha256:" + 12 hex
+		return d[:19]
+	}
+	return d
+}

@@ -1,0 +1,105 @@
+// Package sdk is how a metric kind or DAG node kind is written once in Go and
+// then linked into the host (transport inproc), built to a Wasm module
+// (GOOS=wasip1, see package sdk/guest) or served as a native plugin.
+//
+// A plugin is a Plugin value listing its kinds. A kind is a MetricKind[C] or
+// NodeKind[C], where C is the kind's config struct: the config JSON Schema
+// in the descriptor is reflected from C, and configs are decoded strictly
+// into C (an unknown field is an invalid_config error naming it).
+//
+// Invariants: a kind talks to the outside world only through Host, so the
+// same code behaves identically in every transport; a kind returns metric
+// errors as *abi.Error values (the case is recorded as failed to score) and
+// never panics on bad input.
+package sdk
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Host is what a running kind may ask of the host. Which services work
+// depends on the capabilities the operator granted: an ungranted service
+// answers with an abi.Error of code capability_denied.
+type Host interface {
+	// Judge sends a batch of judge requests; the host runs them concurrently
+	// and answers in order. The error is non-nil only when the batch as a
+	// whole was refused (capability denied, budget spent, malformed batch);
+	// per-request faults are in each response's Error.
+	Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error)
+	// Log records a message in the host's log, attributed to the plugin.
+	Log(ctx context.Context, level slog.Level, msg string, attrs ...any)
+}
+
+// Kind is implemented by MetricKind and NodeKind.
+type Kind interface {
+	Descriptor() abi.KindDescriptor
+	prepare(ctx context.Context, h Host, req *abi.PrepareRequest) *abi.PrepareResult
+	measure(ctx context.Context, h Host, req *abi.MeasureRequest) *abi.MeasureResult
+	node(ctx context.Context, h Host, req *abi.NodeRequest) *abi.NodeResult
+}
+
+// Plugin is a set of kinds published together.
+type Plugin struct {
+	Name         string
+	Version      string
+	Capabilities []abi.Capability
+	Kinds        []Kind
+}
+
+// Describe returns the plugin's descriptor.
+func (p *Plugin) Describe() abi.Descriptor {
+	d := abi.Descriptor{
+		Name:         p.Name,
+		Version:      p.Version,
+		ABIMajor:     abi.Major,
+		ABIMinor:     abi.Minor,
+		Capabilities: p.Capabilities,
+	}
+	for _, k := range p.Kinds {
+		d.Kinds = append(d.Kinds, k.Descriptor())
+	}
+	return d
+}
+
+func (p *Plugin) kind(name string, role abi.Role) (Kind, *abi.Error) {
+	for _, k := range p.Kinds {
+		if d := k.Descriptor(); d.Name == name {
+			if d.Role != role {
+				return nil, abi.Errorf(abi.CodeABI, "kind %q is a %s kind, not a %s kind", name, d.Role, role)
+			}
+			return k, nil
+		}
+	}
+	return nil, abi.Errorf(abi.CodeABI, "plugin %s has no kind %q", p.Name, name)
+}
+
+// Prepare runs the named metric kind's once-per-run preparation. Kinds
+// without a Prepare function return an empty result.
+func (p *Plugin) Prepare(ctx context.Context, h Host, req *abi.PrepareRequest) *abi.PrepareResult {
+	k, err := p.kind(req.Kind, abi.RoleMetric)
+	if err != nil {
+		return &abi.PrepareResult{Error: err}
+	}
+	return k.prepare(ctx, h, req)
+}
+
+// Measure scores one case with the named metric kind.
+func (p *Plugin) Measure(ctx context.Context, h Host, req *abi.MeasureRequest) *abi.MeasureResult {
+	k, err := p.kind(req.Kind, abi.RoleMetric)
+	if err != nil {
+		return &abi.MeasureResult{Error: err, Threshold: req.Threshold}
+	}
+	return k.measure(ctx, h, req)
+}
+
+// Node runs the named node kind on one case.
+func (p *Plugin) Node(ctx context.Context, h Host, req *abi.NodeRequest) *abi.NodeResult {
+	k, err := p.kind(req.Kind, abi.RoleNode)
+	if err != nil {
+		return &abi.NodeResult{Error: err}
+	}
+	return k.node(ctx, h, req)
+}
