@@ -1,0 +1,66 @@
+// Command anvil-host runs LLM-as-a-judge evaluations: it loads metric and
+// node kinds (linked, Wasm or native plugins), walks a dataset and writes
+// results a person and a CI gate can act on.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: a CI gate reads them.
+const (
+	exitOK        = 0
+	exitThreshold = 1
+	exitUsage     = 2
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+func run(ctx context.Context, args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.code != exitThreshold {
+			fmt.Fprintln(os.Stderr, "anvil-host:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "anvil-host:", err)
+	return exitUsage
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "anvil-host",
+		Short:         "Run LLM-as-a-judge evaluations with sandboxed metric plugins",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newPluginCmd())
+	return root
+}

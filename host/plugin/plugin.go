@@ -1,0 +1,149 @@
+// Package plugin loads metric and node kinds and hands them to the rest of
+// the host behind one interface, whatever the transport: inproc (a kind
+// linked into the binary through sdk), wasm (an Extism module on wazero,
+// sandboxed) and, later, process (go-plugin).
+//
+// Invariants: the engine and the DAG scheduler see only Plugin; every error
+// a Plugin returns names plugin@version and digest; host services reach a
+// guest only through Services, wrapped in the grants and per-invocation
+// limits of the plugin's configuration, so a budget or capability denial is
+// a typed abi.Error in the response, never a crash.
+package plugin
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Transport names.
+const (
+	TransportInproc  = "inproc"
+	TransportWasm    = "wasm"
+	TransportProcess = "process"
+)
+
+// Plugin is a loaded plugin. Methods are safe for concurrent use.
+//
+// The error return of Prepare, Measure and Node is non-nil only when the
+// invocation itself failed — trap, timeout, ABI violation, output too large —
+// and is then an *abi.Error naming the plugin. A guest's own verdict that it
+// could not score (metric error, missing field, invalid config) comes back
+// in the result's Error with a nil error.
+type Plugin interface {
+	Info() Info
+	Prepare(ctx context.Context, svc Services, req *abi.PrepareRequest) (*abi.PrepareResult, error)
+	Measure(ctx context.Context, svc Services, req *abi.MeasureRequest) (*abi.MeasureResult, error)
+	Node(ctx context.Context, svc Services, req *abi.NodeRequest) (*abi.NodeResult, error)
+	Close(ctx context.Context) error
+}
+
+// Info identifies a loaded plugin.
+type Info struct {
+	Descriptor abi.Descriptor
+	// Digest is "sha256:<hex>" of the module bytes (wasm, process) or
+	// "inproc:<name>@<version>" for linked kinds.
+	Digest    string
+	Transport string
+	// Path the plugin was loaded from, if any.
+	Path string
+}
+
+// ID is "name@version", the form errors use.
+func (i Info) ID() string { return i.Descriptor.Name + "@" + i.Descriptor.Version }
+
+// Services are the host services an invocation may use. The host (engine,
+// DAG scheduler) implements them per metric; the plugin layer wraps them in
+// grants and limits before a guest can reach them.
+type Services interface {
+	// Judge runs a batch of judge requests concurrently and answers in order;
+	// per-request faults are in each response's Error.
+	Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse
+	// Log records a guest's log line.
+	Log(ctx context.Context, pluginID string, rec abi.LogRecord)
+}
+
+// Grants are the capabilities an operator gives a plugin.
+type Grants struct {
+	Judge bool `yaml:"judge" json:"judge"`
+}
+
+// Has reports whether capability c is granted.
+func (g Grants) Has(c abi.Capability) bool {
+	switch c {
+	case abi.CapJudge:
+		return g.Judge
+	}
+	return false
+}
+
+// Limits bound one invocation (one Prepare, Measure or Node call).
+type Limits struct {
+	// MemoryPages caps guest linear memory in 64 KiB pages (wasm only).
+	MemoryPages uint32 `yaml:"memory_pages" json:"memory_pages"`
+	// Timeout is the wall-clock deadline of one invocation, judge calls included.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	// MaxJudgeCalls caps the judge requests one invocation may make.
+	MaxJudgeCalls int `yaml:"max_judge_calls" json:"max_judge_calls"`
+	// MaxJudgeTokens caps input+output judge tokens of one invocation.
+	MaxJudgeTokens int `yaml:"max_judge_tokens" json:"max_judge_tokens"`
+	// MaxOutputBytes caps the JSON result (and each host-call payload) a guest returns.
+	MaxOutputBytes int `yaml:"max_output_bytes" json:"max_output_bytes"`
+	// PoolSize is the number of pre-initialised instances kept per plugin (wasm).
+	PoolSize int `yaml:"pool_size" json:"pool_size"`
+}
+
+// DefaultLimits are applied to zero fields.
+var DefaultLimits = Limits{
+	MemoryPages:    1024, // 64 MiB: a Go guest's runtime alone wants ~10 MiB
+	Timeout:        2 * time.Minute,
+	MaxJudgeCalls:  64,
+	MaxJudgeTokens: 256_000,
+	MaxOutputBytes: 1 << 20,
+	PoolSize:       4,
+}
+
+// WithDefaults fills zero fields from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits
+	if l.MemoryPages == 0 {
+		l.MemoryPages = d.MemoryPages
+	}
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MaxJudgeCalls == 0 {
+		l.MaxJudgeCalls = d.MaxJudgeCalls
+	}
+	if l.MaxJudgeTokens == 0 {
+		l.MaxJudgeTokens = d.MaxJudgeTokens
+	}
+	if l.MaxOutputBytes == 0 {
+		l.MaxOutputBytes = d.MaxOutputBytes
+	}
+	if l.PoolSize == 0 {
+		l.PoolSize = d.PoolSize
+	}
+	return l
+}
+
+// Options configure loading.
+type Options struct {
+	Grants Grants
+	Limits Limits
+}
+
+// named fills in plugin and digest on an error that concerns this plugin.
+func named(info Info, e *abi.Error) *abi.Error {
+	if e == nil {
+		return nil
+	}
+	if e.Plugin == "" {
+		e.Plugin = info.ID()
+	}
+	if e.Digest == "" {
+		e.Digest = info.Digest
+	}
+	return e
+}
