@@ -1,0 +1,270 @@
+package dag_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/dag"
+)
+
+// scripted is an sdk.Host whose judge answers every request with one
+// scripted response (or refuses the batch with err) and records requests.
+type scripted struct {
+	mu    sync.Mutex
+	resp  abi.JudgeResponse
+	err   error
+	calls []abi.JudgeRequest
+}
+
+func (s *scripted) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, reqs...)
+	if s.err != nil {
+		return nil, s.err
+	}
+	out := make([]abi.JudgeResponse, len(reqs))
+	for i := range out {
+		out[i] = s.resp
+	}
+	return out, nil
+}
+
+func (s *scripted) Log(context.Context, slog.Level, string, ...any) {}
+
+func answer(js string) *scripted {
+	return &scripted{resp: abi.JudgeResponse{Content: js, JSON: json.RawMessage(js),
+		Usage: abi.Usage{Model: "judge-1", InputTokens: 50, OutputTokens: 10, USD: 0.0005, CacheHit: true}}}
+}
+
+func prompt(r abi.JudgeRequest) string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		b.WriteString(m.Content)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+var testCase = abi.TestCase{ID: "c1", Input: "Summarise the memo.", ActualOutput: "The memo asks for 3 reviews."}
+
+func run(h *scripted, kind, cfg string, inputs []abi.NodeInput, verdicts []string) *abi.NodeResult {
+	return dag.Plugin().Node(context.Background(), h, &abi.NodeRequest{
+		Kind: kind, NodeID: "n1", Config: json.RawMessage(cfg), Inputs: inputs, Verdicts: verdicts, Case: testCase,
+	})
+}
+
+// checkCall asserts the node made exactly one judge call with the given
+// purpose at temperature 0, and returns it.
+func checkCall(t *testing.T, h *scripted, purpose string) abi.JudgeRequest {
+	t.Helper()
+	if len(h.calls) != 1 {
+		t.Fatalf("%d judge calls, want 1", len(h.calls))
+	}
+	r := h.calls[0]
+	if r.Purpose != purpose || r.Temperature == nil || *r.Temperature != 0 || r.Score != nil {
+		t.Errorf("request purpose %q temperature %v score %+v", r.Purpose, r.Temperature, r.Score)
+	}
+	return r
+}
+
+func TestBinary(t *testing.T) {
+	for _, tc := range []struct {
+		reply, want string
+	}{
+		{`{"reason":"It does.","verdict":true}`, "true"},
+		{`{"reason":"It does.","verdict":false}`, "false"},
+	} {
+		h := answer(tc.reply)
+		res := run(h, "binary", `{"criteria":"Does the output mention a number?","params":["actual_output"]}`, nil, dag.BinaryVerdicts)
+		if res.Error != nil {
+			t.Fatal(res.Error)
+		}
+		if res.Verdict != tc.want || res.Reason != "It does." || res.Output != "" {
+			t.Errorf("%s: %+v", tc.reply, res)
+		}
+		r := checkCall(t, h, "binary")
+		if !strings.Contains(string(r.Schema), `"verdict":{"type":"boolean"}`) || strings.Index(string(r.Schema), `"reason"`) > strings.Index(string(r.Schema), `"verdict"`) {
+			t.Errorf("schema %s", r.Schema)
+		}
+		for _, want := range []string{"Criterion:\nDoes the output mention a number?", "Actual Output:\nThe memo asks for 3 reviews.\n", `"verdict", the boolean true`} {
+			if !strings.Contains(prompt(r), want) {
+				t.Errorf("prompt lacks %q:\n%s", want, prompt(r))
+			}
+		}
+		var d dag.Details
+		if err := json.Unmarshal(res.Details, &d); err != nil || d.Usage.InputTokens != 50 || !d.Usage.CacheHit || d.PromptVersion != dag.PromptVersion {
+			t.Errorf("details %s", res.Details)
+		}
+	}
+	// A reply without a boolean verdict is a judge fault.
+	h := answer(`{"reason":"hm","verdict":"yes"}`)
+	if res := run(h, "binary", `{"criteria":"c"}`, nil, dag.BinaryVerdicts); res.Error == nil || res.Error.Code != abi.CodeJudge || !strings.Contains(res.Error.Message, "n1") {
+		t.Errorf("non-boolean verdict: %+v", res.Error)
+	}
+}
+
+func TestChoice(t *testing.T) {
+	verdicts := []string{"formal", "casual", "mixed"}
+	cfg := `{"criteria":"What is the tone of the output?","params":["actual_output"]}`
+	for _, tc := range []struct {
+		name, reply string
+		code        abi.Code
+		want        string
+	}{
+		{"valid", `{"reason":"Plain words.","verdict":"casual"}`, "", "casual"},
+		{"not allowed", `{"reason":"x","verdict":"angry"}`, abi.CodeMetric, ""},
+		{"case differs", `{"reason":"x","verdict":"Formal"}`, abi.CodeMetric, ""},
+		{"missing", `{"reason":"x"}`, abi.CodeJudge, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := answer(tc.reply)
+			res := run(h, "choice", cfg, nil, verdicts)
+			r := checkCall(t, h, "choice")
+			if !strings.Contains(string(r.Schema), `"verdict":{"type":"string","enum":["formal","casual","mixed"]}`) {
+				t.Errorf("schema %s", r.Schema)
+			}
+			if !strings.Contains(prompt(r), `Allowed verdicts (copy one exactly): ["formal","casual","mixed"]`) {
+				t.Errorf("prompt:\n%s", prompt(r))
+			}
+			if tc.code == "" {
+				if res.Error != nil || res.Verdict != tc.want || res.Reason != "Plain words." {
+					t.Errorf("result %+v", res)
+				}
+				return
+			}
+			if res.Error == nil || res.Error.Code != tc.code || !strings.Contains(res.Error.Message, "n1") {
+				t.Fatalf("error %+v, want %s naming n1", res.Error, tc.code)
+			}
+			if tc.code == abi.CodeMetric && !strings.Contains(res.Error.Message, `["formal" "casual" "mixed"]`) {
+				t.Errorf("error does not list the allowed verdicts: %s", res.Error.Message)
+			}
+		})
+	}
+	// A choice node without verdicts cannot run.
+	h := answer(`{}`)
+	if res := run(h, "choice", cfg, nil, nil); res.Error == nil || !strings.Contains(res.Error.Message, "n1") || len(h.calls) != 0 {
+		t.Errorf("no verdicts: %+v, %d calls", res.Error, len(h.calls))
+	}
+}
+
+func TestTask(t *testing.T) {
+	h := answer(`{"output":"- reviews\n- deadline"}`)
+	res := run(h, "task", `{"instructions":"List the requests in the memo.","output_label":"Requests","params":["input","actual_output"]}`, nil, nil)
+	if res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	if res.Output != "- reviews\n- deadline" || res.Reason != "" || res.Verdict != "" {
+		t.Errorf("result %+v", res)
+	}
+	r := checkCall(t, h, "task")
+	if string(r.Schema) != `{"type":"object","properties":{"output":{"type":"string"}},"required":["output"],"additionalProperties":false}` {
+		t.Errorf("schema %s", r.Schema)
+	}
+	for _, want := range []string{"Instructions:\nList the requests in the memo.", `"output": your output (Requests) as a string`,
+		"<<<BEGIN INPUT>>>\nInput:\nSummarise the memo.\n\nActual Output:\nThe memo asks for 3 reviews.\n<<<END INPUT>>>"} {
+		if !strings.Contains(prompt(r), want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt(r))
+		}
+	}
+}
+
+// Parent outputs come first, under their labels and in the given order,
+// then the selected fields under their titles.
+func TestInputsRenderedUnderLabelsInOrder(t *testing.T) {
+	inputs := []abi.NodeInput{
+		{NodeID: "t2", Label: "Headings", Output: "Intro; Body"},
+		{NodeID: "t1", Label: "Word Count", Output: "120"},
+		{NodeID: "t3", Output: "unlabelled"},
+	}
+	for _, kind := range []string{"task", "binary", "choice"} {
+		t.Run(kind, func(t *testing.T) {
+			h := answer(`{"output":"o","reason":"r","verdict":true}`)
+			cfg := `{"criteria":"c","params":["actual_output"]}`
+			verdicts := dag.BinaryVerdicts
+			if kind == "task" {
+				cfg, verdicts = `{"instructions":"i","params":["actual_output"]}`, nil
+			}
+			if kind == "choice" {
+				h = answer(`{"reason":"r","verdict":"a"}`)
+				verdicts = []string{"a", "b"}
+			}
+			if res := run(h, kind, cfg, inputs, verdicts); res.Error != nil {
+				t.Fatal(res.Error)
+			}
+			want := "<<<BEGIN INPUT>>>\nHeadings:\nIntro; Body\n\nWord Count:\n120\n\nt3:\nunlabelled\n\nActual Output:\nThe memo asks for 3 reviews.\n<<<END INPUT>>>"
+			if p := prompt(h.calls[0]); !strings.Contains(p, want) {
+				t.Errorf("prompt lacks\n%s\nin\n%s", want, p)
+			}
+		})
+	}
+}
+
+func TestNodeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind, cfg string
+		h               *scripted
+		code            abi.Code
+		field           string
+	}{
+		{"missing field", "binary", `{"criteria":"c","params":["expected_output"]}`, answer(`{}`), abi.CodeMissingField, "expected_output"},
+		{"empty criteria", "binary", `{"criteria":"  "}`, answer(`{}`), abi.CodeInvalidConfig, "criteria"},
+		{"no instructions", "task", `{}`, answer(`{}`), abi.CodeInvalidConfig, "instructions"},
+		{"duplicate param", "choice", `{"criteria":"c","params":["input","input"]}`, answer(`{}`), abi.CodeInvalidConfig, "params"},
+		{"unknown field", "task", `{"instructions":"i","model":"x"}`, answer(`{}`), abi.CodeInvalidConfig, ""},
+		{"judge error", "task", `{"instructions":"i"}`, &scripted{resp: abi.JudgeResponse{Error: &abi.Error{Code: abi.CodeJudge, Message: "refused", Retryable: true}}}, abi.CodeJudge, ""},
+		{"budget", "binary", `{"criteria":"c"}`, &scripted{resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "spent")}}, abi.CodeBudget, ""},
+		{"capability denied", "choice", `{"criteria":"c"}`, &scripted{err: abi.Errorf(abi.CodeCapability, "judge not granted")}, abi.CodeCapability, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			verdicts := []string{"a", "b"}
+			if tc.kind == "task" {
+				verdicts = nil
+			}
+			res := run(tc.h, tc.kind, tc.cfg, nil, verdicts)
+			if res.Error == nil || res.Error.Code != tc.code || res.Error.Field != tc.field {
+				t.Errorf("error %+v, want %s field %q", res.Error, tc.code, tc.field)
+			}
+			wantCalls := 1
+			if tc.code == abi.CodeMissingField || tc.code == abi.CodeInvalidConfig {
+				wantCalls = 0
+			}
+			if len(tc.h.calls) != wantCalls {
+				t.Errorf("%d judge calls, want %d", len(tc.h.calls), wantCalls)
+			}
+		})
+	}
+}
+
+func TestDescriptor(t *testing.T) {
+	d := dag.Plugin().Describe()
+	if d.Name != "dag" || !d.Asks(abi.CapJudge) {
+		t.Fatalf("descriptor %+v", d)
+	}
+	for _, tc := range []struct {
+		kind     string
+		required string
+		verdicts []string
+	}{
+		{"task", "instructions", nil},
+		{"binary", "criteria", []string{"false", "true"}},
+		{"choice", "criteria", nil},
+	} {
+		k, ok := d.Kind(tc.kind)
+		if !ok || k.Role != abi.RoleNode || !slices.Equal(k.Verdicts, tc.verdicts) {
+			t.Errorf("kind %s: %+v", tc.kind, k)
+		}
+		var s struct {
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(k.ConfigSchema, &s); err != nil || !slices.Equal(s.Required, []string{tc.required}) {
+			t.Errorf("kind %s schema %s", tc.kind, k.ConfigSchema)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package geval
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// PromptVersion is embedded in every prompt the kind sends. Change it
+// whenever a prompt's wording changes: cached steps and scores made with the
+// old wording are then no longer served, because the host's judge cache is
+// keyed on the prompt text.
+const PromptVersion = "anvil-geval-v1"
+
+const systemPrompt = "You are a meticulous evaluator of LLM outputs. Follow the instructions exactly and answer with JSON only. (prompt " + PromptVersion + ")"
+
+// ReasonFirstInstruction is the sentence of the scoring prompt that fixes
+// the order of the reply's keys: the host locates the score scanning the
+// reply from its end, so the score must be the last thing the judge writes.
+const ReasonFirstInstruction = `Write "reason" FIRST and "score" LAST, as the final key of the object.`
+
+// stepsSchema is the schema of the steps-generation reply.
+var stepsSchema = json.RawMessage(`{"type":"object","properties":{"steps":{"type":"array","items":{"type":"string"}}},"required":["steps"],"additionalProperties":false}`)
+
+// scoreSchema is the schema of the scoring reply; "reason" precedes "score"
+// so that structured-output decoders emit them in that order.
+func scoreSchema(min, max int, reason bool) json.RawMessage {
+	scoreProp := fmt.Sprintf(`"score":{"type":"integer","minimum":%d,"maximum":%d}`, min, max)
+	if !reason {
+		return json.RawMessage(`{"type":"object","properties":{` + scoreProp + `},"required":["score"],"additionalProperties":false}`)
+	}
+	return json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},` + scoreProp + `},"required":["reason","score"],"additionalProperties":false}`)
+}
+
+// paramsText joins field titles: "Input", "Input and Actual Output",
+// "Input, Actual Output and Context".
+func paramsText(params []string) string {
+	titles := make([]string, len(params))
+	for i, p := range params {
+		titles[i] = abi.FieldTitle(p)
+	}
+	switch len(titles) {
+	case 0:
+		return ""
+	case 1:
+		return titles[0]
+	}
+	return strings.Join(titles[:len(titles)-1], ", ") + " and " + titles[len(titles)-1]
+}
+
+// stepsMessages is the steps-generation prompt. It depends only on the
+// criteria, the evaluation params and PromptVersion — never on a case, the
+// metric's name or scoring options — so every case and every run with the
+// same criteria sends byte-identical messages, which the host's
+// content-addressed cache and singleflight collapse to one judge call.
+func stepsMessages(criteria string, params []string) []abi.Message {
+	p := paramsText(params)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Given the evaluation criteria below, which say how to judge the %s of a test case, write 3 to 4 concise evaluation steps that a judge will follow to score it.\n", p)
+	fmt.Fprintf(&b, "The steps must make clear how to evaluate the %s in relation to one another, and must refer to them by these names.\n\n", p)
+	b.WriteString("Evaluation criteria:\n")
+	b.WriteString(criteria)
+	b.WriteString("\n\n")
+	b.WriteString(`Return only a JSON object with one key, "steps": a list of strings, one step each. No other text.` + "\n")
+	b.WriteString("Example JSON:\n")
+	b.WriteString(`{"steps": ["<first step>", "<second step>", "<third step>"]}`)
+	return []abi.Message{
+		{Role: "system", Content: systemPrompt},
+		{Role: "user", Content: b.String()},
+	}
+}
+
+// renderFields renders the selected test-case fields under their titles.
+func renderFields(c *abi.TestCase, params []string) string {
+	var b strings.Builder
+	for i, p := range params {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		text, _ := c.Field(p)
+		b.WriteString(abi.FieldTitle(p))
+		b.WriteString(":\n")
+		b.WriteString(text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// scoreMessages is the scoring prompt of one case: DeepEval's G-Eval
+// template with the score asked for last (after the reason), the rubric and
+// the exact integer range spelled out, and the test case fenced.
+func scoreMessages(s *setup, steps []string, c *abi.TestCase) []abi.Message {
+	params := s.cfg.EvaluationParams
+	p := paramsText(params)
+	var b strings.Builder
+
+	b.WriteString("You are an evaluator. Score the test case below by following the evaluation steps, one by one. ")
+	fmt.Fprintf(&b, "Judge only the fields shown (%s).\n", p)
+	if name := strings.TrimSpace(s.cfg.Name); name != "" {
+		fmt.Fprintf(&b, "\nMetric: %s\n", name)
+	}
+	if d := strings.TrimSpace(s.cfg.Description); d != "" {
+		fmt.Fprintf(&b, "Description: %s\n", d)
+	}
+	if s.criteria != "" {
+		b.WriteString("\nEvaluation criteria:\n")
+		b.WriteString(s.criteria)
+		b.WriteString("\n")
+	}
+
+	b.WriteString("\nEvaluation steps:\n")
+	for i, st := range steps {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, st)
+	}
+
+	if len(s.bands) > 0 {
+		b.WriteString("\nRubric (score band: expected outcome):\n")
+		for _, band := range s.bands {
+			fmt.Fprintf(&b, "%s: %s\n", rangeText(band), band.Expected)
+		}
+		b.WriteString("First pick the band whose expected outcome best fits the test case, then the score inside that band.\n")
+	}
+
+	b.WriteString("\nTest case:\n<<<BEGIN TEST CASE>>>\n")
+	b.WriteString(renderFields(c, params))
+	b.WriteString("<<<END TEST CASE>>>\n")
+
+	b.WriteString("\nScore:\n")
+	if s.strict {
+		b.WriteString("STRICTLY either 1 or 0: 1 when the test case follows the evaluation steps completely, 0 when it does not.\n")
+	} else {
+		fmt.Fprintf(&b, "An integer from %d to %d, where %d means the test case fully meets the evaluation steps and %d means it does not meet them at all.\n", s.min, s.max, s.max, s.min)
+	}
+
+	lo, hi := s.min, s.max
+	b.WriteString("\n")
+	if s.reason {
+		b.WriteString("Return only a JSON object with exactly two keys, in this order:\n")
+		fmt.Fprintf(&b, `1. "reason": a concise explanation of the score that cites specific details of the %s. Do not state the score, or any number standing for it, in the reason.`+"\n", p)
+		fmt.Fprintf(&b, `2. "score": the integer score (%s).`+"\n", scoreWords(s))
+		b.WriteString(ReasonFirstInstruction + " No other text.\n")
+		b.WriteString("Example JSON:\n")
+		fmt.Fprintf(&b, `{"reason": "<your concise reason>", "score": <integer from %d to %d>}`, lo, hi)
+	} else {
+		fmt.Fprintf(&b, `Return only a JSON object with one key, "score": the integer score (%s). No other text.`+"\n", scoreWords(s))
+		b.WriteString("Example JSON:\n")
+		fmt.Fprintf(&b, `{"score": <integer from %d to %d>}`, lo, hi)
+	}
+	return []abi.Message{
+		{Role: "system", Content: systemPrompt},
+		{Role: "user", Content: b.String()},
+	}
+}
+
+func scoreWords(s *setup) string {
+	if s.strict {
+		return "1 or 0"
+	}
+	return fmt.Sprintf("%d to %d", s.min, s.max)
+}
