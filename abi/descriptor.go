@@ -5,7 +5,7 @@ import "encoding/json"
 // Descriptor is what anvil_describe returns: who the plugin is and what it
 // offers and needs.
 type Descriptor struct {
-	// Name of the plugin, e.g. "geval". Lower case, [a-z0-9_-].
+	// Name of the plugin, e.g. "geval": a letter or digit, then [a-z0-9_-].
 	Name string `json:"name"`
 	// Version of the plugin itself (semver), not of the ABI.
 	Version string `json:"version"`

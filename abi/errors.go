@@ -1,6 +1,9 @@
 package abi
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Code classifies an Error.
 type Code string
@@ -56,8 +59,11 @@ type Error struct {
 // Error implements the error interface.
 func (e *Error) Error() string {
 	s := string(e.Code) + ": " + e.Message
-	if e.Plugin != "" {
+	switch {
+	case e.Plugin != "" && e.Digest != "":
 		s = fmt.Sprintf("plugin %s@%s: %s", e.Plugin, shortDigest(e.Digest), s)
+	case e.Plugin != "":
+		s = fmt.Sprintf("plugin %s: %s", e.Plugin, s)
 	}
 	if e.Stderr != "" {
 		s += "\nguest stderr:\n" + e.Stderr
@@ -70,8 +76,10 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// shortDigest keeps "sha256:" and 12 hex digits, enough to tell modules
+// apart in a message; other digests (inproc:name@version) stay whole.
 func shortDigest(d string) string {
-	if len(d) > 19 { // "sha256:" + 12 hex
+	if strings.HasPrefix(d, "sha256:") && len(d) > 19 {
 		return d[:19]
 	}
 	return d

@@ -1,8 +1,11 @@
 package abi
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Standard test-case field names, as used in RequiredFields and in metric
@@ -63,13 +66,13 @@ func (c *TestCase) Field(field string) (text string, ok bool) {
 	case FieldExpectedOutput:
 		return c.ExpectedOutput, c.ExpectedOutput != ""
 	case FieldContext:
-		return strings.Join(c.Context, "\n"), len(c.Context) > 0
+		return listText(c.Context)
 	case FieldRetrievalContext:
-		return strings.Join(c.RetrievalContext, "\n"), len(c.RetrievalContext) > 0
+		return listText(c.RetrievalContext)
 	case FieldToolsCalled:
-		return toolsText(c.ToolsCalled), len(c.ToolsCalled) > 0
+		return toolsText(c.ToolsCalled)
 	case FieldExpectedTools:
-		return toolsText(c.ExpectedTools), len(c.ExpectedTools) > 0
+		return toolsText(c.ExpectedTools)
 	}
 	raw, ok := c.Extra[field]
 	if !ok || len(raw) == 0 || string(raw) == "null" {
@@ -78,6 +81,10 @@ func (c *TestCase) Field(field string) (text string, ok bool) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s, s != ""
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) == nil {
+		return compact.String(), true
 	}
 	return string(raw), true
 }
@@ -93,17 +100,36 @@ func (c *TestCase) Missing(want []string) []string {
 	return missing
 }
 
-func toolsText(calls []ToolCall) string {
-	b, _ := json.Marshal(calls)
-	return string(b)
+// listText joins a list one item a line; a list of empty strings is absent.
+func listText(items []string) (string, bool) {
+	text := strings.Join(items, "\n")
+	if strings.TrimSpace(text) == "" {
+		return "", false
+	}
+	return text, true
+}
+
+// toolsText renders tool calls as compact JSON, without HTML escaping: the
+// text goes into a prompt, where \u003c would only confuse the judge.
+func toolsText(calls []ToolCall) (string, bool) {
+	if len(calls) == 0 {
+		return "", false
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(calls); err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
 }
 
 // FieldTitle is the heading a prompt uses for a field: "Actual Output".
 func FieldTitle(field string) string {
 	parts := strings.Split(field, "_")
 	for i, p := range parts {
-		if p != "" {
-			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		if r, size := utf8.DecodeRuneInString(p); size > 0 {
+			parts[i] = string(unicode.ToUpper(r)) + p[size:]
 		}
 	}
 	return strings.Join(parts, " ")
