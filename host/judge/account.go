@@ -1,0 +1,126 @@
+package judge
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Totals is what a judge has done since it was created.
+type Totals struct {
+	// Requests is the number of Do calls (a Batch counts each request).
+	Requests int64 `json:"requests"`
+	// CacheHits were answered from the cache without an upstream call.
+	CacheHits int64 `json:"cache_hits"`
+	// Shared were answered by joining an identical request already in flight.
+	Shared int64 `json:"shared"`
+	// Calls is upstream chat completions made (a repair or a sample is a
+	// call; a retry is not).
+	Calls int64 `json:"calls"`
+	// Attempts is HTTP attempts, retries included.
+	Attempts int64 `json:"attempts"`
+	// InputTokens and OutputTokens are as the server reported them, for
+	// upstream calls only: cache hits spent nothing.
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	// USD is the cost of those tokens at the configured prices.
+	USD float64 `json:"usd"`
+	// Errors is the number of requests answered with an error.
+	Errors int64 `json:"errors"`
+}
+
+// counters maintains Totals with atomics: every request updates them, and a
+// mutex would serialise the whole judge on bookkeeping.
+type counters struct {
+	requests, cacheHits, shared, calls, attempts atomic.Int64
+	inputTokens, outputTokens, errors            atomic.Int64
+	usdBits                                      atomic.Uint64 // float64 bits
+}
+
+func (c *counters) addUSD(usd float64) {
+	for {
+		old := c.usdBits.Load()
+		next := math.Float64bits(math.Float64frombits(old) + usd)
+		if c.usdBits.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+func (c *counters) usd() float64 { return math.Float64frombits(c.usdBits.Load()) }
+
+// Totals returns a snapshot of what the judge has done.
+func (j *Judge) Totals() Totals {
+	c := &j.counters
+	return Totals{
+		Requests:     c.requests.Load(),
+		CacheHits:    c.cacheHits.Load(),
+		Shared:       c.shared.Load(),
+		Calls:        c.calls.Load(),
+		Attempts:     c.attempts.Load(),
+		InputTokens:  c.inputTokens.Load(),
+		OutputTokens: c.outputTokens.Load(),
+		USD:          c.usd(),
+		Errors:       c.errors.Load(),
+	}
+}
+
+// Price is the USD cost of in input and out output tokens at the judge's
+// configured prices.
+func (j *Judge) Price(in, out int) float64 {
+	return float64(in)*j.cfg.Price.InputPerMillion/1e6 + float64(out)*j.cfg.Price.OutputPerMillion/1e6
+}
+
+// usage accumulates the upstream calls of one request (the first reply, a
+// repair, samples); samples run concurrently, hence the mutex.
+type usage struct {
+	mu           sync.Mutex
+	inputTokens  int
+	outputTokens int
+	attempts     int
+}
+
+func (u *usage) add(in, out, attempts int) {
+	u.mu.Lock()
+	u.inputTokens += in
+	u.outputTokens += out
+	u.attempts += attempts
+	u.mu.Unlock()
+}
+
+// accounted runs the request's upstream work and fills in its Usage: the
+// budget/accounting layer. Per-call totals are counted as calls complete
+// (see complete), so a spend limit sees money as it is spent.
+func (j *Judge) accounted(ctx context.Context, p *plan) abi.JudgeResponse {
+	start := j.clock.Now()
+	var u usage
+	resp := j.execute(ctx, p, &u)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	resp.Usage = abi.Usage{
+		Model:        j.cfg.Model,
+		InputTokens:  u.inputTokens,
+		OutputTokens: u.outputTokens,
+		USD:          j.Price(u.inputTokens, u.outputTokens),
+		LatencyMS:    float64(j.clock.Now().Sub(start)) / float64(time.Millisecond),
+		Attempts:     u.attempts,
+	}
+	if j.log.Enabled(ctx, slog.LevelDebug) {
+		attrs := []slog.Attr{
+			slog.String("judge", j.cfg.Name), slog.String("purpose", p.req.Purpose),
+			slog.Int("input_tokens", u.inputTokens), slog.Int("output_tokens", u.outputTokens),
+			slog.Float64("usd", resp.Usage.USD), slog.Float64("latency_ms", resp.Usage.LatencyMS),
+			slog.Int("attempts", u.attempts),
+		}
+		if resp.Error != nil {
+			attrs = append(attrs, slog.String("error", string(resp.Error.Code)))
+		}
+		j.log.LogAttrs(ctx, slog.LevelDebug, "judge request", attrs...)
+	}
+	return resp
+}

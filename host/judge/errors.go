@@ -1,0 +1,80 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// errorf builds a typed error whose message starts with the judge's name
+// and model, so a run summary says which judge failed without context.
+func (j *Judge) errorf(code abi.Code, retryable bool, format string, args ...any) *abi.Error {
+	msg := fmt.Sprintf("judge %s (%s): %s", j.cfg.Name, j.cfg.Model, fmt.Sprintf(format, args...))
+	return &abi.Error{Code: code, Message: j.redact(msg), Retryable: retryable}
+}
+
+// redact removes the API key from text that may have come from the server
+// (some echo a prefix or all of a wrong key). The key never leaves the host.
+func (j *Judge) redact(s string) string {
+	if j.apiKey == "" || len(j.apiKey) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, j.apiKey, "[redacted]")
+}
+
+// summary is a short description of a failure for logs.
+func (f *failure) summary() string {
+	if f.status != 0 {
+		return fmt.Sprintf("HTTP %d: %s", f.status, f.detail)
+	}
+	return f.detail
+}
+
+// failureError turns the final failure of a call into the one error the
+// caller sees.
+func (j *Judge) failureError(f *failure, attempts int) *abi.Error {
+	tries := fmt.Sprintf("%d attempt", attempts)
+	if attempts != 1 {
+		tries += "s"
+	}
+	detail := func() string {
+		if f.detail == "" {
+			return ""
+		}
+		return ": " + f.detail
+	}
+	switch f.kind {
+	case failAuth:
+		hint := "check the API key"
+		if j.cfg.APIKeyEnv != "" {
+			hint = "check the key in $" + j.cfg.APIKeyEnv
+		}
+		if j.apiKey == "" {
+			hint = "no API key was given"
+			if j.cfg.APIKeyEnv != "" {
+				hint += " ($" + j.cfg.APIKeyEnv + " is empty)"
+			}
+		}
+		return j.errorf(abi.CodeJudge, false, "authentication failed (HTTP 401): %s%s", hint, detail())
+	case failForbidden:
+		return j.errorf(abi.CodeJudge, false, "permission denied (HTTP 403)%s", detail())
+	case failNotFound:
+		return j.errorf(abi.CodeJudge, false, "not found (HTTP 404) at %s: check base_url and model%s", j.cfg.BaseURL, detail())
+	case failRejected:
+		return j.errorf(abi.CodeJudge, false, "request rejected (HTTP %d)%s", f.status, detail())
+	case failRateLimited:
+		return j.errorf(abi.CodeJudge, true, "rate limited (HTTP 429) after %s%s", tries, detail())
+	case failServer:
+		return j.errorf(abi.CodeJudge, true, "server error (HTTP %d) after %s%s", f.status, tries, detail())
+	case failTimeout:
+		return j.errorf(abi.CodeJudge, true, "timed out after %s per attempt, %s", j.cfg.Timeout, tries)
+	case failUnreachable:
+		return j.errorf(abi.CodeJudge, true, "cannot reach %s after %s%s", j.cfg.BaseURL, tries, detail())
+	case failUnparseable:
+		return j.errorf(abi.CodeJudge, false, "unparseable reply (HTTP %d)%s", f.status, detail())
+	case failCancelled:
+		return j.errorf(abi.CodeJudge, false, "cancelled after %s%s", tries, detail())
+	}
+	return j.errorf(abi.CodeJudge, false, "failed after %s%s", tries, detail())
+}

@@ -1,0 +1,95 @@
+package judge
+
+import (
+	"context"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// flightState is the context shared by the callers of one in-flight
+// request. The upstream work runs under it rather than under the first
+// caller's context, so one caller giving up does not fail the others; it is
+// cancelled only when every caller has gone.
+type flightState struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	waiters int
+}
+
+// shared is the singleflight layer: identical requests in flight at the
+// same time make one call of work, whose result they all receive.
+//
+// The caller whose call it was carries the cost in Usage; the others get the
+// same reply with USD and attempts zero, so summing responses never counts
+// one upstream call twice.
+func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, *plan) abi.JudgeResponse) abi.JudgeResponse {
+	leader := false
+	// Joining the waiters and joining the flight happen under one lock, so
+	// a counted waiter is always attached to the call its context governs.
+	// DoChan does not block (the work runs in its own goroutine), and the
+	// lock order is always flightMu before the group's own lock.
+	j.flightMu.Lock()
+	st := j.inflight[p.key]
+	if st == nil {
+		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		st = &flightState{ctx: fctx, cancel: cancel}
+		j.inflight[p.key] = st
+	}
+	st.waiters++
+	ch := j.flight.DoChan(p.key, func() (any, error) {
+		leader = true
+		resp := j.safely(func() abi.JudgeResponse { return work(st.ctx, p) })
+		j.flightMu.Lock()
+		if j.inflight[p.key] == st {
+			delete(j.inflight, p.key)
+		}
+		j.flightMu.Unlock()
+		return resp, nil
+	})
+	j.flightMu.Unlock()
+
+	select {
+	case res := <-ch:
+		j.leave(p.key, st, false)
+		resp := res.Val.(abi.JudgeResponse)
+		if !leader {
+			j.counters.shared.Add(1)
+			resp.Usage.USD = 0
+			resp.Usage.Attempts = 0
+		}
+		return resp
+	case <-ctx.Done():
+		j.leave(p.key, st, true)
+		return abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "cancelled while waiting for the judge: %v", ctx.Err())}
+	}
+}
+
+// leave drops a caller from st; the last caller to leave ends the shared
+// context. A caller that gave up also makes the key forgettable, so a new
+// caller does not join a call that is being cancelled.
+func (j *Judge) leave(key string, st *flightState, gaveUp bool) {
+	j.flightMu.Lock()
+	defer j.flightMu.Unlock()
+	st.waiters--
+	if st.waiters > 0 {
+		return
+	}
+	st.cancel()
+	if gaveUp {
+		if j.inflight[key] == st {
+			delete(j.inflight, key)
+		}
+		j.flight.Forget(key)
+	}
+}
+
+// waiters reports how many callers wait on the in-flight request with key
+// (for tests that must know every caller has joined).
+func (j *Judge) waiters(key string) int {
+	j.flightMu.Lock()
+	defer j.flightMu.Unlock()
+	if st := j.inflight[key]; st != nil {
+		return st.waiters
+	}
+	return 0
+}

@@ -1,0 +1,167 @@
+package judge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Judge is one configured judge with its middleware stack. It is safe for
+// concurrent use; create one per configured judge and share it.
+type Judge struct {
+	cfg    Config
+	apiKey string
+	log    *slog.Logger
+	clock  Clock
+
+	cache     Cache
+	cacheMode CacheMode
+
+	flight   singleflight.Group
+	flightMu sync.Mutex
+	inflight map[string]*flightState
+
+	spendLimit float64
+	pacer      *pacer
+	slots      slots
+	client     *client
+	schemas    schemaSet
+	counters   counters
+}
+
+// New builds a judge from cfg (defaults applied, then validated).
+func New(cfg Config, opts ...Option) (*Judge, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o := options{cacheMode: CacheReadWrite}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.cacheMode == CacheReplay && o.cache == nil {
+		return nil, fmt.Errorf("judge %q: replay cache mode needs a cache (store)", cfg.Name)
+	}
+	if o.spendUSD < 0 {
+		return nil, fmt.Errorf("judge %q: negative spend limit", cfg.Name)
+	}
+	if o.apiKey == "" && cfg.APIKeyEnv != "" {
+		o.apiKey = os.Getenv(cfg.APIKeyEnv)
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.clock == nil {
+		o.clock = realClock{}
+	}
+	if o.http == nil {
+		o.http = defaultHTTPClient(cfg.MaxConcurrency)
+	}
+	j := &Judge{
+		cfg:        cfg,
+		apiKey:     o.apiKey,
+		log:        o.logger,
+		clock:      o.clock,
+		cache:      o.cache,
+		cacheMode:  o.cacheMode,
+		inflight:   map[string]*flightState{},
+		spendLimit: o.spendUSD,
+		pacer:      newPacer(cfg),
+		slots:      make(slots, cfg.MaxConcurrency),
+		client:     newClient(cfg, o.http, o.apiKey),
+	}
+	if j.cache == nil {
+		j.cacheMode = CacheOff
+	}
+	return j, nil
+}
+
+// defaultHTTPClient keeps enough idle connections for max_concurrency
+// requests, so a busy judge does not reconnect on every call. No client
+// timeout: each attempt has its own context deadline.
+func defaultHTTPClient(maxConcurrency int) *http.Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok { // someone replaced the process default; start from scratch
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment}
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = max(maxConcurrency, 2)
+	t.MaxIdleConns = max(t.MaxIdleConns, maxConcurrency)
+	return &http.Client{Transport: t}
+}
+
+// Config returns the judge's configuration with defaults applied.
+func (j *Judge) Config() Config { return j.cfg }
+
+// Name returns the judge's configured name.
+func (j *Judge) Name() string { return j.cfg.Name }
+
+// Model returns the judge's model.
+func (j *Judge) Model() string { return j.cfg.Model }
+
+// Do answers one request. It never panics and never returns a Go error:
+// faults are in resp.Error (judge_error, cache_miss, budget_exhausted, …),
+// and resp.Usage is always filled in.
+func (j *Judge) Do(ctx context.Context, req abi.JudgeRequest) abi.JudgeResponse {
+	j.counters.requests.Add(1)
+	resp := j.safely(func() abi.JudgeResponse {
+		p, err := j.plan(req)
+		if err != nil {
+			return abi.JudgeResponse{Error: err}
+		}
+		return j.cached(ctx, p)
+	})
+	if resp.Usage.Model == "" {
+		resp.Usage.Model = j.cfg.Model
+	}
+	if resp.Error != nil {
+		j.counters.errors.Add(1)
+		resp.Content, resp.JSON, resp.Tokens, resp.Score = "", nil, nil, nil
+	}
+	return resp
+}
+
+// safely runs f, turning a panic into a judge_error response: a bug in the
+// judge must fail one request, not the run. Every goroutine the judge
+// starts runs its work through it.
+func (j *Judge) safely(f func() abi.JudgeResponse) (resp abi.JudgeResponse) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.log.Error("judge panicked", slog.String("judge", j.cfg.Name), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+			resp = abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "internal error: %v", r)}
+		}
+	}()
+	return f()
+}
+
+// Batch answers reqs concurrently, within the judge's limits, in order.
+func (j *Judge) Batch(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse {
+	out := make([]abi.JudgeResponse, len(reqs))
+	// max_concurrency workers keep every upstream slot busy; more would only
+	// queue on the slots.
+	workers := min(len(reqs), j.cfg.MaxConcurrency)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(reqs) {
+					return
+				}
+				out[i] = j.Do(ctx, reqs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}

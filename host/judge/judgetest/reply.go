@@ -1,0 +1,158 @@
+package judgetest
+
+import (
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Reply is what the server answers to one request: a completion, or a
+// fault.
+type Reply struct {
+	// Content is the assistant message. When empty and Logprobs is set, it
+	// is the concatenation of the tokens.
+	Content string
+	// Logprobs are the reply's tokens with their alternatives, sent when the
+	// request asks for logprobs (truncated to its top_logprobs). When nil,
+	// Content is split naively into tokens of probability 1.
+	Logprobs []abi.TokenLogprob
+	// Refusal is sent as message.refusal.
+	Refusal string
+	// Choices, when set, script the n choices of a request asking for
+	// several: choice i is Choices[i % len(Choices)]. Content and Logprobs
+	// are then ignored.
+	Choices []Choice
+	// Usage overrides the computed token counts (prompt: characters/4,
+	// completion: tokens).
+	Usage *Usage
+	// FinishReason defaults to "stop".
+	FinishReason string
+
+	// Latency delays the reply (ended early by the client giving up).
+	Latency time.Duration
+	// Hang never replies: the request ends when the client times out or the
+	// server closes.
+	Hang bool
+	// Status, when 400 or more, answers an OpenAI-style error with
+	// ErrorMessage.
+	Status       int
+	ErrorMessage string
+	// RetryAfter is sent as the Retry-After header ("2" or an HTTP date).
+	RetryAfter string
+	// Header adds response headers.
+	Header map[string]string
+	// Truncate cuts the JSON body in half.
+	Truncate bool
+	// RawBody is sent verbatim instead of a completion, with ContentType
+	// (default text/plain).
+	RawBody     string
+	ContentType string
+}
+
+// Choice is one of several scripted choices.
+type Choice struct {
+	Content  string
+	Logprobs []abi.TokenLogprob
+	Refusal  string
+}
+
+// Usage is the token accounting the server reports.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+}
+
+func (r Reply) choice(i int) Choice {
+	if len(r.Choices) > 0 {
+		return r.Choices[i%len(r.Choices)]
+	}
+	return Choice{Content: r.Content, Logprobs: r.Logprobs, Refusal: r.Refusal}
+}
+
+// Replier chooses the reply to a request. Reply, ReplyFunc and Sequence
+// are Repliers.
+type Replier interface {
+	ReplyTo(RecordedRequest) Reply
+}
+
+// ReplyTo returns r itself.
+func (r Reply) ReplyTo(RecordedRequest) Reply { return r }
+
+// ReplyFunc computes the reply from the request.
+type ReplyFunc func(RecordedRequest) Reply
+
+// ReplyTo calls f.
+func (f ReplyFunc) ReplyTo(req RecordedRequest) Reply { return f(req) }
+
+// Sequence answers the k-th request it is used for with replies[k], and the
+// last reply ever after: a 500 then a success, a bad reply then a good one.
+func Sequence(replies ...Reply) Replier {
+	if len(replies) == 0 {
+		panic("judgetest.Sequence: no replies")
+	}
+	return &sequence{replies: replies}
+}
+
+type sequence struct {
+	replies []Reply
+	next    atomic.Int64
+}
+
+func (s *sequence) ReplyTo(RecordedRequest) Reply {
+	i := int(s.next.Add(1) - 1)
+	return s.replies[min(i, len(s.replies)-1)]
+}
+
+// Matcher selects requests for a rule.
+type Matcher func(RecordedRequest) bool
+
+// Always matches every request.
+func Always() Matcher { return func(RecordedRequest) bool { return true } }
+
+// ContainsMessage matches requests with a message containing substr.
+func ContainsMessage(substr string) Matcher {
+	return func(r RecordedRequest) bool {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, substr) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// LastMessageContains matches requests whose last message contains substr
+// (a repair attempt ends with the repair instruction).
+func LastMessageContains(substr string) Matcher {
+	return func(r RecordedRequest) bool { return strings.Contains(r.LastMessage(), substr) }
+}
+
+// Model matches requests for model.
+func Model(model string) Matcher {
+	return func(r RecordedRequest) bool { return r.Model == model }
+}
+
+// ResponseFormatType matches the request's response_format type; "" matches
+// requests without one.
+func ResponseFormatType(typ string) Matcher {
+	return func(r RecordedRequest) bool {
+		if r.ResponseFormat == nil {
+			return typ == ""
+		}
+		return r.ResponseFormat.Type == typ
+	}
+}
+
+// All matches requests every matcher matches.
+func All(ms ...Matcher) Matcher {
+	return func(r RecordedRequest) bool {
+		for _, m := range ms {
+			if !m(r) {
+				return false
+			}
+		}
+		return true
+	}
+}

@@ -1,0 +1,447 @@
+// Package judgetest is a fake judge server: an HTTP server speaking the
+// OpenAI chat-completions wire format (POST /v1/chat/completions), with
+// scripted replies, token log-probabilities, n choices, latency and fault
+// injection. End-to-end tests point a real judge client at it; the load
+// bench runs it as a standalone server through Handler or Start.
+//
+// Invariants: replies are chosen by the first matching rule, else the
+// default; every request to the completions endpoint is counted (Calls) and,
+// unless recording is off, kept (Requests); the server never sleeps except
+// for a reply's configured Latency, and a hanging reply ends when the client
+// gives up or the server closes.
+package judgetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// CompletionsPath is the endpoint the server answers.
+const CompletionsPath = "/v1/chat/completions"
+
+// Server is a fake OpenAI-compatible judge.
+type Server struct {
+	mu       sync.Mutex
+	rules    []rule
+	fallback Replier
+	requests []RecordedRequest
+
+	calls    atomic.Int64
+	ids      atomic.Int64
+	apiKey   string
+	echoKey  bool
+	record   bool
+	closing  chan struct{}
+	closeOne sync.Once
+
+	ts   *httptest.Server // set by New
+	http *http.Server     // set by Start
+	url  string
+}
+
+type rule struct {
+	match Matcher
+	reply Replier
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithAPIKey makes the server answer 401 unless the request carries
+// "Authorization: Bearer key".
+func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
+
+// EchoWrongKey makes the 401 message quote the key the client sent, as some
+// servers do, so tests can check the client never repeats it.
+func EchoWrongKey() Option { return func(s *Server) { s.echoKey = true } }
+
+// WithDefault sets the reply used when no rule matches.
+func WithDefault(r Replier) Option { return func(s *Server) { s.fallback = r } }
+
+// WithoutRecording stops keeping request bodies (Calls still counts), for
+// long load runs.
+func WithoutRecording() Option { return func(s *Server) { s.record = false } }
+
+// DefaultContent is the content of the default reply.
+const DefaultContent = `{"reason": "default reply", "score": 5}`
+
+// NewServer returns an unstarted server: serve its Handler, or Start it.
+func NewServer(opts ...Option) *Server {
+	s := &Server{
+		fallback: Reply{Content: DefaultContent},
+		record:   true,
+		closing:  make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// New starts a server for a test and closes it when the test ends.
+func New(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := NewServer(opts...)
+	s.ts = httptest.NewServer(s.Handler())
+	s.url = s.ts.URL + "/v1"
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start serves on addr ("127.0.0.1:0" for any free port) in the background
+// and returns the base URL.
+func (s *Server) Start(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("judgetest: listen on %s: %w", addr, err)
+	}
+	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.url = "http://" + ln.Addr().String() + "/v1"
+	go s.http.Serve(ln) //nolint:errcheck // returns ErrServerClosed on Close
+	return s.url, nil
+}
+
+// URL is the base URL clients use, ending in /v1.
+func (s *Server) URL() string { return s.url }
+
+// Close stops the server and releases hanging replies.
+func (s *Server) Close() {
+	s.closeOne.Do(func() { close(s.closing) })
+	if s.ts != nil {
+		s.ts.Close()
+	}
+	if s.http != nil {
+		s.http.Close()
+	}
+}
+
+// On adds a rule: requests matching m get r. Rules are tried in the order
+// added; the first match wins.
+func (s *Server) On(m Matcher, r Replier) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = append(s.rules, rule{match: m, reply: r})
+}
+
+// SetDefault replaces the reply used when no rule matches.
+func (s *Server) SetDefault(r Replier) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = r
+}
+
+// Reset forgets rules and recorded requests and zeroes Calls.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = nil
+	s.requests = nil
+	s.calls.Store(0)
+}
+
+// Calls is the number of requests the completions endpoint received.
+func (s *Server) Calls() int { return int(s.calls.Load()) }
+
+// Requests returns the requests received so far, in arrival order.
+func (s *Server) Requests() []RecordedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RecordedRequest(nil), s.requests...)
+}
+
+// Handler serves the OpenAI chat-completions endpoint.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+CompletionsPath, s.serveCompletion)
+	return mux
+}
+
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request) {
+	s.calls.Add(1)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "cannot read body: "+err.Error(), "invalid_request_error", "")
+		return
+	}
+	if s.apiKey != "" {
+		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if got != s.apiKey {
+			msg := "Incorrect API key provided."
+			if s.echoKey {
+				msg = "Incorrect API key provided: " + got + "."
+			}
+			writeError(w, http.StatusUnauthorized, msg, "invalid_request_error", "invalid_api_key")
+			return
+		}
+	}
+	req, err := parseRequest(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "")
+		return
+	}
+
+	s.mu.Lock()
+	req.Seq = len(s.requests)
+	if s.record {
+		s.requests = append(s.requests, req)
+	}
+	replier := s.fallback
+	for _, rl := range s.rules {
+		if rl.match(req) {
+			replier = rl.reply
+			break
+		}
+	}
+	s.mu.Unlock()
+
+	reply := replier.ReplyTo(req)
+	if reply.Latency > 0 {
+		t := time.NewTimer(reply.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		case <-s.closing:
+			t.Stop()
+			return
+		}
+	}
+	if reply.Hang {
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+		return
+	}
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	if reply.RetryAfter != "" {
+		w.Header().Set("Retry-After", reply.RetryAfter)
+	}
+	switch {
+	case reply.RawBody != "":
+		ct := reply.ContentType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(statusOr(reply.Status, http.StatusOK))
+		io.WriteString(w, reply.RawBody) //nolint:errcheck
+		return
+	case reply.Status >= 400:
+		msg := reply.ErrorMessage
+		if msg == "" {
+			msg = http.StatusText(reply.Status)
+		}
+		writeError(w, reply.Status, msg, "server_error", "")
+		return
+	}
+
+	out, err := json.Marshal(s.completion(req, reply))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "judgetest: "+err.Error(), "server_error", "")
+		return
+	}
+	if reply.Truncate {
+		out = out[:len(out)/2]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(statusOr(reply.Status, http.StatusOK))
+	w.Write(out) //nolint:errcheck
+}
+
+func statusOr(status, def int) int {
+	if status == 0 {
+		return def
+	}
+	return status
+}
+
+func writeError(w http.ResponseWriter, status int, message, typ, code string) {
+	body := map[string]any{"error": map[string]any{
+		"message": message, "type": typ, "param": nil, "code": nilIfEmpty(code),
+	}}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body) //nolint:errcheck
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// completion builds the wire reply for req.
+func (s *Server) completion(req RecordedRequest, reply Reply) wireCompletion {
+	n := max(req.N, 1)
+	out := wireCompletion{
+		ID:      fmt.Sprintf("chatcmpl-judgetest-%d", s.ids.Add(1)),
+		Object:  "chat.completion",
+		Created: time.Now().Unix(),
+		Model:   req.Model,
+		Choices: make([]wireChoice, 0, n),
+	}
+	completionTokens := 0
+	for i := range n {
+		ch := reply.choice(i)
+		tokens := ch.Logprobs
+		content := ch.Content
+		if content == "" && len(tokens) > 0 {
+			content = joinTokens(tokens)
+		}
+		if len(tokens) == 0 {
+			tokens = Tokens(content)
+		}
+		completionTokens += len(tokens)
+		wc := wireChoice{
+			Index:        i,
+			Message:      wireMessage{Role: "assistant", Content: content},
+			FinishReason: "stop",
+		}
+		if reply.FinishReason != "" {
+			wc.FinishReason = reply.FinishReason
+		}
+		if ch.Refusal != "" {
+			wc.Message.Refusal = &ch.Refusal
+		}
+		if req.Logprobs {
+			wc.Logprobs = &wireLogprobs{Content: wireTokens(tokens, req.TopLogprobs)}
+		}
+		out.Choices = append(out.Choices, wc)
+	}
+	promptTokens := 0
+	for _, m := range req.Messages {
+		promptTokens += (len(m.Content) + 3) / 4
+	}
+	if reply.Usage != nil {
+		promptTokens, completionTokens = reply.Usage.PromptTokens, reply.Usage.CompletionTokens
+	}
+	out.Usage = wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens}
+	return out
+}
+
+// RecordedRequest is a request the server received, parsed.
+type RecordedRequest struct {
+	// Seq is the request's arrival index, from 0.
+	Seq         int
+	Model       string
+	Messages    []abi.Message
+	Logprobs    bool
+	TopLogprobs int
+	N           int
+	Temperature *float64
+	MaxTokens   int
+	// ResponseFormat is nil when the request had none.
+	ResponseFormat *ResponseFormat
+	// Body is the raw request body.
+	Body json.RawMessage
+}
+
+// ResponseFormat is the request's response_format.
+type ResponseFormat struct {
+	// Type is "text", "json_object" or "json_schema".
+	Type       string          `json:"type"`
+	JSONSchema *JSONSchemaSpec `json:"json_schema,omitempty"`
+}
+
+// JSONSchemaSpec is response_format.json_schema.
+type JSONSchemaSpec struct {
+	Name   string          `json:"name"`
+	Strict *bool           `json:"strict,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// LastMessage is the content of the request's last message.
+func (r RecordedRequest) LastMessage() string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return r.Messages[len(r.Messages)-1].Content
+}
+
+func parseRequest(body []byte) (RecordedRequest, error) {
+	var w struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Logprobs       bool            `json:"logprobs"`
+		TopLogprobs    *int            `json:"top_logprobs"`
+		N              *int            `json:"n"`
+		Temperature    *float64        `json:"temperature"`
+		MaxTokens      int             `json:"max_tokens"`
+		MaxCompletion  int             `json:"max_completion_tokens"`
+		ResponseFormat *ResponseFormat `json:"response_format"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return RecordedRequest{}, fmt.Errorf("invalid JSON body: %v", err)
+	}
+	if w.Model == "" {
+		return RecordedRequest{}, errors.New("you must provide a model parameter")
+	}
+	if len(w.Messages) == 0 {
+		return RecordedRequest{}, errors.New("messages: must not be empty")
+	}
+	req := RecordedRequest{
+		Model:          w.Model,
+		Logprobs:       w.Logprobs,
+		Temperature:    w.Temperature,
+		MaxTokens:      max(w.MaxTokens, w.MaxCompletion),
+		ResponseFormat: w.ResponseFormat,
+		Body:           append(json.RawMessage(nil), body...),
+		N:              1,
+	}
+	if w.TopLogprobs != nil {
+		if *w.TopLogprobs < 0 || *w.TopLogprobs > 20 {
+			return RecordedRequest{}, errors.New("top_logprobs: must be between 0 and 20")
+		}
+		if !w.Logprobs {
+			return RecordedRequest{}, errors.New("top_logprobs: logprobs must be true when top_logprobs is set")
+		}
+		req.TopLogprobs = *w.TopLogprobs
+	}
+	if w.N != nil {
+		req.N = *w.N
+	}
+	for _, m := range w.Messages {
+		req.Messages = append(req.Messages, abi.Message{Role: m.Role, Content: messageText(m.Content)})
+	}
+	return req, nil
+}
+
+// messageText reads content given as a string or as an array of text parts.
+func messageText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return string(raw)
+}

@@ -1,0 +1,92 @@
+package judge
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go"
+)
+
+// Backoff bounds. Full jitter: the wait before retry k is uniform in
+// [0, min(backoffCap, backoffBase·2^(k-1))], which spreads a herd of
+// clients that failed together.
+const (
+	backoffBase = 500 * time.Millisecond
+	backoffCap  = 30 * time.Second
+	// maxRetryAfter is the longest server-requested wait we honour; a
+	// server asking for more is treated as down for this run.
+	maxRetryAfter = 2 * time.Minute
+)
+
+// withRetry makes up to MaxRetries+1 attempts, each under the per-attempt
+// timeout, retrying 429, 5xx, timeouts and connection errors and nothing
+// else. It returns the completion or the last failure, and the attempts made.
+func (j *Judge) withRetry(ctx context.Context, params openai.ChatCompletionNewParams) (completion, int, *failure) {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, j.cfg.Timeout.Std())
+		c, f := j.attempt(actx, params)
+		cancel()
+		if f == nil {
+			return c, attempt, nil
+		}
+		if ctx.Err() != nil {
+			return completion{}, attempt, &failure{kind: failCancelled, detail: ctx.Err().Error()}
+		}
+		if !f.retryable() || attempt > j.cfg.MaxRetries {
+			return completion{}, attempt, f
+		}
+		delay := backoff(attempt)
+		if f.hasRetryAfter {
+			if f.retryAfter > maxRetryAfter {
+				f.detail = strings.TrimSpace(f.detail + " (server asked to retry after " + f.retryAfter.String() + ", longer than anvil waits)")
+				return completion{}, attempt, f
+			}
+			delay = f.retryAfter
+		}
+		j.log.LogAttrs(ctx, slog.LevelWarn, "judge attempt failed; retrying",
+			slog.String("judge", j.cfg.Name), slog.String("model", j.cfg.Model),
+			slog.Int("attempt", attempt), slog.Int("status", f.status),
+			slog.String("problem", j.redact(f.summary())), slog.Duration("wait", delay))
+		if err := j.clock.Sleep(ctx, delay); err != nil {
+			return completion{}, attempt, &failure{kind: failCancelled, detail: err.Error()}
+		}
+	}
+}
+
+// backoff is the full-jitter wait before retrying after attempt.
+func backoff(attempt int) time.Duration {
+	ceiling := backoffBase << min(attempt-1, 16)
+	if ceiling <= 0 || ceiling > backoffCap {
+		ceiling = backoffCap
+	}
+	return rand.N(ceiling + 1)
+}
+
+// retryAfter reads how long the server asked us to wait: retry-after-ms
+// (OpenAI's precise variant), else Retry-After in seconds or as an HTTP date.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0), true
+	}
+	return 0, false
+}

@@ -1,0 +1,290 @@
+package judge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// schemaMode is how a request's schema reaches the model.
+type schemaMode string
+
+const (
+	// modeJSONSchema: response_format json_schema; the server enforces it.
+	modeJSONSchema schemaMode = "json_schema"
+	// modeJSONObject: response_format json_object; the server guarantees
+	// JSON, the schema travels in the prompt.
+	modeJSONObject schemaMode = "json_object"
+	// modePrompt: the schema travels in the prompt and the reply is parsed
+	// tolerantly.
+	modePrompt schemaMode = "prompt"
+)
+
+// schemaMode picks the strongest structured-output mode the judge has.
+func (j *Judge) schemaMode() schemaMode {
+	switch {
+	case j.cfg.SupportsJSONSchema:
+		return modeJSONSchema
+	case j.cfg.SupportsJSONMode:
+		return modeJSONObject
+	}
+	return modePrompt
+}
+
+// schemaInstruction introduces the schema when the server does not enforce it.
+const schemaInstruction = "Respond with only a JSON object (no prose, no code fences) that satisfies this JSON Schema:\n"
+
+// withSchemaInstruction appends the schema to the last user message rather
+// than adding a message: some chat templates accept a system message only
+// first, or two user messages in a row not at all.
+func withSchemaInstruction(msgs []abi.Message, schema []byte) []abi.Message {
+	out := make([]abi.Message, len(msgs), len(msgs)+1)
+	copy(out, msgs)
+	text := schemaInstruction + string(schema)
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Role == "user" {
+			out[i].Content += "\n\n" + text
+			return out
+		}
+	}
+	return append(out, abi.Message{Role: "user", Content: text})
+}
+
+// repairInstruction follows the bad reply in the repair attempt.
+func repairInstruction(problem error) string {
+	return "Your previous reply could not be used: " + problem.Error() +
+		"\nReply again with only a JSON object that satisfies the JSON Schema. No prose, no code fences."
+}
+
+// compiledSchema is a request schema ready to validate replies.
+type compiledSchema struct {
+	canonical []byte
+	schema    *jsonschema.Schema
+}
+
+// maxCompiledSchemas bounds the compiled-schema memo. Schemas come from
+// plugin code and configuration, so a run has few; the bound only guards
+// against a guest that invents one per request.
+const maxCompiledSchemas = 256
+
+// schemaSet compiles request schemas once and remembers them by content:
+// by the exact bytes (the common case, a plugin sending the same schema
+// every time, costs one map lookup) and by canonical form.
+type schemaSet struct {
+	mu          sync.Mutex
+	byRaw       map[string]*compiledSchema
+	byCanonical map[[32]byte]*compiledSchema
+}
+
+func (s *schemaSet) compile(raw json.RawMessage) (*compiledSchema, error) {
+	s.mu.Lock()
+	cs, ok := s.byRaw[string(raw)]
+	s.mu.Unlock()
+	if ok {
+		return cs, nil
+	}
+	canonical, err := canonicalJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	sum := sha256.Sum256(canonical)
+	s.mu.Lock()
+	cs, ok = s.byCanonical[sum]
+	s.mu.Unlock()
+	if ok {
+		s.remember(raw, sum, cs)
+		return cs, nil
+	}
+
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical))
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if _, isObject := doc.(map[string]any); !isObject {
+		if _, isBool := doc.(bool); !isBool {
+			return nil, errors.New("a JSON Schema is an object or a boolean")
+		}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	// The schema comes from plugin code: it must not make the host read
+	// files or fetch URLs through $ref.
+	c.UseLoader(noLoader{})
+	const loc = "mem://anvil/request-schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	compiled, err := c.Compile(loc)
+	if err != nil {
+		return nil, err
+	}
+	cs = &compiledSchema{canonical: canonical, schema: compiled}
+	s.remember(raw, sum, cs)
+	return cs, nil
+}
+
+func (s *schemaSet) remember(raw []byte, sum [32]byte, cs *compiledSchema) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byRaw == nil {
+		s.byRaw = map[string]*compiledSchema{}
+		s.byCanonical = map[[32]byte]*compiledSchema{}
+	}
+	if len(s.byRaw) < maxCompiledSchemas {
+		s.byRaw[string(raw)] = cs
+	}
+	if len(s.byCanonical) < maxCompiledSchemas {
+		s.byCanonical[sum] = cs
+	}
+}
+
+// noLoader refuses every external reference.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
+}
+
+// replyProblem is why a reply could not be used as structured output. Its
+// text is shown to the model in the repair attempt, so it speaks to it.
+type replyProblem struct {
+	what string // "parse" or "schema"
+	err  error
+}
+
+func (p *replyProblem) Error() string {
+	if p.what == "schema" {
+		return "the JSON does not satisfy the schema: " + p.err.Error()
+	}
+	return "it is not a JSON object: " + p.err.Error()
+}
+
+// structuredReply parses content tolerantly and validates it against the
+// schema, returning the canonical JSON object.
+func structuredReply(cs *compiledSchema, content string) (json.RawMessage, *replyProblem) {
+	obj, err := ParseTolerant(content)
+	if err != nil {
+		return nil, &replyProblem{what: "parse", err: err}
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(obj))
+	if err != nil {
+		return nil, &replyProblem{what: "parse", err: err}
+	}
+	if err := cs.schema.Validate(inst); err != nil {
+		return nil, &replyProblem{what: "schema", err: compactValidationError(err)}
+	}
+	return obj, nil
+}
+
+// compactValidationError keeps the validator's detail lines but drops its
+// header (which names our internal schema URL, meaningless to the model).
+func compactValidationError(err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(ve.Error()), "\n")
+	var kept []string
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "jsonschema validation failed") {
+			continue
+		}
+		kept = append(kept, strings.TrimPrefix(l, "- "))
+	}
+	if len(kept) == 0 {
+		return err
+	}
+	return errors.New(strings.Join(kept, "; "))
+}
+
+// ParseTolerant extracts the JSON object a model wrote, forgiving what
+// models commonly get wrong without a server-enforced format: prose or code
+// fences around it (it takes the first '{' to the last '}') and trailing
+// commas before '}' or ']'. It returns the object re-encoded canonically
+// (sorted keys, compact), or an error saying what is wrong.
+func ParseTolerant(content string) (json.RawMessage, error) {
+	start := strings.IndexByte(content, '{')
+	end := strings.LastIndexByte(content, '}')
+	if start < 0 || end < start {
+		return nil, errors.New("no JSON object found in the reply")
+	}
+	candidate := []byte(content[start : end+1])
+	obj, err := canonicalObject(candidate)
+	if err == nil {
+		return obj, nil
+	}
+	if fixed, changed := stripTrailingCommas(candidate); changed {
+		if obj, err2 := canonicalObject(fixed); err2 == nil {
+			return obj, nil
+		}
+	}
+	return nil, fmt.Errorf("invalid JSON: %w", err)
+}
+
+func canonicalObject(b []byte) (json.RawMessage, error) {
+	if !json.Valid(b) {
+		// json.Unmarshal gives the position-bearing error message.
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("invalid JSON")
+	}
+	out, err := canonicalJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 || out[0] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	return out, nil
+}
+
+// stripTrailingCommas removes commas that precede '}' or ']' (ignoring
+// whitespace), outside strings.
+func stripTrailingCommas(b []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(b))
+	changed := false
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			out = append(out, c)
+			continue
+		}
+		if c == ',' {
+			k := i + 1
+			for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+				k++
+			}
+			if k < len(b) && (b[k] == '}' || b[k] == ']') {
+				changed = true
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out, changed
+}
