@@ -41,8 +41,10 @@ type KindDescriptor struct {
 	Prepare bool `json:"prepare,omitempty"`
 }
 
-// Kind returns the descriptor of the named kind, or false.
-func (d *Descriptor) Kind(name string) (KindDescriptor, bool) {
+// Kind returns the descriptor of the named kind, or false. A metric kind
+// and a node kind may share a name (json_valid as a metric and as a gate);
+// Kind then returns the first, and KindOf picks by role.
+func (d Descriptor) Kind(name string) (KindDescriptor, bool) {
 	for _, k := range d.Kinds {
 		if k.Name == name {
 			return k, true
@@ -51,8 +53,18 @@ func (d *Descriptor) Kind(name string) (KindDescriptor, bool) {
 	return KindDescriptor{}, false
 }
 
+// KindOf returns the descriptor of the named kind in the given role.
+func (d Descriptor) KindOf(name string, role Role) (KindDescriptor, bool) {
+	for _, k := range d.Kinds {
+		if k.Name == name && k.Role == role {
+			return k, true
+		}
+	}
+	return KindDescriptor{}, false
+}
+
 // Asks reports whether the descriptor asks for capability c.
-func (d *Descriptor) Asks(c Capability) bool {
+func (d Descriptor) Asks(c Capability) bool {
 	for _, have := range d.Capabilities {
 		if have == c {
 			return true

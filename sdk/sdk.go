@@ -64,14 +64,22 @@ func (p *Plugin) Describe() abi.Descriptor {
 	return d
 }
 
+// kind finds the kind by name and role: metric kinds and node kinds are
+// separate namespaces (a plugin may offer json_valid as both).
 func (p *Plugin) kind(name string, role abi.Role) (Kind, *abi.Error) {
+	var other abi.Role
 	for _, k := range p.Kinds {
-		if d := k.Descriptor(); d.Name == name {
-			if d.Role != role {
-				return nil, abi.Errorf(abi.CodeABI, "kind %q is a %s kind, not a %s kind", name, d.Role, role)
-			}
+		d := k.Descriptor()
+		if d.Name != name {
+			continue
+		}
+		if d.Role == role {
 			return k, nil
 		}
+		other = d.Role
+	}
+	if other != "" {
+		return nil, abi.Errorf(abi.CodeABI, "kind %q is a %s kind, not a %s kind", name, other, role)
 	}
 	return nil, abi.Errorf(abi.CodeABI, "plugin %s has no kind %q", p.Name, name)
 }

@@ -61,6 +61,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPluginCmd())
+	root.AddCommand(newRunCmd(), newEstimateCmd(), newValidateCmd(), newDAGCmd(), newCacheCmd(), newPluginCmd())
 	return root
 }

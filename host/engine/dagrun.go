@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/dag"
+)
+
+// dagRunner runs one case through a dag metric's graph: nodes through
+// their plugins, child metrics through the engine with their full
+// configuration (and the state they prepared once per run).
+type dagRunner struct {
+	e   *Engine
+	m   *metric
+	c   *abi.TestCase
+	dry *dryRun
+}
+
+func (r *dagRunner) RunNode(ctx context.Context, n *dag.Node, inputs []abi.NodeInput, verdicts []string) (dag.NodeOutcome, error) {
+	ref, ok := r.e.kinds[kindKey(abi.RoleNode, n.Kind)]
+	if !ok {
+		return dag.NodeOutcome{}, fmt.Errorf("no plugin provides node kind %q", n.Kind)
+	}
+	start := time.Now()
+	svc := r.e.services(r.m, r.dry)
+	res, err := ref.plugin.Node(ctx, svc, &abi.NodeRequest{
+		Kind: n.Kind, NodeID: n.ID, Config: n.RequestConfig(), Inputs: inputs,
+		Verdicts: verdicts, JudgeModel: r.m.judgeModel, Case: *r.c,
+	})
+	u := svc.spent()
+	out := dag.NodeOutcome{Usage: dag.Usage{JudgeCalls: u.Calls, InputTokens: u.InputTokens,
+		OutputTokens: u.OutputTokens, USD: u.USD, LatencyMS: ms(time.Since(start))}}
+	if err != nil {
+		return out, err
+	}
+	out.NodeResult = *res
+	return out, nil
+}
+
+func (r *dagRunner) RunMetric(ctx context.Context, name string) (dag.MetricOutcome, error) {
+	child := r.e.all[name]
+	if child == nil {
+		return dag.MetricOutcome{}, fmt.Errorf("no metric %q", name)
+	}
+	mr := r.e.measure(ctx, child, r.c, r.dry)
+	out := dag.MetricOutcome{Reason: mr.Reason, ScoreMode: mr.ScoreMode, Details: mr.Details, Error: mr.Error,
+		Success: mr.Status == StatusPassed,
+		Usage: dag.Usage{JudgeCalls: mr.Usage.Calls, InputTokens: mr.Usage.InputTokens,
+			OutputTokens: mr.Usage.OutputTokens, USD: mr.Usage.USD, LatencyMS: mr.LatencyMS}}
+	if mr.Score != nil {
+		out.Score = *mr.Score
+	} else if out.Error == nil {
+		out.Error = abi.Errorf(abi.CodeMetric, "child metric %s was %s: %s", name, mr.Status, mr.Reason)
+	}
+	return out, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// measureDAG evaluates a dag metric on one case.
+func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r MetricResult) MetricResult {
+	res, err := dag.Evaluate(ctx, m.graph, &dagRunner{e: e, m: m, c: c, dry: dry})
+	if res != nil {
+		r.Details, _ = json.Marshal(res)
+		r.Usage = JudgeUsage{Calls: res.Totals.JudgeCalls, InputTokens: res.Totals.InputTokens,
+			OutputTokens: res.Totals.OutputTokens, USD: res.Totals.USD}
+		r.Reason = res.Reason
+	}
+	if err != nil {
+		var ae *abi.Error
+		if errors.As(err, &ae) {
+			cp := *ae
+			cp.Message = err.Error()
+			r.setError(&cp)
+		} else {
+			r.setError(&abi.Error{Code: abi.CodeMetric, Message: err.Error()})
+		}
+		return r
+	}
+	score := res.Score
+	r.Score = &score
+	if score >= m.threshold {
+		r.Status = StatusPassed
+	} else {
+		r.Status = StatusFailed
+	}
+	return r
+}

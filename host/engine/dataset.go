@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Dataset streams test cases from a JSONL file or a JSON array, one at a
+// time, so memory stays flat in the number of cases.
+type Dataset struct {
+	path  string
+	f     *os.File
+	jsonl *bufio.Reader
+	arr   *json.Decoder
+	line  int // JSONL: line of the last case; JSON: index
+	ids   map[string]int
+	done  bool
+}
+
+// maxLine bounds one JSONL line; a case larger than this is almost surely a
+// broken file, and bufio would otherwise buffer it whole.
+const maxLine = 64 << 20
+
+// OpenDataset opens path; a file whose first non-space byte is '[' is a JSON
+// array, anything else JSONL.
+func OpenDataset(path string) (*Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open dataset: %w", err)
+	}
+	d := &Dataset{path: path, f: f, ids: map[string]int{}}
+	br := bufio.NewReaderSize(f, 1<<16)
+	first, err := peekNonSpace(br)
+	if err != nil && err != io.EOF {
+		f.Close()
+		return nil, fmt.Errorf("read dataset %s: %w", path, err)
+	}
+	if first == '[' {
+		d.arr = json.NewDecoder(br)
+		if _, err := d.arr.Token(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: not a JSON array: %w", path, err)
+		}
+	} else {
+		d.jsonl = br
+	}
+	return d, nil
+}
+
+func peekNonSpace(br *bufio.Reader) (byte, error) {
+	for n := 1; ; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			return 0, err
+		}
+		if c := b[n-1]; c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != 0xEF && c != 0xBB && c != 0xBF {
+			return c, nil
+		}
+	}
+}
+
+// Close releases the file.
+func (d *Dataset) Close() error { return d.f.Close() }
+
+// Next returns the next case, or io.EOF. Errors name the file and line (JSONL)
+// or the array index (JSON).
+func (d *Dataset) Next(ctx context.Context) (*abi.TestCase, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if d.done {
+		return nil, io.EOF
+	}
+	if d.arr != nil {
+		return d.nextArray()
+	}
+	for {
+		raw, err := d.jsonl.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			raw, err = d.readLong(raw)
+		}
+		if len(raw) == 0 && err == io.EOF {
+			d.done = true
+			return nil, io.EOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s:%d: read: %w", d.path, d.line+1, err)
+		}
+		d.line++
+		line := bytes.TrimSpace(raw)
+		if len(line) == 0 || line[0] == '#' {
+			if err == io.EOF {
+				d.done = true
+				return nil, io.EOF
+			}
+			continue
+		}
+		c, perr := d.parse(line, fmt.Sprintf("%s:%d", d.path, d.line), "case-"+strconv.Itoa(d.line))
+		if perr != nil {
+			return nil, perr
+		}
+		return c, nil
+	}
+}
+
+func (d *Dataset) readLong(prefix []byte) ([]byte, error) {
+	buf := append([]byte(nil), prefix...)
+	for {
+		more, err := d.jsonl.ReadSlice('\n')
+		buf = append(buf, more...)
+		if len(buf) > maxLine {
+			return nil, fmt.Errorf("line longer than %d bytes", maxLine)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, err
+		}
+	}
+}
+
+func (d *Dataset) nextArray() (*abi.TestCase, error) {
+	if !d.arr.More() {
+		d.done = true
+		return nil, io.EOF
+	}
+	var raw json.RawMessage
+	if err := d.arr.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%s: element %d (byte %d): %w", d.path, d.line, d.arr.InputOffset(), err)
+	}
+	idx := d.line
+	d.line++
+	return d.parse(raw, fmt.Sprintf("%s: element %d", d.path, idx), "case-"+strconv.Itoa(idx))
+}
+
+// Field aliases accepted in datasets, as other tools name them.
+var aliases = map[string]string{
+	"question":   abi.FieldInput,
+	"query":      abi.FieldInput,
+	"generation": abi.FieldActualOutput,
+	"output":     abi.FieldActualOutput,
+	"response":   abi.FieldActualOutput,
+	"reference":  abi.FieldExpectedOutput,
+	"expected":   abi.FieldExpectedOutput,
+	"contexts":   abi.FieldRetrievalContext,
+}
+
+func (d *Dataset) parse(raw []byte, where, defaultID string) (*abi.TestCase, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object: %w", where, err)
+	}
+	c := &abi.TestCase{}
+	for key, val := range obj {
+		field := key
+		if a, ok := aliases[key]; ok {
+			if _, both := obj[a]; both {
+				return nil, fmt.Errorf("%s: both %q and its alias %q are set", where, a, key)
+			}
+			field = a
+		}
+		if err := setField(c, field, val); err != nil {
+			return nil, fmt.Errorf("%s: field %q: %w", where, key, err)
+		}
+	}
+	if c.ID == "" {
+		c.ID = defaultID
+	}
+	if prev, dup := d.ids[c.ID]; dup {
+		return nil, fmt.Errorf("%s: duplicate case id %q (first seen at record %d)", where, c.ID, prev)
+	}
+	d.ids[c.ID] = d.line
+	return c, nil
+}
+
+func setField(c *abi.TestCase, field string, val json.RawMessage) error {
+	str := func(dst *string) error {
+		if string(val) == "null" {
+			return nil
+		}
+		if err := json.Unmarshal(val, dst); err != nil {
+			return fmt.Errorf("want a string, got %s", kindOf(val))
+		}
+		return nil
+	}
+	list := func(dst *[]string) error {
+		if string(val) == "null" {
+			return nil
+		}
+		var s string
+		if json.Unmarshal(val, &s) == nil { // a single string is a one-item list
+			*dst = []string{s}
+			return nil
+		}
+		if err := json.Unmarshal(val, dst); err != nil {
+			return fmt.Errorf("want a list of strings, got %s", kindOf(val))
+		}
+		return nil
+	}
+	tools := func(dst *[]abi.ToolCall) error {
+		if string(val) == "null" {
+			return nil
+		}
+		if err := json.Unmarshal(val, dst); err != nil {
+			return fmt.Errorf("want a list of {name, arguments, output}: %v", err)
+		}
+		for i, t := range *dst {
+			if t.Name == "" {
+				return fmt.Errorf("item %d has no name", i)
+			}
+		}
+		return nil
+	}
+	switch field {
+	case "id":
+		var n json.Number
+		if json.Unmarshal(val, &n) == nil {
+			c.ID = n.String()
+			return nil
+		}
+		return str(&c.ID)
+	case abi.FieldInput:
+		return str(&c.Input)
+	case abi.FieldActualOutput:
+		return str(&c.ActualOutput)
+	case abi.FieldExpectedOutput:
+		return str(&c.ExpectedOutput)
+	case abi.FieldContext:
+		return list(&c.Context)
+	case abi.FieldRetrievalContext:
+		return list(&c.RetrievalContext)
+	case abi.FieldToolsCalled:
+		return tools(&c.ToolsCalled)
+	case abi.FieldExpectedTools:
+		return tools(&c.ExpectedTools)
+	}
+	if c.Extra == nil {
+		c.Extra = map[string]json.RawMessage{}
+	}
+	c.Extra[field] = append(json.RawMessage(nil), val...)
+	return nil
+}
+
+func kindOf(v json.RawMessage) string {
+	s := strings.TrimSpace(string(v))
+	switch {
+	case s == "":
+		return "nothing"
+	case s[0] == '"':
+		return "a string"
+	case s[0] == '[':
+		return "a list"
+	case s[0] == '{':
+		return "an object"
+	case s == "true" || s == "false":
+		return "a boolean"
+	case s == "null":
+		return "null"
+	}
+	return "a number"
+}

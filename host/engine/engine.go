@@ -1,0 +1,343 @@
+// Package engine runs an evaluation: it streams cases from a dataset, runs
+// every configured metric on each with bounded concurrency, and appends
+// each finished case to results.jsonl (fsync'd) the moment it is final.
+//
+// Invariants: one case's failure — a judge fault, a plugin trap, a missing
+// field — is recorded on that case and never stops the run; a crash loses
+// at most the cases in flight, and --resume skips every case already
+// written under the same config hash; memory is flat in the number of
+// cases (cases stream in, results stream out, the summary keeps scores only).
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/config"
+	"github.com/agentanvil/anvil/host/dag"
+	"github.com/agentanvil/anvil/host/plugin"
+	"github.com/agentanvil/anvil/host/store"
+)
+
+// Options configure an Engine beyond its config file.
+type Options struct {
+	Logger *slog.Logger
+	// Cache overrides defaults.cache: "off", "rw" or "replay".
+	Cache string
+	// StorePath overrides defaults.store.
+	StorePath string
+	// CompileCacheDir holds wazero's compiled modules across runs.
+	CompileCacheDir string
+	// Getenv resolves API keys and OPENAI_* fallbacks; os.Getenv when nil.
+	Getenv func(string) string
+}
+
+// RunOptions configure one run.
+type RunOptions struct {
+	Input       string // dataset; overrides the config's dataset
+	OutputDir   string
+	Limit       int
+	Concurrency int
+	Resume      bool
+	// Progress is called after each finished case with done and total
+	// (total 0 when unknown).
+	Progress func(done, total int)
+}
+
+// Engine is a loaded configuration, ready to run.
+type Engine struct {
+	cfg     *config.Config
+	opts    Options
+	logger  *slog.Logger
+	store   *store.Store
+	judges  *judges
+	runtime *plugin.Runtime
+	plugins map[string]plugin.Plugin // by config name, and first-party by plugin name
+	digests map[string]string
+	kinds   map[string]kindRef
+	metrics []*metric          // run at top level, in config order
+	all     map[string]*metric // every metric by key, DAG children included
+	hash    string
+	warns   []string
+}
+
+// Warnings found while loading (rubric gaps, both criteria and steps, …).
+func (e *Engine) Warnings() []string { return e.warns }
+
+// ConfigHash identifies the results this configuration produces.
+func (e *Engine) ConfigHash() string { return e.hash }
+
+// Close releases plugins, the runtime and the store.
+func (e *Engine) Close(ctx context.Context) error {
+	var errs []error
+	seen := map[plugin.Plugin]bool{}
+	for _, p := range e.plugins {
+		if !seen[p] {
+			seen[p] = true
+			errs = append(errs, p.Close(ctx))
+		}
+	}
+	if e.runtime != nil {
+		errs = append(errs, e.runtime.Close(ctx))
+	}
+	if e.store != nil {
+		errs = append(errs, e.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Run evaluates the dataset and returns the summary of every case in the
+// output directory (including those done before a --resume).
+func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
+	input := ro.Input
+	if input == "" {
+		input = e.cfg.Resolve(e.cfg.Dataset)
+	}
+	if input == "" {
+		return nil, fmt.Errorf("no dataset: pass --input or set dataset in %s", e.cfg.File)
+	}
+	outDir := ro.OutputDir
+	if outDir == "" {
+		outDir = e.cfg.Resolve(e.cfg.Defaults.OutputDir)
+	}
+	if outDir == "" {
+		outDir = "anvil-results"
+	}
+	conc := ro.Concurrency
+	if conc <= 0 {
+		conc = e.cfg.Defaults.Concurrency
+	}
+	if conc <= 0 {
+		conc = 8
+	}
+	ds, err := OpenDataset(input)
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+
+	done := map[string]bool{}
+	if ro.Resume {
+		if done, err = readDone(outDir, e.hash); err != nil {
+			return nil, err
+		}
+	}
+	w, err := openResults(outDir, ro.Resume)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+
+	for _, m := range e.allInOrder() {
+		e.prepare(ctx, m, nil)
+	}
+	total := 0
+	if ro.Progress != nil {
+		total = countCases(input, ro.Limit)
+	}
+	var finished atomic.Int64
+	finished.Store(int64(len(done)))
+
+	cases := make(chan *abi.TestCase)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range cases {
+				r := e.evaluate(ctx, c, nil)
+				if ctx.Err() != nil {
+					return // interrupted: a half-evaluated case is not written
+				}
+				if err := w.write(r); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+					return
+				}
+				if ro.Progress != nil {
+					ro.Progress(int(finished.Add(1)), total)
+				}
+			}
+		}()
+	}
+	readErr := e.feed(ctx, ds, done, ro.Limit, cases, errc)
+	close(cases)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return nil, err
+	default:
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("run interrupted (completed cases are saved; rerun with --resume): %w", err)
+	}
+	s, err := summarize(outDir, e.hash, e.metricKeys(), e.prepareSummaries())
+	if err != nil {
+		return nil, err
+	}
+	e.gateOnErrors(s)
+	b, _ := json.MarshalIndent(s, "", "  ")
+	if err := writeFileSync(filepath.Join(outDir, "summary.json"), append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("write summary.json: %w", err)
+	}
+	return s, nil
+}
+
+// gateOnErrors fails the gate of a gated metric that scored nothing but
+// errored: a gate that verified nothing must not pass.
+func (e *Engine) gateOnErrors(s *Summary) {
+	for _, m := range s.Metrics {
+		if m.Gated && m.Scored == 0 && m.Errors > 0 {
+			s.Passed = false
+		}
+	}
+}
+
+// feed streams cases to the workers, skipping those already done and
+// stopping at limit (cases counted in file order, done ones included).
+func (e *Engine) feed(ctx context.Context, ds *Dataset, done map[string]bool, limit int, cases chan<- *abi.TestCase, errc chan error) error {
+	n := 0
+	for {
+		if limit > 0 && n >= limit {
+			return nil
+		}
+		c, err := ds.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		n++
+		if done[c.ID] {
+			continue
+		}
+		select {
+		case cases <- c:
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			errc <- err
+			return nil
+		}
+	}
+}
+
+// evaluate runs every metric on one case, concurrently.
+func (e *Engine) evaluate(ctx context.Context, c *abi.TestCase, dry *dryRun) *CaseResult {
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	var wg sync.WaitGroup
+	for i, m := range e.metrics {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Metrics[i] = e.measure(ctx, m, c, dry)
+		}()
+	}
+	wg.Wait()
+	return r
+}
+
+func (e *Engine) metricKeys() []string {
+	keys := make([]string, len(e.metrics))
+	for i, m := range e.metrics {
+		keys[i] = m.key
+	}
+	return keys
+}
+
+func (e *Engine) prepareSummaries() []PrepareSummary {
+	var out []PrepareSummary
+	for _, m := range e.allInOrder() {
+		if m.prepared == nil && m.prepareErr == nil && m.prepareDetails == nil {
+			continue
+		}
+		p := PrepareSummary{Metric: m.key, Details: m.prepareDetails, Usage: m.prepareUsage}
+		if m.prepareErr != nil {
+			p.Error = m.prepareErr.Error()
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// countCases counts records for the progress bar; it is a cheap line count.
+func countCases(path string, limit int) int {
+	ds, err := OpenDataset(path)
+	if err != nil {
+		return 0
+	}
+	defer ds.Close()
+	n := 0
+	for {
+		if _, err := ds.Next(context.Background()); err != nil {
+			break
+		}
+		n++
+		if limit > 0 && n >= limit {
+			break
+		}
+	}
+	return n
+}
+
+// OutputDir is the configured output directory (defaults.output_dir,
+// resolved against the config file), or "anvil-results".
+func (e *Engine) OutputDir() string {
+	if d := e.cfg.Resolve(e.cfg.Defaults.OutputDir); d != "" {
+		return d
+	}
+	return "anvil-results"
+}
+
+// allInOrder lists every metric, DAG children included, in config order.
+func (e *Engine) allInOrder() []*metric {
+	var out []*metric
+	for _, mc := range e.cfg.Metrics {
+		if m := e.all[mc.Key]; m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Graph returns the validated graph of a dag metric.
+func (e *Engine) Graph(metricKey string) (*dag.Graph, bool) {
+	m := e.all[metricKey]
+	if m == nil || m.graph == nil {
+		return nil, false
+	}
+	return m.graph, true
+}
+
+// DAGMetrics lists the keys of the dag metrics, in config order.
+func (e *Engine) DAGMetrics() []string {
+	var out []string
+	for _, m := range e.allInOrder() {
+		if m.graph != nil {
+			out = append(out, m.key)
+		}
+	}
+	return out
+}
+
+// Store is the engine's store, nil when the cache is off.
+func (e *Engine) Store() *store.Store { return e.store }

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Status of one metric on one case.
+const (
+	StatusPassed  = "passed"
+	StatusFailed  = "failed"  // scored below threshold
+	StatusError   = "error"   // metric, plugin or judge error: no score
+	StatusSkipped = "skipped" // a needed field or judge is missing
+)
+
+// CaseResult is one line of results.jsonl: every metric on one case.
+type CaseResult struct {
+	CaseID     string         `json:"case_id"`
+	ConfigHash string         `json:"config_hash"`
+	Metrics    []MetricResult `json:"metrics"`
+	// Case is the case as evaluated; only in cases/<id>.json.
+	Case *abi.TestCase `json:"case,omitempty"`
+}
+
+// MetricResult is one metric's outcome on one case.
+type MetricResult struct {
+	Metric    string   `json:"metric"`
+	Kind      string   `json:"kind"`
+	Status    string   `json:"status"`
+	Gated     bool     `json:"gated"`
+	Score     *float64 `json:"score,omitempty"`
+	Threshold float64  `json:"threshold"`
+	Reason    string   `json:"reason,omitempty"`
+	ScoreMode string   `json:"score_mode,omitempty"`
+	// ErrorClass tells judge faults from plugin faults apart for the summary:
+	// "judge", "plugin" or "metric".
+	ErrorClass string          `json:"error_class,omitempty"`
+	Error      *abi.Error      `json:"error,omitempty"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	Usage      JudgeUsage      `json:"usage"`
+	LatencyMS  float64         `json:"latency_ms"`
+
+	caseID string // set when read back for the summary
+}
+
+// JudgeUsage sums the judge calls made for one metric on one case.
+type JudgeUsage struct {
+	Calls        int     `json:"calls"`
+	CacheHits    int     `json:"cache_hits"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	USD          float64 `json:"usd"`
+}
+
+func (u *JudgeUsage) add(r abi.Usage) {
+	u.Calls++
+	if r.CacheHit {
+		u.CacheHits++
+	}
+	u.InputTokens += r.InputTokens
+	u.OutputTokens += r.OutputTokens
+	u.USD += r.USD
+}
+
+func (u *JudgeUsage) merge(o JudgeUsage) {
+	u.Calls += o.Calls
+	u.CacheHits += o.CacheHits
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.USD += o.USD
+}
