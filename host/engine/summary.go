@@ -53,6 +53,9 @@ type MetricSummary struct {
 	ScoreModes map[string]int `json:"score_modes,omitempty"`
 	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
 	Judge      JudgeUsage     `json:"judge"`
+	// SkipReason is why the first skipped case was skipped (a missing
+	// field, or no judge configured).
+	SkipReason string `json:"skip_reason,omitempty"`
 	// FailedCases lists up to 20 failing case ids, for the table and JUnit.
 	FailedCases []string `json:"failed_cases,omitempty"`
 
@@ -140,6 +143,9 @@ func (ms *MetricSummary) add(r MetricResult) {
 		}
 	case StatusSkipped:
 		ms.Skipped++
+		if ms.SkipReason == "" {
+			ms.SkipReason = r.Reason
+		}
 	}
 	if r.Score != nil {
 		ms.Scored++

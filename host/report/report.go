@@ -35,6 +35,11 @@ func Table(w io.Writer, s *engine.Summary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, m := range s.Metrics {
+		if m.Skipped > 0 {
+			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, m.SkipReason)
+		}
+	}
 	verdict := "PASSED"
 	if !s.Passed {
 		verdict = "FAILED"
