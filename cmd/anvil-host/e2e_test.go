@@ -404,3 +404,93 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatalf("resume made %d calls; it should skip the %d finished cases", calls, len(partial))
 	}
 }
+
+func copyExample(t *testing.T, name string) string {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"anvil.yaml", "cases.jsonl"} {
+		b := mustRead(t, filepath.Join("../../examples", name, f))
+		b = []byte(strings.ReplaceAll(string(b), "../../bin/wasm/", wasmDir+"/"))
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestDAGExample runs examples/dag: a Wasm regex gate, a binary question,
+// and a G-Eval child metric on the "true" verdict.
+func TestDAGExample(t *testing.T) {
+	dir := copyExample(t, "dag")
+	srv := judgetest.New(t)
+	binary := judgetest.ContainsMessage("Decide whether the criterion")
+	srv.On(judgetest.All(binary, judgetest.ContainsMessage("TKT-20931")), judgetest.Reply{Content: `{"reason": "No next step.", "verdict": false}`})
+	srv.On(binary, judgetest.Reply{Content: `{"reason": "Concrete next step given.", "verdict": true}`})
+	srv.On(judgetest.ContainsMessage("read your emails"), judgetest.JSONScoreReply("Blaming.", "2", map[string]float64{"2": .9, "3": .1}))
+	srv.SetDefault(judgetest.JSONScoreReply("Warm and specific.", "9", map[string]float64{"9": .8, "8": .2}))
+
+	r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
+	if r.code != exitThreshold {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// refund-ok: binary + tone = 2; no-ticket: gate only = 0; unresolved:
+	// binary = 1; rude: binary + tone = 2. The losing branches cost nothing.
+	if got := srv.Calls(); got != 5 {
+		t.Fatalf("%d judge calls, want 5", got)
+	}
+	type dagDetails struct {
+		Score float64  `json:"score"`
+		Path  []string `json:"path"`
+		Nodes []struct {
+			ID         string `json:"id"`
+			Verdict    string `json:"verdict"`
+			JudgeCalls int    `json:"judge_calls"`
+		} `json:"nodes"`
+		Metrics []struct {
+			Metric string `json:"metric"`
+		} `json:"metrics"`
+	}
+	want := map[string]struct {
+		score float64
+		path  string
+		calls int
+	}{
+		"refund-ok":  {0.88, "has_ticket,resolves", 2},
+		"no-ticket":  {0, "has_ticket", 0},
+		"unresolved": {0.3, "has_ticket,resolves", 1},
+		"rude":       {0.21, "has_ticket,resolves", 2},
+	}
+	lines := resultLines(t, filepath.Join(dir, "out", "results.jsonl"))
+	if len(lines) != 4 {
+		t.Fatalf("%d results, want 4", len(lines))
+	}
+	for _, l := range lines {
+		if len(l.Metrics) != 1 {
+			t.Fatalf("case %s has %d metrics, want only the dag (tone is a DAG child)", l.CaseID, len(l.Metrics))
+		}
+		mr := l.Metrics[0]
+		var d dagDetails
+		if err := json.Unmarshal(mr.Details, &d); err != nil {
+			t.Fatal(err)
+		}
+		w := want[l.CaseID]
+		if mr.Score == nil || fmt.Sprintf("%.4f", *mr.Score) != fmt.Sprintf("%.4f", w.score) {
+			t.Errorf("%s: score %v, want %v (%s)", l.CaseID, mr.Score, w.score, mr.Reason)
+		}
+		if got := strings.Join(d.Path, ","); got != w.path {
+			t.Errorf("%s: path %s, want %s", l.CaseID, got, w.path)
+		}
+		if mr.Usage.Calls != w.calls {
+			t.Errorf("%s: %d judge calls, want %d", l.CaseID, mr.Usage.Calls, w.calls)
+		}
+	}
+
+	// Render the path one case took.
+	r = runBinary(t, dir, nil, "dag", "render", "-c", "anvil.yaml", "support_quality", "--results", "out/results.jsonl", "--case", "unresolved")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "flowchart") || !strings.Contains(r.stdout, "taken") {
+		t.Fatalf("render: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

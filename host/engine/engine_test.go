@@ -325,3 +325,17 @@ func TestEstimateCountsCachedStepsAsFree(t *testing.T) {
 		t.Fatalf("warm estimate = %+v, want 2 uncached (c2, c3) and 2 cached (steps, c1)", m)
 	}
 }
+
+func loadErr(t *testing.T, e env) error {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(context.Background(), cfg, engine.Options{Cache: "off",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Getenv: func(string) string { return "k" }})
+	if err == nil {
+		eng.Close(context.Background())
+	}
+	return err
+}

@@ -29,6 +29,16 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 	}
 	defer ds.Close()
 	dry := &dryRun{outputTokens: 150}
+	// Estimate what a configured judge would cost, even where none is.
+	skips := map[*metric]string{}
+	for _, m := range e.all {
+		skips[m], m.skip = m.skip, ""
+	}
+	defer func() {
+		for m, why := range skips {
+			m.skip = why
+		}
+	}()
 	rep := &EstimateReport{}
 	byKey := map[string]*Estimate{}
 	for _, m := range e.allInOrder() {
@@ -37,14 +47,11 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 			est.Judge = m.judgeName
 		}
 		if m.graph != nil {
-			est.Note = fmt.Sprintf("path of first verdicts; at most %d judge nodes per case", e.judgeNodes(m))
+			est.Note = fmt.Sprintf("follows the first verdicts; at most %d judge node(s) per case, plus child metrics %v", e.judgeNodes(m), m.graph.ChildMetrics())
 		}
 		byKey[m.key] = est
 		rep.Metrics = append(rep.Metrics, est)
-		saved := m.skip
-		m.skip = "" // estimate what a configured judge would cost
 		e.prepare(ctx, m, dry)
-		m.skip = saved
 		est.addUsage(m.prepareUsage)
 	}
 	// The real run prepares again; forget the dry-run state.
@@ -66,10 +73,7 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 		}
 		rep.Cases++
 		for _, m := range e.metrics {
-			saved := m.skip
-			m.skip = ""
 			mr := e.measure(ctx, m, c, dry)
-			m.skip = saved
 			est := byKey[m.key]
 			est.Cases++
 			est.addUsage(mr.Usage)
