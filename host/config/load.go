@@ -81,7 +81,7 @@ func recordLines(cfg *Config, doc *yaml.Node) {
 		switch key.Value {
 		case "metrics":
 			for j, item := range val.Content {
-				if j < len(cfg.Metrics) {
+				if j < len(cfg.Metrics) && cfg.Metrics[j] != nil {
 					cfg.Metrics[j].Line = item.Line
 				}
 			}
@@ -157,7 +157,9 @@ func (c *Config) check() error {
 	}
 	count := map[string]int{}
 	for _, m := range c.Metrics {
-		count[m.Name]++
+		if m != nil {
+			count[m.Name]++
+		}
 	}
 	seen := map[string]int{}
 	for i, m := range c.Metrics {

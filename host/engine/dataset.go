@@ -98,6 +98,9 @@ func (d *Dataset) Next(ctx context.Context) (*abi.TestCase, error) {
 		}
 		d.line++
 		line := bytes.TrimSpace(raw)
+		if d.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 BOM some editors write
+		}
 		if len(line) == 0 || line[0] == '#' {
 			if err == io.EOF {
 				d.done = true
