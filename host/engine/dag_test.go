@@ -104,3 +104,21 @@ func TestDAGValidationErrorNamesFileLineAndNode(t *testing.T) {
 		t.Fatalf("error = %v, want file:line naming node grounded and score 11", err)
 	}
 }
+
+func TestDAGProseReasonIsOneExtraCall(t *testing.T) {
+	srv := judgetest.New(t)
+	srv.On(judgetest.ContainsMessage("List every claim"), judgetest.Reply{Content: `{"output": "C1"}`})
+	srv.On(judgetest.ContainsMessage("Are the claims supported"), judgetest.Reply{Content: `{"reason": "No.", "verdict": false}`})
+	srv.On(judgetest.ContainsMessage("Decision path"), judgetest.Reply{Content: `{"reason": "The claims contradict the context."}`})
+	cfg := strings.Replace(sharedNodeDAG, "aggregate: mean", "aggregate: mean\n      reason: judge", 1)
+	e := newEnv(t, configFor(srv.URL(), true, cfg))
+	writeFiles(t, e.dir, map[string]string{"cases.jsonl": dagCases})
+	e.run(t, "off", engine.RunOptions{Limit: 1})
+	r := readResults(t, e.out)["grounded"].Metrics[0]
+	if r.Usage.Calls != 3 || !strings.HasPrefix(r.Reason, "The claims contradict the context.") || !strings.Contains(r.Reason, "grounded=false") {
+		t.Fatalf("calls %d reason %q, want 3 calls (task, binary, reason) and the judge's prose with the path", r.Usage.Calls, r.Reason)
+	}
+	if *r.Score != 0.1 {
+		t.Fatalf("score %v, want 0.1: the prose call never changes the score", *r.Score)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
@@ -82,6 +83,9 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 		}
 		return r
 	}
+	if m.graph.Reason == dag.ReasonJudge {
+		e.proseReason(ctx, m, c, dry, res, &r)
+	}
 	score := res.Score
 	r.Score = &score
 	if score >= m.threshold {
@@ -90,4 +94,41 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 		r.Status = StatusFailed
 	}
 	return r
+}
+
+// proseReason makes the one extra judge call `reason: judge` asks for: a
+// short prose explanation of the path the case took. The score stands
+// whatever happens; a failed call keeps the path summary and says why.
+func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, res *dag.Result, r *MetricResult) {
+	var steps strings.Builder
+	for _, n := range res.Nodes {
+		fmt.Fprintf(&steps, "- %s (%s)", n.ID, n.Kind)
+		if n.Verdict != "" {
+			fmt.Fprintf(&steps, ": verdict %s", n.Verdict)
+		}
+		if n.Reason != "" {
+			fmt.Fprintf(&steps, " — %s", n.Reason)
+		}
+		steps.WriteString("\n")
+	}
+	prompt := fmt.Sprintf("An evaluation walked a decision graph for one test case and gave it the score %.2f (0 to 1).\n\n"+
+		"Decision path:\n%s\nSummary: %s\n\nIn two sentences at most, explain the score to a developer, citing the decisive step. "+
+		`Return only a JSON object {"reason": "<explanation>"}.`, res.Score, steps.String(), res.Reason)
+	svc := e.services(m, dry)
+	resps := svc.Judge(ctx, []abi.JudgeRequest{{
+		Messages:   []abi.Message{{Role: "user", Content: prompt}},
+		Schema:     json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"],"additionalProperties":false}`),
+		SchemaName: "dag_reason", Purpose: "reason", Temperature: new(float64),
+	}})
+	r.Usage.merge(svc.spent())
+	if resps[0].Error != nil {
+		e.logger.Warn("dag prose reason failed; keeping the path summary", "metric", m.key, "case", c.ID, "err", resps[0].Error)
+		return
+	}
+	var out struct {
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal(resps[0].JSON, &out) == nil && out.Reason != "" {
+		r.Reason = out.Reason + " (path: " + res.Reason + ")"
+	}
 }
