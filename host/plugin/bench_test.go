@@ -1,0 +1,134 @@
+package plugin
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+)
+
+// Run with: go test -run '^$' -bench . -benchtime 3x ./host/plugin/ for the
+// compile benchmarks (seconds per op), default benchtime for the rest.
+
+// BenchmarkLoadCold is Load with no compilation cache: decode, validate
+// and compile a Go guest (textcheck) to machine code, then start one
+// instance. This is what a process without a cache dir pays per plugin.
+func BenchmarkLoadCold(b *testing.B) {
+	ctx := context.Background()
+	path, digest := guestPath("textcheck"), guestDigest(b, "textcheck")
+	b.ReportAllocs()
+	for b.Loop() {
+		rt, err := NewRuntime(ctx, RuntimeOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := rt.Load(ctx, path, digest, Options{Limits: Limits{PoolSize: 1}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Close(ctx)
+		rt.Close(ctx)
+	}
+}
+
+// BenchmarkLoadWarmCache is Load in a fresh process-like Runtime whose
+// on-disk cache already holds the module: what every run after the first
+// pays.
+func BenchmarkLoadWarmCache(b *testing.B) {
+	ctx := context.Background()
+	path, digest := guestPath("textcheck"), guestDigest(b, "textcheck")
+	dir := b.TempDir()
+	prime, err := NewRuntime(ctx, RuntimeOptions{CacheDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := prime.Load(ctx, path, digest, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Close(ctx)
+	prime.Close(ctx)
+	b.ReportAllocs()
+	for b.Loop() {
+		rt, err := NewRuntime(ctx, RuntimeOptions{CacheDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := rt.Load(ctx, path, digest, Options{Limits: Limits{PoolSize: 1}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Close(ctx)
+		rt.Close(ctx)
+	}
+}
+
+// BenchmarkInstanceWarmup is what replacing a discarded instance costs:
+// instantiate, run the Go runtime's initialisation and anvil_describe.
+func BenchmarkInstanceWarmup(b *testing.B) {
+	ctx := context.Background()
+	w := load(b, "textcheck", Options{}).(*wasmPlugin)
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := w.newInstance(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := in.warm(ctx, w.opts.Limits.Timeout, w.opts.Limits.MaxOutputBytes); err != nil {
+			b.Fatal(err)
+		}
+		in.close(ctx)
+	}
+}
+
+// BenchmarkMeasure is the per-call overhead of a trivial measure
+// (exact_match on short strings) through the pool, against the same kind
+// linked in-process, and with a 64 KiB request.
+func BenchmarkMeasure(b *testing.B) {
+	ctx := context.Background()
+	small := &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+		Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}
+	half := strings.Repeat("a", 32<<10)
+	big := &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+		Case: abi.TestCase{ID: "c1", ActualOutput: half, ExpectedOutput: half}}
+	wasm := load(b, "textcheck", Options{})
+	inproc := Inproc(textcheck.Plugin(), Options{})
+	for _, bc := range []struct {
+		name string
+		p    Plugin
+		req  *abi.MeasureRequest
+		par  bool
+	}{
+		{"inproc/trivial", inproc, small, false},
+		{"wasm/trivial", wasm, small, false},
+		{"wasm/trivial-parallel", wasm, small, true},
+		{"inproc/64KiB", inproc, big, false},
+		{"wasm/64KiB", wasm, big, false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.req == big {
+				b.SetBytes(64 << 10)
+			}
+			b.ReportAllocs()
+			call := func() {
+				res, err := bc.p.Measure(ctx, nil, bc.req)
+				if err != nil || res.Score == nil || *res.Score != 1 {
+					b.Fatalf("%v / %+v", err, res)
+				}
+			}
+			if bc.par {
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						call()
+					}
+				})
+				return
+			}
+			for b.Loop() {
+				call()
+			}
+		})
+	}
+}

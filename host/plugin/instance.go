@@ -1,0 +1,124 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// instance is one instantiated guest. It is used by one call at a time: a
+// Wasm instance is not safe for concurrent calls, and after any failed call
+// it is thrown away, because a guest that trapped or was stopped half-way
+// is in an unknown state (a Go guest keeps running corrupted).
+type instance struct {
+	p      *extism.Plugin
+	stderr *stderrBuffer
+}
+
+// errStale says the instance's module was already closed before the call
+// ran (the guest exited cleanly in an earlier call); the call did not
+// happen and may be retried on a fresh instance.
+var errStale = errors.New("instance already exited")
+
+// newInstance instantiates the module in the sandbox: no filesystem
+// mounts, no environment, no arguments, empty stdin, stdout discarded,
+// stderr kept (bounded), and wazero's fake clocks and deterministic random
+// source — nothing is added to the zero ModuleConfig but stderr, and that
+// is the point.
+func (w *wasmPlugin) newInstance(ctx context.Context) (*instance, error) {
+	tail := newStderrBuffer(stderrKeep)
+	cfg := wazero.NewModuleConfig().WithStderr(tail)
+	p, err := w.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: cfg})
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	w.instances.Add(1)
+	return &instance{p: p, stderr: tail}, nil
+}
+
+// minWarmup is the least time an instance gets to warm up. Warming is not
+// an invocation, and a Go runtime's first start on a loaded machine can
+// take longer than a tight per-case deadline; a guest that never finishes
+// starting is still stopped.
+const minWarmup = 10 * time.Second
+
+// warm runs the guest's runtime initialisation (a Go guest's _initialize
+// and package inits) and anvil_describe once, so that cost is paid before
+// the instance serves a case, outside that case's deadline. It returns the
+// descriptor JSON.
+func (in *instance) warm(ctx context.Context, timeout time.Duration, maxOut int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, max(timeout, minWarmup))
+	defer cancel()
+	return in.call(ctx, abi.ExportDescribe, nil, maxOut)
+}
+
+// call runs one export. The error is an *abi.Error without plugin name
+// (the caller names it) for a guest fault, errStale, or the caller's
+// context error when the caller gave up; in every error case the instance
+// must be discarded.
+func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut int) ([]byte, error) {
+	in.stderr.Reset()
+	rc, out, err := in.p.CallWithContext(ctx, fn, input)
+	if err != nil {
+		return nil, in.classify(ctx, fn, rc, err)
+	}
+	if rc != 0 {
+		return nil, &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),
+			Message: fmt.Sprintf("%s returned status %d without an error message", fn, rc)}
+	}
+	if len(out) > maxOut {
+		return nil, abi.Errorf(abi.CodeOutputTooLarge, "%s output is %d bytes, max_output_bytes is %d", fn, len(out), maxOut)
+	}
+	return out, nil
+}
+
+// classify turns a failed call into the error kinds of the ABI.
+func (in *instance) classify(ctx context.Context, fn string, rc uint32, err error) error {
+	// The deadline first: with close-on-context-done, a stopped guest
+	// surfaces as an exit error or as a host function's panic, whichever
+	// it was doing, but the cause is the context.
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		return &abi.Error{Code: abi.CodeTimeout, Message: fn + " passed its deadline", Stderr: in.stderr.String()}
+	case context.Canceled:
+		return fmt.Errorf("%s: %w", fn, context.Canceled)
+	}
+	if rc == 0 && err.Error() == "module is closed" {
+		return errStale
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		// A Go guest exits with 2 after a panic or a fatal runtime error
+		// (out of memory, stack overflow) and has printed why on stderr.
+		return &abi.Error{Code: abi.CodeTrap, Stderr: in.stderr.String(),
+			Message: fmt.Sprintf("%s: guest exited with code %d", fn, exit.ExitCode())}
+	}
+	// The guest returned non-zero after setting an Extism error: it says it
+	// could not make sense of the call (its ABI misuse report).
+	if msg := in.p.GetError(); msg != "" && msg == err.Error() {
+		return &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),
+			Message: fmt.Sprintf("%s failed (status %d): %s", fn, rc, clipMessage(msg))}
+	}
+	// Anything else is a Wasm trap: unreachable, out-of-bounds access,
+	// memory.grow beyond the cap, a host function refusing a bad pointer.
+	return &abi.Error{Code: abi.CodeTrap, Stderr: in.stderr.String(),
+		Message: fmt.Sprintf("%s trapped: %s", fn, clipMessage(err.Error()))}
+}
+
+func (in *instance) close(ctx context.Context) { _ = in.p.Close(ctx) }
+
+// clipMessage bounds a message that may carry a whole Wasm stack trace.
+func clipMessage(s string) string {
+	const max = 2 << 10
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// TestJudgePath drives an honest judge-using guest through the grants and
+// budgets: what the host's Services answer reaches the guest, and every
+// refusal comes back as a typed error in the result.
+func TestJudgePath(t *testing.T) {
+	ctx := context.Background()
+	type want struct {
+		code    abi.Code // result error; "" = success
+		reason  string
+		judged  int64 // requests that reached Services
+		batches float64
+	}
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		tokens  int
+		prompts []string
+		batch   int
+		want    want
+	}{
+		{name: "granted, batched", opts: Options{Grants: Grants{Judge: true}}, prompts: []string{"a", "b", "c"}, batch: 2,
+			want: want{reason: "echo(system:BE BRIEF,user:a / the input); echo(system:BE BRIEF,user:b / the input); echo(system:BE BRIEF,user:c / the input)", judged: 3, batches: 2}},
+		{name: "not granted", opts: Options{}, prompts: []string{"a"},
+			want: want{code: abi.CodeCapability}},
+		{name: "call budget", opts: Options{Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeCalls: 2}}, prompts: []string{"a", "b", "c"}, batch: 1,
+			want: want{code: abi.CodeBudget, judged: 2}},
+		{name: "batch larger than budget", opts: Options{Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeCalls: 2}}, prompts: []string{"a", "b", "c"}, batch: 3,
+			want: want{code: abi.CodeBudget}},
+		{name: "token budget", opts: Options{Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeTokens: 150}}, tokens: 100, prompts: []string{"a", "b", "c"}, batch: 1,
+			want: want{code: abi.CodeBudget, judged: 2}},
+		{name: "payload too large", opts: Options{Grants: Grants{Judge: true}, Limits: Limits{MaxOutputBytes: 4096}}, prompts: []string{strings.Repeat("x", 8192)},
+			want: want{code: abi.CodeOutputTooLarge}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := load(t, "judge", tc.opts)
+			svc := &fakeServices{tokensPerCall: tc.tokens}
+			cfg, _ := json.Marshal(map[string]any{"prompts": tc.prompts, "batch": tc.batch, "system": "be brief"})
+			prep, err := p.Prepare(ctx, svc, &abi.PrepareRequest{Kind: "ask", Metric: "m", Config: cfg})
+			if err != nil || prep.Error != nil {
+				t.Fatalf("prepare: %v / %s", err, mustJSON(t, prep))
+			}
+			res, err := p.Measure(ctx, svc, &abi.MeasureRequest{Kind: "ask", Metric: "m", Config: cfg, Prepared: prep.State,
+				Case: abi.TestCase{ID: "c1", Input: "the input"}})
+			if err != nil {
+				t.Fatalf("a refusal must not be an invocation error: %v", err)
+			}
+			if got := svc.calls.Load(); got != tc.want.judged {
+				t.Errorf("%d requests reached Services, want %d", got, tc.want.judged)
+			}
+			if tc.want.code != "" {
+				if res.Error == nil || res.Error.Code != tc.want.code || res.Error.Plugin != "judge@0.1.0" {
+					t.Fatalf("want %s from judge@0.1.0, got %s", tc.want.code, mustJSON(t, res))
+				}
+				return
+			}
+			if res.Error != nil || res.Reason != tc.want.reason {
+				t.Fatalf("got %s\nwant reason %q", mustJSON(t, res), tc.want.reason)
+			}
+			var d struct{ Batches float64 }
+			if err := json.Unmarshal(res.Details, &d); err != nil || d.Batches != tc.want.batches {
+				t.Errorf("batches %v, want %v (%v)", d.Batches, tc.want.batches, err)
+			}
+			if len(svc.logs) != 1 || svc.logs[0].Message != "asked" || svc.logIDs[0] != "judge@0.1.0" {
+				t.Errorf("logs %+v", svc.logs)
+			}
+		})
+	}
+}

@@ -1,0 +1,178 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Load verifies, compiles and starts the Wasm plugin at path. digest is the
+// module's pinned sha256 ("sha256:<hex>" or bare hex); it is checked before
+// anything is compiled, and an empty digest is refused — a sandbox does not
+// make unknown code trustworthy, it only limits what it can do.
+//
+// Load refuses a module that speaks another ABI major, lacks the marker or
+// an export its kinds need, or describes itself inconsistently. The
+// returned Plugin keeps up to opts.Limits.PoolSize warm instances.
+func (r *Runtime) Load(ctx context.Context, path, digest string, opts Options) (Plugin, error) {
+	if digest == "" {
+		return nil, fmt.Errorf("plugin %s: no sha256 digest pinned; refusing to load unverified code "+
+			"(`anvil-host plugin inspect %s` prints the digest)", path, path)
+	}
+	want, err := parseDigest(digest)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", path, err)
+	}
+	return r.load(ctx, path, want, opts)
+}
+
+// Inspect loads the plugin at path without a pinned digest, only to read
+// its Info (descriptor and digest), and closes it again. It exists for
+// `anvil-host plugin inspect`, which is how an operator learns the digest
+// to pin; nothing else should load unverified code.
+func (r *Runtime) Inspect(ctx context.Context, path string) (Info, error) {
+	p, err := r.load(ctx, path, "", Options{Limits: Limits{PoolSize: 1}})
+	if err != nil {
+		return Info{}, err
+	}
+	info := p.Info()
+	return info, p.Close(ctx)
+}
+
+func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Plugin, error) {
+	opts.Limits = opts.Limits.WithDefaults()
+	if opts.Limits.MemoryPages > 65536 {
+		return nil, fmt.Errorf("plugin %s: memory_pages %d is above the Wasm maximum 65536", path, opts.Limits.MemoryPages)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", path, err)
+	}
+	got := digestOf(wasm)
+	if want != "" && got != want {
+		return nil, fmt.Errorf("plugin %s: %w: want %s, got %s; refusing to compile", path, ErrDigestMismatch, want, got)
+	}
+	// Until the descriptor is read, the plugin is known by path and digest.
+	w := &wasmPlugin{
+		info:   Info{Descriptor: abi.Descriptor{Name: path}, Digest: got, Transport: TransportWasm, Path: path},
+		opts:   opts,
+		logger: r.logger,
+	}
+	exports, err := moduleExports(wasm)
+	if err != nil {
+		return nil, loadError(w.info, abi.CodeABI, "%v", err)
+	}
+	if err := checkMarker(exports); err != nil {
+		return nil, loadError(w.info, abi.CodeABI, "%v", err)
+	}
+
+	err = r.compileOnce(ctx, got, func() error {
+		var err error
+		w.compiled, err = extism.NewCompiledPlugin(ctx, manifest(wasm, opts.Limits), extism.PluginConfig{
+			RuntimeConfig: r.base.WithMemoryLimitPages(opts.Limits.MemoryPages),
+			EnableWasi:    true, // Go and most other guests import WASI; what it can reach is decided per instance
+		}, w.hostFunctions())
+		return err
+	})
+	if err != nil {
+		return nil, loadError(w.info, abi.CodeABI, "compile: %v", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = w.compiled.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	first, err := w.newInstance(ctx)
+	if err != nil {
+		return nil, loadError(w.info, abi.CodeABI, "%v", err)
+	}
+	raw, err := first.warm(ctx, opts.Limits.Timeout, opts.Limits.MaxOutputBytes)
+	if err != nil {
+		first.close(ctx)
+		return nil, describeError(w.info, err)
+	}
+	var d abi.Descriptor
+	if err := decodeResult(raw, &d); err != nil {
+		first.close(ctx)
+		return nil, loadError(w.info, abi.CodeABI, "%s result: %v", abi.ExportDescribe, err)
+	}
+	if err := checkDescriptor(&d, exports); err != nil {
+		first.close(ctx)
+		return nil, loadError(w.info, abi.CodeABI, "descriptor: %v", err)
+	}
+	w.info.Descriptor = d
+	for _, c := range d.Capabilities {
+		if !opts.Grants.Has(c) {
+			r.logger.Info("plugin asks for a capability that is not granted; its calls will be denied",
+				"plugin", w.info.ID(), "digest", got, "capability", c)
+		}
+	}
+
+	w.pool = newPool(opts.Limits.PoolSize, func(ctx context.Context) (*instance, error) {
+		in, err := w.newInstance(ctx)
+		if err != nil {
+			return nil, abi.Errorf(abi.CodeTrap, "%v", err)
+		}
+		if _, err := in.warm(ctx, opts.Limits.Timeout, opts.Limits.MaxOutputBytes); err != nil {
+			in.close(ctx)
+			return nil, err
+		}
+		return in, nil
+	})
+	w.pool.add(first)
+	ok = true
+	return w, nil
+}
+
+// manifest is the Extism manifest of a sandboxed plugin: no hosts, no
+// paths, no config, no variable store; the memory cap is also set on the
+// runtime config, which is what wazero enforces.
+func manifest(wasm []byte, l Limits) extism.Manifest {
+	return extism.Manifest{
+		Wasm: []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
+		Memory: &extism.ManifestMemory{
+			MaxPages:             l.MemoryPages,
+			MaxHttpResponseBytes: 0,
+			MaxVarBytes:          0,
+		},
+	}
+}
+
+// checkMarker requires the ABI v1 marker and anvil_describe, and says
+// which major a module speaks when it is not ours.
+func checkMarker(exports map[string]bool) error {
+	if !exports[abi.ExportMarker] {
+		if majors := markerMajors(exports); len(majors) > 0 {
+			return fmt.Errorf("module speaks Anvil ABI v%d (exports %s%d); this host speaks ABI v%d (%s)",
+				majors[0], abi.MarkerPrefix, majors[0], abi.Major, abi.ExportMarker)
+		}
+		return fmt.Errorf("module has no ABI marker export (%s): not an Anvil plugin", abi.ExportMarker)
+	}
+	if !exports[abi.ExportDescribe] {
+		return fmt.Errorf("module lacks the required export %s", abi.ExportDescribe)
+	}
+	return nil
+}
+
+// loadError is an abi.Error about a module that is not loaded yet, named
+// by path and digest (its own name is not known, or not trusted, yet).
+func loadError(info Info, code abi.Code, format string, args ...any) error {
+	e := abi.Errorf(code, format, args...)
+	e.Plugin, e.Digest = info.Path, info.Digest
+	return e
+}
+
+func describeError(info Info, err error) error {
+	if ae, ok := err.(*abi.Error); ok {
+		ae.Message = "describe: " + ae.Message
+		ae.Plugin, ae.Digest = info.Path, info.Digest
+		return ae
+	}
+	return fmt.Errorf("plugin %s@%s: describe: %w", info.Path, info.Digest, err)
+}

@@ -1,0 +1,200 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// wasmPlugin is a plugin running in wazero through Extism, one sandboxed
+// instance per concurrent call.
+//
+// Error kinds, as the engine sees them: a metric error is in the result
+// and the instance is kept; a trap (panic, OOM, out-of-bounds,
+// unreachable, guest exit), a timeout, an ABI violation (output that is not
+// the promised JSON, a non-zero status, a result breaking the ABI's rules)
+// and output_too_large are the error return, an *abi.Error naming
+// plugin@version and digest, and the instance is discarded and replaced
+// lazily. A caller that cancels gets its own context error back.
+type wasmPlugin struct {
+	info     Info
+	opts     Options
+	logger   *slog.Logger
+	compiled *extism.CompiledPlugin
+	pool     *pool
+	// instances counts instances ever created: a replaced instance shows.
+	instances atomic.Int64
+}
+
+var _ Plugin = (*wasmPlugin)(nil)
+
+func (w *wasmPlugin) Info() Info { return w.info }
+
+func (w *wasmPlugin) Prepare(ctx context.Context, svc Services, req *abi.PrepareRequest) (*abi.PrepareResult, error) {
+	var res abi.PrepareResult
+	what := fmt.Sprintf("prepare metric %q (kind %s)", req.Metric, req.Kind)
+	if err := w.invoke(ctx, svc, abi.ExportPrepare, what, req, &res, nil); err != nil {
+		return nil, err
+	}
+	res.Error = w.own(res.Error)
+	return &res, nil
+}
+
+func (w *wasmPlugin) Measure(ctx context.Context, svc Services, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
+	var res abi.MeasureResult
+	what := fmt.Sprintf("measure case %q (metric %q, kind %s)", req.Case.ID, req.Metric, req.Kind)
+	if err := w.invoke(ctx, svc, abi.ExportMeasure, what, req, &res, func() error { return checkMeasure(&res) }); err != nil {
+		return nil, err
+	}
+	res.Error = w.own(res.Error)
+	return &res, nil
+}
+
+func (w *wasmPlugin) Node(ctx context.Context, svc Services, req *abi.NodeRequest) (*abi.NodeResult, error) {
+	var res abi.NodeResult
+	what := fmt.Sprintf("node %q case %q (kind %s)", req.NodeID, req.Case.ID, req.Kind)
+	check := func() error {
+		if res.Error == nil && len(req.Verdicts) > 0 && !slices.Contains(req.Verdicts, res.Verdict) {
+			return fmt.Errorf("verdict %q is not one of %q", res.Verdict, req.Verdicts)
+		}
+		return nil
+	}
+	if err := w.invoke(ctx, svc, abi.ExportNode, what, req, &res, check); err != nil {
+		return nil, err
+	}
+	res.Error = w.own(res.Error)
+	return &res, nil
+}
+
+// Close waits (until ctx ends) for calls in flight, then frees every
+// instance and the plugin's share of the compiled code.
+func (w *wasmPlugin) Close(ctx context.Context) error {
+	w.pool.close(ctx)
+	if err := w.compiled.Close(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("plugin %s: close: %w", w.info.ID(), err)
+	}
+	return nil
+}
+
+// invoke runs one export on a pooled instance under the invocation's
+// limits, decodes its result into out and applies check (nil: none); a
+// result that does not decode or fails check is an ABI violation.
+// Waiting for a free instance is bounded by ctx only; the deadline starts
+// when the guest does. On any fault the instance is discarded, and a call
+// that found its instance already exited is retried once on a fresh one,
+// since it never ran.
+func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what string, req, out any, check func() error) error {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return named(w.info, abi.Errorf(abi.CodeABI, "%s: encode request: %v", what, err))
+	}
+	for attempt := 0; ; attempt++ {
+		inst, err := w.pool.get(ctx)
+		if err != nil {
+			return w.startError(what, err)
+		}
+		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout)
+		g := newGuard(svc, w.info, w.opts.Grants, w.opts.Limits)
+		raw, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes)
+		cancel()
+		if cerr == nil {
+			derr := decodeResult(raw, out)
+			if derr == nil && check != nil {
+				derr = check()
+			}
+			if derr != nil {
+				cerr = abi.Errorf(abi.CodeABI, "%s result: %v", export, derr)
+			}
+		}
+		w.pool.put(ctx, inst, cerr == nil)
+		switch {
+		case cerr == nil:
+			return nil
+		case errors.Is(cerr, errStale) && attempt == 0:
+			continue
+		}
+		return w.callError(ctx, what, cerr)
+	}
+}
+
+// callError names a failed call's error and says what was being done.
+// ctx is the caller's: when its own deadline passed first, the timeout is
+// the caller's, not the plugin's limit.
+func (w *wasmPlugin) callError(ctx context.Context, what string, err error) error {
+	var ae *abi.Error
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("plugin %s@%s: %s: %w", w.info.ID(), w.info.Digest, what, err)
+	}
+	switch {
+	case ae.Code == abi.CodeTimeout && ctx.Err() != nil:
+		ae.Message = what + ": the caller's deadline passed; instance discarded"
+	case ae.Code == abi.CodeTimeout:
+		ae.Message = fmt.Sprintf("%s: passed its %s deadline; instance discarded", what, w.opts.Limits.Timeout)
+	default:
+		ae.Message = what + ": " + ae.Message
+	}
+	return named(w.info, ae)
+}
+
+// startError reports a call that could not get an instance.
+func (w *wasmPlugin) startError(what string, err error) error {
+	var ae *abi.Error
+	if errors.As(err, &ae) {
+		ae.Message = what + ": start instance: " + ae.Message
+		return named(w.info, ae)
+	}
+	return fmt.Errorf("plugin %s@%s: %s: waiting for an instance: %w", w.info.ID(), w.info.Digest, what, err)
+}
+
+// own stamps this plugin on an error the guest returned in its result, so
+// a guest cannot put another plugin's name on its failures.
+func (w *wasmPlugin) own(e *abi.Error) *abi.Error {
+	if e != nil {
+		e.Plugin, e.Digest = w.info.ID(), w.info.Digest
+	}
+	return e
+}
+
+// decodeResult decodes a guest's JSON result: it must be one JSON object.
+// Unknown fields are accepted — a newer ABI minor may add optional ones.
+func decodeResult(raw []byte, out any) error {
+	if len(raw) == 0 {
+		return errors.New("no output (the guest returned without writing one, or exited)")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var obj json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	if len(obj) == 0 || obj[0] != '{' {
+		return fmt.Errorf("want a JSON object, got %.40s", obj)
+	}
+	return json.Unmarshal(obj, out)
+}
+
+// checkMeasure applies the rules every measure result must meet, whatever
+// language the guest is written in.
+func checkMeasure(r *abi.MeasureResult) error {
+	if r.Error != nil {
+		return nil
+	}
+	if r.Score == nil {
+		return errors.New("neither score nor error")
+	}
+	if s := *r.Score; s < 0 || s > 1 {
+		return fmt.Errorf("score %v is outside [0,1]", s)
+	}
+	return nil
+}

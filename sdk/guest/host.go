@@ -1,0 +1,96 @@
+//go:build wasip1
+
+package guest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/extism/go-pdk"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// The host functions. Offsets are Extism memory blocks (see the package doc).
+//
+//go:wasmimport extism:host/user anvil_judge
+func hostJudge(request uint64) uint64
+
+//go:wasmimport extism:host/user anvil_log
+func hostLog(record uint64)
+
+// wasmHost implements sdk.Host over the host functions.
+type wasmHost struct{}
+
+// Judge sends one batch through anvil_judge. A batch-level refusal comes
+// back as the host's *abi.Error, code intact, so a kind sees exactly what
+// it would see in-process.
+func (wasmHost) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
+	in, err := json.Marshal(abi.JudgeBatch{Requests: reqs})
+	if err != nil {
+		return nil, abi.Errorf(abi.CodeABI, "encode judge batch: %v", err)
+	}
+	reqMem := pdk.AllocateBytes(in)
+	off := hostJudge(reqMem.Offset())
+	reqMem.Free()
+	if off == 0 {
+		return nil, abi.Errorf(abi.CodeABI, "host returned no judge result")
+	}
+	resMem := pdk.FindMemory(off)
+	out := resMem.ReadBytes()
+	resMem.Free()
+	var res abi.JudgeBatchResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, abi.Errorf(abi.CodeABI, "decode judge result: %v", err)
+	}
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	return res.Responses, nil
+}
+
+// Log sends one record through anvil_log. Attribute values that do not
+// encode as JSON are sent as their fmt representation.
+func (wasmHost) Log(_ context.Context, level slog.Level, msg string, attrs ...any) {
+	rec := abi.LogRecord{Level: strings.ToLower(level.String()), Message: msg, Attrs: attrsMap(attrs)}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		for k, v := range rec.Attrs {
+			rec.Attrs[k] = fmt.Sprint(v)
+		}
+		if b, err = json.Marshal(rec); err != nil {
+			return
+		}
+	}
+	mem := pdk.AllocateBytes(b)
+	hostLog(mem.Offset())
+	mem.Free()
+}
+
+// attrsMap turns slog-style key/value pairs into a map, as the in-process
+// transport does.
+func attrsMap(kv []any) map[string]any {
+	if len(kv) == 0 {
+		return nil
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i++ {
+		switch k := kv[i].(type) {
+		case slog.Attr:
+			m[k.Key] = k.Value.Any()
+		case string:
+			if i+1 < len(kv) {
+				m[k] = kv[i+1]
+				i++
+			} else {
+				m["!BADKEY"] = k
+			}
+		default:
+			m[fmt.Sprintf("!BADKEY%d", i)] = k
+		}
+	}
+	return m
+}
