@@ -139,7 +139,7 @@ and shown apart from threshold failures.`,
 	f.StringVar(&ro.Input, "input", "", "dataset (JSONL or JSON array); default from config")
 	f.StringVarP(&ro.OutputDir, "output-dir", "o", "", "output directory; default from config, else anvil-results")
 	f.IntVar(&ro.Limit, "limit", 0, "evaluate only the first N cases of the dataset")
-	f.IntVar(&ro.Concurrency, "concurrency", 0, "cases in flight (judges throttle calls with their own limits); default from config, else 8")
+	f.IntVar(&ro.Concurrency, "concurrency", 0, "cases in flight (judges throttle calls with their own limits); default from config, else twice the largest judge max_concurrency, at least 8")
 	f.BoolVar(&ro.Resume, "resume", false, "skip cases already in results.jsonl under the same config hash")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar even on a terminal")
 	return cmd

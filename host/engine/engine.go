@@ -117,7 +117,7 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 		conc = e.cfg.Defaults.Concurrency
 	}
 	if conc <= 0 {
-		conc = 8
+		conc = e.defaultConcurrency()
 	}
 	ds, err := OpenDataset(input)
 	if err != nil {
@@ -341,3 +341,15 @@ func (e *Engine) DAGMetrics() []string {
 
 // Store is the engine's store, nil when the cache is off.
 func (e *Engine) Store() *store.Store { return e.store }
+
+// defaultConcurrency keeps enough cases in flight to saturate the judges:
+// twice the largest judge's max_concurrency (a case also spends time in
+// plugins and between its calls), at least 8. The judges' own limits then
+// throttle the calls themselves.
+func (e *Engine) defaultConcurrency() int {
+	n := 8
+	for _, j := range e.judges.byName {
+		n = max(n, 2*j.Config().MaxConcurrency)
+	}
+	return n
+}
