@@ -161,3 +161,23 @@ func ExampleDecodeConfig() {
 	// invalid_config ignore_case
 	// input false
 }
+
+func TestLevelNameAndAttrMap(t *testing.T) {
+	for l, want := range map[slog.Level]string{slog.LevelDebug - 4: "debug", slog.LevelInfo: "info", slog.LevelInfo + 2: "info",
+		slog.LevelWarn: "warn", slog.LevelError + 8: "error"} {
+		if got := sdk.LevelName(l); got != want {
+			t.Errorf("LevelName(%v) = %q, want %q", l, got, want)
+		}
+	}
+	m := sdk.AttrMap("a", 1, slog.String("b", "x"), "dangling")
+	if m["a"] != 1 || m["b"] != "x" || m["!BADKEY"] != "dangling" || len(m) != 3 {
+		t.Fatalf("AttrMap = %v", m)
+	}
+}
+
+func TestJudgeOneKeepsTheHostsErrorCode(t *testing.T) {
+	_, err := sdk.JudgeOne(context.Background(), noHost{}, abi.JudgeRequest{})
+	if err == nil || err.Code != abi.CodeCapability {
+		t.Fatalf("err = %v, want capability_denied", err)
+	}
+}

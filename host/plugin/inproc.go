@@ -3,9 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/sdk"
@@ -135,29 +133,5 @@ func (h guardHost) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.Ju
 }
 
 func (h guardHost) Log(ctx context.Context, level slog.Level, msg string, attrs ...any) {
-	h.g.log(ctx, abi.LogRecord{Level: strings.ToLower(level.String()), Message: msg, Attrs: attrsMap(attrs)})
-}
-
-// attrsMap turns slog-style key/value pairs into a map.
-func attrsMap(kv []any) map[string]any {
-	if len(kv) == 0 {
-		return nil
-	}
-	m := make(map[string]any, len(kv)/2)
-	for i := 0; i < len(kv); i++ {
-		switch k := kv[i].(type) {
-		case slog.Attr:
-			m[k.Key] = k.Value.Any()
-		case string:
-			if i+1 < len(kv) {
-				m[k] = kv[i+1]
-				i++
-			} else {
-				m["!BADKEY"] = k
-			}
-		default:
-			m[fmt.Sprintf("!BADKEY%d", i)] = k
-		}
-	}
-	return m
+	h.g.log(ctx, abi.LogRecord{Level: sdk.LevelName(level), Message: msg, Attrs: sdk.AttrMap(attrs...)})
 }

@@ -17,7 +17,6 @@ package dag
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -283,27 +282,17 @@ func runChoice(ctx context.Context, h sdk.Host, c *ChoiceConfig, req *abi.NodeRe
 // fault as the host's *abi.Error.
 func judge(ctx context.Context, h sdk.Host, req *abi.NodeRequest, purpose string, msgs []abi.Message, schema json.RawMessage) (*abi.JudgeResponse, error) {
 	zero := 0.0
-	resps, err := h.Judge(ctx, []abi.JudgeRequest{{
+	resp, err := sdk.JudgeOne(ctx, h, abi.JudgeRequest{
 		Messages:    msgs,
 		Schema:      schema,
 		SchemaName:  "dag_" + purpose,
 		Temperature: &zero,
 		Purpose:     purpose,
-	}})
+	})
 	if err != nil {
-		var ae *abi.Error
-		if errors.As(err, &ae) {
-			return nil, ae
-		}
-		return nil, abi.Errorf(abi.CodeJudge, "node %s: %v", req.NodeID, err)
+		return nil, err
 	}
-	if len(resps) != 1 {
-		return nil, abi.Errorf(abi.CodeJudge, "node %s: host answered %d responses to 1 judge request", req.NodeID, len(resps))
-	}
-	if resps[0].Error != nil {
-		return nil, resps[0].Error
-	}
-	return &resps[0], nil
+	return resp, nil
 }
 
 func replyBytes(r *abi.JudgeResponse) []byte {

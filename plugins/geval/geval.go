@@ -24,7 +24,6 @@ package geval
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 
 	"github.com/agentanvil/anvil/abi"
@@ -306,21 +305,11 @@ func scoreText(p *int) string {
 // judgeOne sends one request and returns its response, or the fault as the
 // *abi.Error the host gave (so its code survives).
 func judgeOne(ctx context.Context, h sdk.Host, req abi.JudgeRequest) (*abi.JudgeResponse, error) {
-	resps, err := h.Judge(ctx, []abi.JudgeRequest{req})
+	resp, err := sdk.JudgeOne(ctx, h, req)
 	if err != nil {
-		var ae *abi.Error
-		if errors.As(err, &ae) {
-			return nil, ae
-		}
-		return nil, abi.Errorf(abi.CodeJudge, "geval: %v", err)
+		return nil, err
 	}
-	if len(resps) != 1 {
-		return nil, abi.Errorf(abi.CodeJudge, "geval: host answered %d responses to 1 judge request", len(resps))
-	}
-	if resps[0].Error != nil {
-		return nil, resps[0].Error
-	}
-	return &resps[0], nil
+	return resp, nil
 }
 
 // replyJSON is the parsed reply, or the raw content when the host gave none.

@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/extism/go-pdk"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/sdk"
 )
 
 // The host functions. Offsets are Extism memory blocks (see the package doc).
@@ -55,7 +55,7 @@ func (wasmHost) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeRe
 // Log sends one record through anvil_log. Attribute values that do not
 // encode as JSON are sent as their fmt representation.
 func (wasmHost) Log(_ context.Context, level slog.Level, msg string, attrs ...any) {
-	rec := abi.LogRecord{Level: strings.ToLower(level.String()), Message: msg, Attrs: attrsMap(attrs)}
+	rec := abi.LogRecord{Level: sdk.LevelName(level), Message: msg, Attrs: sdk.AttrMap(attrs...)}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		for k, v := range rec.Attrs {
@@ -68,29 +68,4 @@ func (wasmHost) Log(_ context.Context, level slog.Level, msg string, attrs ...an
 	mem := pdk.AllocateBytes(b)
 	hostLog(mem.Offset())
 	mem.Free()
-}
-
-// attrsMap turns slog-style key/value pairs into a map, as the in-process
-// transport does.
-func attrsMap(kv []any) map[string]any {
-	if len(kv) == 0 {
-		return nil
-	}
-	m := make(map[string]any, len(kv)/2)
-	for i := 0; i < len(kv); i++ {
-		switch k := kv[i].(type) {
-		case slog.Attr:
-			m[k.Key] = k.Value.Any()
-		case string:
-			if i+1 < len(kv) {
-				m[k] = kv[i+1]
-				i++
-			} else {
-				m["!BADKEY"] = k
-			}
-		default:
-			m[fmt.Sprintf("!BADKEY%d", i)] = k
-		}
-	}
-	return m
 }
