@@ -41,7 +41,7 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 				res := judge(ctx, p, stack[0])
 				b, err := json.Marshal(res)
 				if err != nil {
-					res = &abi.JudgeBatchResult{Error: named(w.info, abi.Errorf(abi.CodeJudge, "encode judge result: %v", err))}
+					res = &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(w.info, abi.Errorf(abi.CodeJudge, "encode judge result: %v", err))}
 					b, _ = json.Marshal(res)
 				}
 				off, err := p.WriteBytes(b)
@@ -70,23 +70,23 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 func (w *wasmPlugin) judge(ctx context.Context, p *extism.CurrentPlugin, off uint64) *abi.JudgeBatchResult {
 	g := guardFrom(ctx)
 	if g == nil {
-		return &abi.JudgeBatchResult{Error: named(w.info, abi.Errorf(abi.CodeCapability,
+		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(w.info, abi.Errorf(abi.CodeCapability,
 			"judge calls are only possible while measuring or running a node, not while describing"))}
 	}
 	raw, aerr := w.readBlock(p, off, "judge batch")
 	if aerr != nil {
-		return &abi.JudgeBatchResult{Error: aerr}
+		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: aerr}
 	}
 	var batch abi.JudgeBatch
 	if err := json.Unmarshal(raw, &batch); err != nil {
-		return &abi.JudgeBatchResult{Error: named(w.info, abi.Errorf(abi.CodeABI, "decode judge batch: %v", err))}
+		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(w.info, abi.Errorf(abi.CodeABI, "decode judge batch: %v", err))}
 	}
 	if len(batch.Requests) == 0 {
 		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}}
 	}
 	resps, jerr := g.judge(ctx, batch.Requests)
 	if jerr != nil {
-		return &abi.JudgeBatchResult{Error: jerr}
+		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: jerr}
 	}
 	return &abi.JudgeBatchResult{Responses: resps}
 }
@@ -95,7 +95,7 @@ func (w *wasmPlugin) judge(ctx context.Context, p *extism.CurrentPlugin, off uin
 // does can reach a judge; the refusal is the guard's own, word for word.
 func (w *wasmPlugin) judgeDenied(ctx context.Context, _ *extism.CurrentPlugin, _ uint64) *abi.JudgeBatchResult {
 	_, err := newGuard(nil, w.info, Grants{}, w.opts.Limits).judge(ctx, nil)
-	return &abi.JudgeBatchResult{Error: err}
+	return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: err}
 }
 
 // log forwards a LogRecord to the invocation's Services, or to the runtime
