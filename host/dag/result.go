@@ -111,6 +111,9 @@ type Result struct {
 	WallMS float64 `json:"wall_ms"`
 	// Error is set when the evaluation failed; what ran is still recorded.
 	Error string `json:"error,omitempty"`
+	// Mermaid is the whole graph with this case's path highlighted (Render),
+	// filled in by the engine so a report needs no config to draw it.
+	Mermaid string `json:"mermaid,omitempty"`
 }
 
 // NodeError is a node (or a child metric behind one of its verdicts) that

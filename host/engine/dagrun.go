@@ -67,6 +67,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r MetricResult) MetricResult {
 	res, err := dag.Evaluate(ctx, m.graph, &dagRunner{e: e, m: m, c: c, dry: dry})
 	if res != nil {
+		res.Mermaid = dag.Render(m.graph, res)
 		r.Details, _ = json.Marshal(res)
 		r.Usage = JudgeUsage{Calls: res.Totals.JudgeCalls, InputTokens: res.Totals.InputTokens,
 			OutputTokens: res.Totals.OutputTokens, USD: res.Totals.USD}

@@ -6,25 +6,50 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/dag"
 	"github.com/agentanvil/anvil/host/engine"
 )
 
-// Write writes junit.xml into dir from results.jsonl and s.
+// MaxDetailsBytes caps one metric result's details held for report.html;
+// larger details are trimmed (a dag result loses its node outputs and
+// nested details) or replaced by a note. cases/<id>.json keeps them whole.
+const MaxDetailsBytes = 256 << 10
+
+// Write writes junit.xml and report.html into dir from results.jsonl, the
+// cases under cases/ and s.
 func Write(dir string, s *engine.Summary) error {
 	cases, err := readResults(filepath.Join(dir, "results.jsonl"))
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, "junit.xml"))
-	if err != nil {
-		return fmt.Errorf("write junit.xml: %w", err)
+	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return JUnit(w, s, cases) }); err != nil {
+		return err
 	}
-	if err := JUnit(f, s, cases); err != nil {
+	attachCases(filepath.Join(dir, "cases"), cases)
+	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return HTML(w, s, cases) })
+}
+
+func writeFile(path string, write func(*bufio.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
 }
 
 func readResults(path string) ([]engine.CaseResult, error) {
@@ -42,9 +67,113 @@ func readResults(path string) ([]engine.CaseResult, error) {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		for i := range r.Metrics {
-			r.Metrics[i].Details = nil // junit does not need them; keep memory small
+			r.Metrics[i].Details = capDetails(r.Metrics[i].Kind, r.Metrics[i].Details)
 		}
 		out = append(out, r)
 	}
 	return out, sc.Err()
+}
+
+// capDetails keeps memory bounded: details over MaxDetailsBytes are
+// trimmed or replaced by a note saying where the full record is.
+func capDetails(kind string, d json.RawMessage) json.RawMessage {
+	if len(d) <= MaxDetailsBytes {
+		return d
+	}
+	if kind == "dag" {
+		var res dag.Result
+		if json.Unmarshal(d, &res) == nil {
+			for i := range res.Nodes {
+				res.Nodes[i].Output = capBytes(res.Nodes[i].Output, 2<<10)
+				res.Nodes[i].Details = nil
+			}
+			for i := range res.Metrics {
+				res.Metrics[i].Details = nil
+			}
+			if b, err := json.Marshal(&res); err == nil && len(b) <= MaxDetailsBytes {
+				return b
+			}
+		}
+	}
+	b, _ := json.Marshal(map[string]string{
+		"omitted": fmt.Sprintf("details of %d bytes are too large for the report; the run's cases/ directory has them", len(d)),
+	})
+	return b
+}
+
+// attachCases sets each result's Case from cases/<id>.json, trimmed to
+// what the page shows. The report is best-effort here: a missing or
+// unreadable case file only leaves that case without its fields.
+func attachCases(dir string, cases []engine.CaseResult) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(cases) == 0 {
+		return
+	}
+	want := make(map[string]int, len(cases))
+	for i, c := range cases {
+		want[c.CaseID] = i
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		var rec struct {
+			CaseID     string        `json:"case_id"`
+			ConfigHash string        `json:"config_hash"`
+			Case       *abi.TestCase `json:"case"`
+		}
+		if json.Unmarshal(data, &rec) != nil || rec.Case == nil {
+			continue
+		}
+		i, ok := want[rec.CaseID]
+		if !ok || rec.ConfigHash != cases[i].ConfigHash {
+			continue // a stale file from an earlier run
+		}
+		cases[i].Case = trimCase(rec.Case)
+	}
+}
+
+// trimCase caps what a case holds in memory to what the page can show.
+func trimCase(c *abi.TestCase) *abi.TestCase {
+	str := func(s string) string { return capBytes(s, FullTextBytes) }
+	list := func(in []string) []string {
+		const maxItems = 50
+		var out []string
+		for i, s := range in {
+			if i == maxItems {
+				out = append(out, fmt.Sprintf("… %d more items", len(in)-maxItems))
+				break
+			}
+			out = append(out, capBytes(s, 8<<10))
+		}
+		return out
+	}
+	raw := func(r json.RawMessage) json.RawMessage {
+		if len(r) <= 8<<10 {
+			return r
+		}
+		b, _ := json.Marshal(fmt.Sprintf("… %d bytes of JSON omitted", len(r)))
+		return b
+	}
+	tools := func(in []abi.ToolCall) []abi.ToolCall {
+		out := make([]abi.ToolCall, len(in))
+		for i, t := range in {
+			out[i] = abi.ToolCall{Name: t.Name, Arguments: raw(t.Arguments), Output: raw(t.Output)}
+		}
+		return out
+	}
+	out := &abi.TestCase{ID: c.ID, Input: str(c.Input), ActualOutput: str(c.ActualOutput), ExpectedOutput: str(c.ExpectedOutput),
+		Context: list(c.Context), RetrievalContext: list(c.RetrievalContext),
+		ToolsCalled: tools(c.ToolsCalled), ExpectedTools: tools(c.ExpectedTools)}
+	if len(c.Extra) > 0 {
+		out.Extra = make(map[string]json.RawMessage, len(c.Extra))
+		for k, v := range c.Extra {
+			out.Extra[k] = raw(v)
+		}
+	}
+	return out
 }
