@@ -156,12 +156,18 @@ func (f *failure) retryable() bool {
 // attempt makes one HTTP request and classifies the outcome.
 func (j *Judge) attempt(ctx context.Context, params openai.ChatCompletionNewParams) (completion, *failure) {
 	var httpResp *http.Response
-	res, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp))
+	// openai-go builds and sends the request; the reply is decoded into
+	// wireCompletion with encoding/json, which reads only what the judge
+	// uses. openai-go's own decoder costs ~6x the CPU on a reply with
+	// top_logprobs (20 alternatives per token), which made it the largest
+	// host cost per call (bench/README.md).
+	var wire wireCompletion
+	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&wire))
 	if err == nil {
-		if res == nil || len(res.Choices) == 0 {
+		if len(wire.Choices) == 0 {
 			return completion{}, &failure{kind: failUnparseable, status: statusOf(httpResp), detail: "the reply has no choices"}
 		}
-		return toCompletion(res), nil
+		return wire.completion(), nil
 	}
 	return completion{}, j.classify(ctx, httpResp, err)
 }
@@ -241,26 +247,59 @@ func transportDetail(err error) string {
 	return err.Error()
 }
 
-func toCompletion(res *openai.ChatCompletion) completion {
+// wireCompletion is the part of a chat completion the judge reads.
+type wireCompletion struct {
+	Choices []wireChoice `json:"choices"`
+	Usage   struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+type wireChoice struct {
+	Index   int `json:"index"`
+	Message struct {
+		Content string `json:"content"`
+		Refusal string `json:"refusal"`
+	} `json:"message"`
+	Logprobs *struct {
+		Content []wireToken `json:"content"`
+	} `json:"logprobs"`
+}
+
+type wireToken struct {
+	Token       string  `json:"token"`
+	Logprob     float64 `json:"logprob"`
+	TopLogprobs []struct {
+		Token   string  `json:"token"`
+		Logprob float64 `json:"logprob"`
+	} `json:"top_logprobs"`
+}
+
+func (w *wireCompletion) completion() completion {
 	c := completion{
-		inputTokens:  int(res.Usage.PromptTokens),
-		outputTokens: int(res.Usage.CompletionTokens),
-		choices:      make([]choice, 0, len(res.Choices)),
+		inputTokens:  w.Usage.PromptTokens,
+		outputTokens: w.Usage.CompletionTokens,
+		choices:      make([]choice, 0, len(w.Choices)),
 	}
 	// Servers need not return choices in index order.
-	ordered := slices.Clone(res.Choices)
-	slices.SortStableFunc(ordered, func(a, b openai.ChatCompletionChoice) int { return int(a.Index - b.Index) })
+	ordered := slices.Clone(w.Choices)
+	slices.SortStableFunc(ordered, func(a, b wireChoice) int { return a.Index - b.Index })
 	for _, ch := range ordered {
+		var tokens []wireToken
+		if ch.Logprobs != nil {
+			tokens = ch.Logprobs.Content
+		}
 		c.choices = append(c.choices, choice{
 			content: ch.Message.Content,
 			refusal: ch.Message.Refusal,
-			tokens:  toTokens(ch.Logprobs.Content),
+			tokens:  toTokens(tokens),
 		})
 	}
 	return c
 }
 
-func toTokens(in []openai.ChatCompletionTokenLogprob) []abi.TokenLogprob {
+func toTokens(in []wireToken) []abi.TokenLogprob {
 	if len(in) == 0 {
 		return nil
 	}
