@@ -19,7 +19,6 @@ import (
 
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/config"
@@ -131,29 +130,27 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 			return nil, err
 		}
 	}
-	w, err := openResults(outDir, ro.Resume)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-
-	for _, m := range e.allInOrder() {
-		e.prepare(ctx, m, nil)
-	}
 	total := 0
 	if ro.Progress != nil {
 		total = countCases(input, ro.Limit)
 	}
-	var finished atomic.Int64
-	finished.Store(int64(len(done)))
+	durable := len(done)
+	w, err := openResults(outDir, ro.Resume, func(n int) {
+		durable += n // only the writer goroutine calls this
+		if ro.Progress != nil {
+			ro.Progress(durable, total)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.prepareAll(ctx, nil)
 
 	cases := make(chan *abi.TestCase)
 	errc := make(chan error, 1)
 	var wg sync.WaitGroup
 	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for c := range cases {
 				r := e.evaluate(ctx, c, nil)
 				if ctx.Err() != nil {
@@ -166,15 +163,15 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 					}
 					return
 				}
-				if ro.Progress != nil {
-					ro.Progress(int(finished.Add(1)), total)
-				}
 			}
-		}()
+		})
 	}
 	readErr := e.feed(ctx, ds, done, ro.Limit, cases, errc)
 	close(cases)
 	wg.Wait()
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
 	select {
 	case err := <-errc:
 		return nil, err
@@ -352,4 +349,15 @@ func (e *Engine) defaultConcurrency() int {
 		n = max(n, 2*j.Config().MaxConcurrency)
 	}
 	return n
+}
+
+// prepareAll runs every metric's once-per-run work concurrently: each
+// criteria-only G-Eval waits one judge latency for its steps, and those
+// waits need not add up.
+func (e *Engine) prepareAll(ctx context.Context, dry *dryRun) {
+	var wg sync.WaitGroup
+	for _, m := range e.allInOrder() {
+		wg.Go(func() { e.prepare(ctx, m, dry) })
+	}
+	wg.Wait()
 }

@@ -159,6 +159,9 @@ func TestGEvalStepsOncePerRunAndCachedAcrossRuns(t *testing.T) {
 	if got := *res["c1"].Metrics[0].Score; !near(got, 0.79) {
 		t.Errorf("c1 score = %v, want 0.79 (weighted 7.9 of 10)", got)
 	}
+	if res["c1"].Metrics[0].LatencyMS <= 0 {
+		t.Errorf("c1 latency_ms = %v, want the measured time", res["c1"].Metrics[0].LatencyMS)
+	}
 	if got := *res["c2"].Metrics[0].Score; !near(got, 0.21) {
 		t.Errorf("c2 score = %v, want 0.21 (weighted 2.1 of 10)", got)
 	}

@@ -80,9 +80,9 @@ func (e *Engine) services(m *metric, dry *dryRun) *services {
 
 // measure runs one metric on one case. It never fails: every outcome,
 // including a plugin trap or a judge fault, is a MetricResult.
-func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun) MetricResult {
+func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun) (r MetricResult) {
 	start := time.Now()
-	r := MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
+	r = MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
 	defer func() { r.LatencyMS = float64(time.Since(start).Microseconds()) / 1000 }()
 	if m.skip != "" {
 		r.Status, r.Reason = StatusSkipped, m.skip

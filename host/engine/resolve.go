@@ -60,7 +60,15 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue
 		}
-		p, err := rt.Load(ctx, e.cfg.Resolve(pc.Path), digest, plugin.Options{Grants: pc.Grants, Limits: pc.Limits})
+		var p plugin.Plugin
+		switch opts := (plugin.Options{Grants: pc.Grants, Limits: pc.Limits}); pc.Transport {
+		case "", plugin.TransportWasm:
+			p, err = rt.Load(ctx, e.cfg.Resolve(pc.Path), digest, opts)
+		case plugin.TransportProcess:
+			p, err = rt.LoadProcess(ctx, e.cfg.Resolve(pc.Path), digest, opts)
+		default:
+			err = fmt.Errorf("transport %q: want %q (the default) or %q", pc.Transport, plugin.TransportWasm, plugin.TransportProcess)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue

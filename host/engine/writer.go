@@ -10,20 +10,29 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sync"
 )
 
-// resultsWriter appends finished cases to results.jsonl, one fsync'd line
-// each, and writes cases/<id>.json. A crash loses at most the case being
-// written; a torn last line is dropped by the next --resume.
+// resultsWriter appends finished cases to results.jsonl and writes
+// cases/<id>.json. One goroutine owns the files: workers hand it a case and
+// go on; it writes every case queued at that moment and fsyncs once for the
+// batch (group commit), so a case is durable moments after it is final and
+// no worker waits on the disk. A crash loses at most the cases not yet
+// fsync'd — which --resume then evaluates again — and a torn last line is
+// dropped by the next --resume.
 type resultsWriter struct {
-	mu  sync.Mutex
-	dir string
-	f   *os.File
-	enc bytes.Buffer
+	dir       string
+	f         *os.File
+	in        chan *CaseResult
+	done      chan struct{}
+	err       error      // set by the loop before done is closed
+	onDurable func(n int) // called with the number of cases made durable
+	line      bytes.Buffer
 }
 
-func openResults(dir string, resume bool) (*resultsWriter, error) {
+// maxBatch bounds one group commit.
+const maxBatch = 256
+
+func openResults(dir string, resume bool, onDurable func(n int)) (*resultsWriter, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
 		return nil, fmt.Errorf("create output dir: %w", err)
 	}
@@ -36,35 +45,90 @@ func openResults(dir string, resume bool) (*resultsWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open results: %w", err)
 	}
-	return &resultsWriter{dir: dir, f: f}, nil
+	w := &resultsWriter{dir: dir, f: f, in: make(chan *CaseResult, maxBatch), done: make(chan struct{}), onDurable: onDurable}
+	go w.loop()
+	return w, nil
 }
 
+// write queues a finished case. It fails only when the writer has failed.
 func (w *resultsWriter) write(r *CaseResult) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	detail, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode case %q: %w", r.CaseID, err)
+	select {
+	case w.in <- r:
+		return nil
+	case <-w.done:
+		return w.err
 	}
-	if err := writeFileSync(filepath.Join(w.dir, "cases", caseFileName(r.CaseID)), detail); err != nil {
-		return fmt.Errorf("write case %q: %w", r.CaseID, err)
+}
+
+// Close writes what is queued, then closes the file.
+func (w *resultsWriter) Close() error {
+	close(w.in)
+	<-w.done
+	if err := w.f.Close(); err != nil && w.err == nil {
+		return fmt.Errorf("close results.jsonl: %w", err)
 	}
-	line := *r
-	line.Case = nil
-	w.enc.Reset()
-	if err := json.NewEncoder(&w.enc).Encode(&line); err != nil {
-		return fmt.Errorf("encode case %q: %w", r.CaseID, err)
+	return w.err
+}
+
+func (w *resultsWriter) loop() {
+	defer close(w.done)
+	batch := make([]*CaseResult, 0, maxBatch)
+	for r := range w.in {
+		batch = append(batch[:0], r)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case more, ok := <-w.in:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
+		if err := w.flush(batch); err != nil {
+			w.err = err
+			return
+		}
+		if w.onDurable != nil {
+			w.onDurable(len(batch))
+		}
 	}
-	if _, err := w.f.Write(w.enc.Bytes()); err != nil {
-		return fmt.Errorf("append case %q to results.jsonl: %w", r.CaseID, err)
+}
+
+// flush writes a batch: the case files first (a derived view, not synced
+// one by one), then the results lines and one fsync — the line is what
+// makes a case done.
+func (w *resultsWriter) flush(batch []*CaseResult) error {
+	w.line.Reset()
+	enc := json.NewEncoder(&w.line)
+	for _, r := range batch {
+		detail, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode case %q: %w", r.CaseID, err)
+		}
+		path := filepath.Join(w.dir, "cases", caseFileName(r.CaseID))
+		if err := os.WriteFile(path+".tmp", detail, 0o644); err != nil {
+			return fmt.Errorf("write case %q: %w", r.CaseID, err)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			return fmt.Errorf("write case %q: %w", r.CaseID, err)
+		}
+		line := *r
+		line.Case = nil
+		if err := enc.Encode(&line); err != nil {
+			return fmt.Errorf("encode case %q: %w", r.CaseID, err)
+		}
+	}
+	if _, err := w.f.Write(w.line.Bytes()); err != nil {
+		return fmt.Errorf("append to results.jsonl: %w", err)
 	}
 	if err := w.f.Sync(); err != nil {
 		return fmt.Errorf("sync results.jsonl: %w", err)
 	}
 	return nil
 }
-
-func (w *resultsWriter) Close() error { return w.f.Close() }
 
 func writeFileSync(path string, data []byte) error {
 	tmp := path + ".tmp"
