@@ -52,6 +52,10 @@ type Plugin struct {
 	// SHA256File names a file holding the digest, for plugins built locally
 	// from source (scripts/build-plugins writes <module>.sha256).
 	SHA256File string         `yaml:"sha256_file"`
+	// Transport is how the plugin runs: "wasm" (the default: a sandboxed
+	// module) or "process" (a native go-plugin binary, not sandboxed; see
+	// docs/process-plugins.md).
+	Transport  string         `yaml:"transport"`
 	Grants     plugin.Grants  `yaml:"grants"`
 	Limits     plugin.Limits  `yaml:"limits"`
 	Line       int            `yaml:"-"`

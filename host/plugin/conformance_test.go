@@ -3,23 +3,37 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	dagkinds "github.com/agentanvil/anvil/plugins/dag"
+	"github.com/agentanvil/anvil/plugins/geval"
+	"github.com/agentanvil/anvil/plugins/rag"
+	"github.com/agentanvil/anvil/sdk"
 )
 
 // TestConformanceTextcheck runs a plugin written only against package sdk
-// in-process and as a sandboxed Wasm module and requires identical results:
-// the transport must be invisible to a kind.
+// in-process, as a sandboxed Wasm module and as a native process, and
+// requires identical results: the transport must be invisible to a kind.
 func TestConformanceTextcheck(t *testing.T) {
 	ctx := context.Background()
 	transports := map[string]Plugin{
-		TransportInproc: Inproc(textcheck.Plugin(), Options{}),
-		TransportWasm:   load(t, "textcheck", Options{}),
+		TransportInproc:  Inproc(textcheck.Plugin(), Options{}),
+		TransportWasm:    load(t, "textcheck", Options{}),
+		TransportProcess: loadProcess(t, "textcheck", Options{}),
 	}
-	if got, want := transports[TransportWasm].Info().Descriptor, transports[TransportInproc].Info().Descriptor; !jsonEqual(t, got, want) {
-		t.Fatalf("descriptors differ:\nwasm   %s\ninproc %s", mustJSON(t, got), mustJSON(t, want))
+	for _, name := range []string{TransportWasm, TransportProcess} {
+		if got, want := transports[name].Info().Descriptor, transports[TransportInproc].Info().Descriptor; !jsonEqual(t, got, want) {
+			t.Fatalf("descriptors differ:\n%-7s %s\ninproc  %s", name, mustJSON(t, got), mustJSON(t, want))
+		}
 	}
 
 	tc := func(actual, expected string) abi.TestCase {
@@ -70,11 +84,14 @@ func TestConformanceTextcheck(t *testing.T) {
 				}
 				got[name] = res
 			}
-			in, wa := got[TransportInproc], got[TransportWasm]
-			if !jsonEqual(t, normalise(in.Error), normalise(wa.Error)) || !jsonEqual(t, stripErr(*in), stripErr(*wa)) {
-				t.Fatalf("transports disagree:\ninproc %s\nwasm   %s", mustJSON(t, in), mustJSON(t, wa))
+			in := got[TransportInproc]
+			for _, name := range []string{TransportWasm, TransportProcess} {
+				o := got[name]
+				if !jsonEqual(t, normalise(in.Error), normalise(o.Error)) || !jsonEqual(t, stripErr(*in), stripErr(*o)) {
+					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", mustJSON(t, in), name, mustJSON(t, o))
+				}
 			}
-			res := wa
+			res := got[TransportProcess]
 			if m.want.code != "" {
 				if res.Error == nil || res.Error.Code != m.want.code || res.Error.Field != m.want.field {
 					t.Fatalf("want error %s (field %q), got %s", m.want.code, m.want.field, mustJSON(t, res))
@@ -128,12 +145,16 @@ func TestConformanceTextcheck(t *testing.T) {
 				}
 				got[name] = res
 			}
-			in, wa := got[TransportInproc], got[TransportWasm]
-			inCopy, waCopy := *in, *wa
-			inCopy.Error, waCopy.Error = nil, nil
-			if !jsonEqual(t, normalise(in.Error), normalise(wa.Error)) || !jsonEqual(t, inCopy, waCopy) {
-				t.Fatalf("transports disagree:\ninproc %s\nwasm   %s", mustJSON(t, in), mustJSON(t, wa))
+			in := got[TransportInproc]
+			for _, name := range []string{TransportWasm, TransportProcess} {
+				o := got[name]
+				inCopy, oCopy := *in, *o
+				inCopy.Error, oCopy.Error = nil, nil
+				if !jsonEqual(t, normalise(in.Error), normalise(o.Error)) || !jsonEqual(t, inCopy, oCopy) {
+					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", mustJSON(t, in), name, mustJSON(t, o))
+				}
 			}
+			wa := got[TransportProcess]
 			if n.want.code != "" {
 				if wa.Error == nil || wa.Error.Code != n.want.code || wa.Error.Field != n.want.field {
 					t.Fatalf("want error %s (field %q), got %s", n.want.code, n.want.field, mustJSON(t, wa))
@@ -180,4 +201,322 @@ func mustJSON(t testing.TB, v any) string {
 func jsonEqual(t testing.TB, a, b any) bool {
 	t.Helper()
 	return mustJSON(t, a) == mustJSON(t, b)
+}
+
+// TestConformanceFirstParty runs every first-party kind — geval, the DAG
+// node kinds, the rag statement metrics — in-process, as Wasm and as a
+// native process, against the same deterministic judge, and requires
+// identical outcomes (results, invocation errors, judge requests, logs):
+// judge-using kinds, grants and budgets included.
+func TestConformanceFirstParty(t *testing.T) {
+	ctx := context.Background()
+	optionSets := map[string]Options{
+		"granted":   {Grants: Grants{Judge: true}},
+		"ungranted": {},
+		"budget1":   {Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeCalls: 1}},
+	}
+	linked := map[string]*sdk.Plugin{"geval": geval.Plugin(), "dag": dagkinds.Plugin(), "rag": rag.Plugin()}
+	type key struct{ plugin, opts, transport string }
+	loaded := map[key]Plugin{}
+	transports := []string{TransportInproc, TransportWasm, TransportProcess}
+	// loadAll loads what the cases need, once, for the whole test (so a
+	// plugin is closed when the test ends, not after its first case).
+	loadAll := func(plugin, opts string) {
+		for _, tr := range transports {
+			k := key{plugin, opts, tr}
+			if _, ok := loaded[k]; ok {
+				continue
+			}
+			switch tr {
+			case TransportInproc:
+				loaded[k] = Inproc(linked[plugin], optionSets[opts])
+			case TransportWasm:
+				loaded[k] = load(t, plugin, optionSets[opts])
+			case TransportProcess:
+				loaded[k] = loadProcess(t, plugin, optionSets[opts])
+			}
+		}
+	}
+
+	params := func(fields ...string) []string { return fields }
+	geCfg := func(m map[string]any) json.RawMessage {
+		if _, ok := m["evaluation_params"]; !ok {
+			m["evaluation_params"] = params("input", "actual_output")
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
+	raw := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
+	qa := abi.TestCase{ID: "c1", Input: "What is the capital of France?", ActualOutput: "Paris is the capital. It has the Eiffel Tower.",
+		ExpectedOutput: "Paris", RetrievalContext: []string{"Paris is the capital of France.", "The Eiffel Tower is in Paris."}}
+	with := func(f func(c *abi.TestCase)) abi.TestCase { c := qa; f(&c); return c }
+
+	// prepareMeasure runs Prepare then Measure with its state, as the engine does.
+	prepareMeasure := func(cfg json.RawMessage, c abi.TestCase) func(context.Context, Plugin, Services) any {
+		return func(ctx context.Context, p Plugin, svc Services) any {
+			prep, perr := p.Prepare(ctx, svc, &abi.PrepareRequest{Kind: "geval", Metric: "m", Config: cfg, JudgeModel: "oracle"})
+			out := map[string]any{"prepare": prep, "prepare_err": errOutcome(perr)}
+			if perr != nil || prep.Error != nil {
+				return out
+			}
+			res, err := p.Measure(ctx, svc, &abi.MeasureRequest{Kind: "geval", Metric: "m", Config: cfg, Prepared: prep.State,
+				Threshold: 0.5, JudgeModel: "oracle", Case: c})
+			out["measure"], out["measure_err"] = res, errOutcome(err)
+			return out
+		}
+	}
+	measure := func(kind string, cfg json.RawMessage, c abi.TestCase) func(context.Context, Plugin, Services) any {
+		return func(ctx context.Context, p Plugin, svc Services) any {
+			res, err := p.Measure(ctx, svc, &abi.MeasureRequest{Kind: kind, Metric: "m", Config: cfg, Threshold: 0.5, JudgeModel: "oracle", Case: c})
+			return map[string]any{"measure": res, "measure_err": errOutcome(err)}
+		}
+	}
+	node := func(kind string, cfg json.RawMessage, verdicts []string, inputs []abi.NodeInput, c abi.TestCase) func(context.Context, Plugin, Services) any {
+		return func(ctx context.Context, p Plugin, svc Services) any {
+			res, err := p.Node(ctx, svc, &abi.NodeRequest{Kind: kind, NodeID: "n1", Config: cfg, Verdicts: verdicts, Inputs: inputs,
+				JudgeModel: "oracle", Case: c})
+			return map[string]any{"node": res, "node_err": errOutcome(err)}
+		}
+	}
+	inputs := []abi.NodeInput{{NodeID: "t0", Label: "Headings", Output: "Intro; Usage"}, {NodeID: "t1", Output: "two"}}
+	rubric := []map[string]any{
+		{"score_range": []int{0, 3}, "expected_outcome": "wrong"},
+		{"score_range": []int{4, 7}, "expected_outcome": "partly right"},
+		{"score_range": []int{8, 10}, "expected_outcome": "right"},
+	}
+
+	cases := []struct {
+		name, plugin, opts string
+		run                func(context.Context, Plugin, Services) any
+		want               abi.Code // the outcome's first error code; "" = none
+	}{
+		{"geval/criteria", "geval", "granted", prepareMeasure(geCfg(map[string]any{"criteria": "Is the answer correct?"}), qa), ""},
+		{"geval/steps and rubric", "geval", "granted", prepareMeasure(geCfg(map[string]any{"evaluation_steps": []string{"Check the facts."}, "rubric": rubric}), qa), ""},
+		{"geval/both criteria and steps", "geval", "granted", prepareMeasure(geCfg(map[string]any{"criteria": "c", "evaluation_steps": []string{"s"}}), qa), ""},
+		{"geval/strict", "geval", "granted", prepareMeasure(geCfg(map[string]any{"criteria": "Correct?", "strict_mode": true}), qa), ""},
+		{"geval/score range", "geval", "granted", prepareMeasure(geCfg(map[string]any{"criteria": "Correct?", "score_range": []int{1, 5}, "top_logprobs": 5}), qa), ""},
+		{"geval/no prepare", "geval", "granted", measure("geval", geCfg(map[string]any{"criteria": "Is the answer correct?"}), qa), ""},
+		{"geval/missing field", "geval", "granted", prepareMeasure(geCfg(map[string]any{"criteria": "c", "evaluation_params": params("input", "context")}), qa), abi.CodeMissingField},
+		{"geval/unknown config field", "geval", "granted", prepareMeasure(geCfg(map[string]any{"criteria": "c", "critera": "typo"}), qa), abi.CodeInvalidConfig},
+		{"geval/invalid rubric", "geval", "granted", prepareMeasure(geCfg(map[string]any{"criteria": "c", "strict_mode": true, "rubric": rubric}), qa), abi.CodeInvalidConfig},
+		{"geval/judge down", "geval", "granted", prepareMeasure(geCfg(map[string]any{"evaluation_steps": []string{"s"}}), with(func(c *abi.TestCase) { c.Input = "JUDGE_DOWN" })), abi.CodeJudge},
+		{"geval/not granted", "geval", "ungranted", prepareMeasure(geCfg(map[string]any{"criteria": "c"}), qa), abi.CodeCapability},
+		{"geval/budget", "geval", "budget1", measure("geval", geCfg(map[string]any{"criteria": "c"}), qa), abi.CodeBudget},
+
+		{"rag/relevancy", "rag", "granted", measure("answer_relevancy", nil, qa), ""},
+		{"rag/relevancy strict idk no", "rag", "granted", measure("answer_relevancy", raw(map[string]any{"idk_counts_as": "no", "strict_mode": true}), qa), ""},
+		{"rag/relevancy reason call", "rag", "granted", measure("answer_relevancy", raw(map[string]any{"reason_call": true}), qa), ""},
+		{"rag/relevancy repaired", "rag", "granted", measure("answer_relevancy", nil, with(func(c *abi.TestCase) { c.Input = "MISCOUNT please" })), ""},
+		{"rag/relevancy nothing said", "rag", "granted", measure("answer_relevancy", nil, with(func(c *abi.TestCase) { c.ActualOutput = "NOTHING" })), ""},
+		{"rag/faithfulness", "rag", "granted", measure("faithfulness", nil, qa), ""},
+		{"rag/faithfulness truths", "rag", "granted", measure("faithfulness", raw(map[string]any{"truths_limit": 1}), qa), ""},
+		{"rag/faithfulness missing context", "rag", "granted", measure("faithfulness", nil, with(func(c *abi.TestCase) { c.RetrievalContext = nil })), abi.CodeMissingField},
+		{"rag/bad config", "rag", "granted", measure("faithfulness", raw(map[string]any{"idk_counts_as": "maybe"}), qa), abi.CodeInvalidConfig},
+		{"rag/budget", "rag", "budget1", measure("answer_relevancy", nil, qa), abi.CodeBudget},
+
+		{"dag/task", "dag", "granted", node("task", raw(map[string]any{"instructions": "List the headings.", "output_label": "Headings", "params": params("actual_output")}), nil, inputs, qa), ""},
+		{"dag/binary", "dag", "granted", node("binary", raw(map[string]any{"criteria": "Is it polite?", "params": params("input", "actual_output")}), bin, inputs, qa), ""},
+		{"dag/choice", "dag", "granted", node("choice", raw(map[string]any{"criteria": "Which tone?"}), []string{"formal", "casual", "rude"}, inputs, qa), ""},
+		{"dag/choice without verdicts", "dag", "granted", node("choice", raw(map[string]any{"criteria": "Which tone?"}), nil, nil, qa), abi.CodeInvalidConfig},
+		{"dag/missing param", "dag", "granted", node("binary", raw(map[string]any{"criteria": "c", "params": params("context")}), bin, nil, qa), abi.CodeMissingField},
+		{"dag/empty criteria", "dag", "granted", node("binary", raw(map[string]any{"criteria": " "}), bin, nil, qa), abi.CodeInvalidConfig},
+		{"dag/judge down", "dag", "granted", node("task", raw(map[string]any{"instructions": "JUDGE_DOWN"}), nil, nil, qa), abi.CodeJudge},
+		{"dag/not granted", "dag", "ungranted", node("binary", raw(map[string]any{"criteria": "c"}), bin, nil, qa), abi.CodeCapability},
+	}
+	for _, c := range cases {
+		loadAll(c.plugin, c.opts)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var first string
+			var firstOracle *oracle
+			for _, tr := range transports {
+				p := loaded[key{c.plugin, c.opts, tr}]
+				svc := &oracle{}
+				got := strings.ReplaceAll(mustJSON(t, c.run(ctx, p, svc)), p.Info().Digest, "<digest>")
+				if tr == TransportInproc {
+					first, firstOracle = got, svc
+					if code := firstCode(t, got); code != c.want {
+						t.Fatalf("want outcome %q, got %q: %s", c.want, code, got)
+					}
+					continue
+				}
+				if got != first {
+					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", first, tr, got)
+				}
+				if a, b := mustJSON(t, firstOracle.record()), mustJSON(t, svc.record()); a != b {
+					t.Fatalf("the judge saw different traffic:\ninproc  %s\n%-7s %s", a, tr, b)
+				}
+			}
+		})
+	}
+	// The native guest is built with -race under -race: a data race in
+	// the guest side of the transport would be on its stderr.
+	for k, p := range loaded {
+		if pp, ok := p.(*processPlugin); ok {
+			if s := pp.currentStderr(); strings.Contains(s, "DATA RACE") {
+				t.Errorf("%s (%s): the guest reported a data race:\n%s", k.plugin, k.opts, s)
+			}
+		}
+	}
+}
+
+// errOutcome is an invocation error as an outcome compares it: the
+// *abi.Error, or the text of any other error (which no case expects).
+func errOutcome(err error) any {
+	var ae *abi.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae):
+		return ae
+	}
+	return map[string]string{"code": "not an abi.Error", "text": err.Error()}
+}
+
+// firstCode is the code of the first error in an outcome's JSON: an
+// invocation error or a result's error.
+func firstCode(t *testing.T, outcome string) abi.Code {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(outcome), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"prepare", "measure", "node"} {
+		var e struct {
+			Code  abi.Code `json:"code"`
+			Error *struct {
+				Code abi.Code `json:"code"`
+			} `json:"error"`
+		}
+		if b := m[step+"_err"]; len(b) > 0 && string(b) != "null" {
+			_ = json.Unmarshal(b, &e)
+			return e.Code
+		}
+		if b := m[step]; len(b) > 0 && string(b) != "null" {
+			_ = json.Unmarshal(b, &e)
+			if e.Error != nil {
+				return e.Error.Code
+			}
+		}
+	}
+	return ""
+}
+
+// oracle is a deterministic judge: its answer is a function of the
+// request alone (purpose, messages, schema), so every transport sees the
+// same answers; it records every request and log line.
+type oracle struct {
+	mu       sync.Mutex
+	requests []abi.JudgeRequest
+	logs     []string
+}
+
+func (o *oracle) record() any {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return map[string]any{"requests": o.requests, "logs": o.logs}
+}
+
+func (o *oracle) Log(_ context.Context, pluginID string, rec abi.LogRecord) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	attrs, _ := json.Marshal(rec.Attrs)
+	o.logs = append(o.logs, pluginID+" "+rec.Level+" "+rec.Message+" "+string(attrs))
+}
+
+func (o *oracle) Judge(_ context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse {
+	o.mu.Lock()
+	o.requests = append(o.requests, reqs...)
+	o.mu.Unlock()
+	out := make([]abi.JudgeResponse, len(reqs))
+	for i, r := range reqs {
+		out[i] = answer(r)
+	}
+	return out
+}
+
+var itemCount = regexp.MustCompile(`(\d+) (?:statements|claims) an AI's answer`)
+
+func answer(r abi.JudgeRequest) abi.JudgeResponse {
+	var text strings.Builder
+	for _, m := range r.Messages {
+		text.WriteString(m.Role + ": " + m.Content + "\n")
+	}
+	prompt := text.String()
+	h := fnv.New32a()
+	h.Write([]byte(r.Purpose + "\n" + prompt))
+	n := int(h.Sum32())
+	usage := abi.Usage{Model: "oracle", InputTokens: len(prompt) / 4, OutputTokens: 10 + n%10, USD: 0.0001, Attempts: 1}
+	reply := func(v any) abi.JudgeResponse {
+		b, _ := json.Marshal(v)
+		return abi.JudgeResponse{Content: string(b), JSON: b, Usage: usage}
+	}
+	if strings.Contains(prompt, "JUDGE_DOWN") {
+		return abi.JudgeResponse{Error: &abi.Error{Code: abi.CodeJudge, Message: "oracle: the judge is down", Retryable: true}}
+	}
+	items := func(noun string) []string {
+		if strings.Contains(prompt, "NOTHING") {
+			return []string{}
+		}
+		out := make([]string, 1+n%3)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s %d-%d.", noun, n%1000, i)
+		}
+		return out
+	}
+	switch r.Purpose {
+	case "steps":
+		return reply(map[string]any{"steps": []string{"Oracle step one.", "Oracle step two."}})
+	case "score":
+		if r.Score == nil { // strict mode: 0 or 1, no host score
+			return reply(map[string]any{"reason": fmt.Sprintf("oracle reason %d", n%100), "score": n % 2})
+		}
+		lo, hi := r.Score.Min, r.Score.Max
+		raw := lo + n%(hi-lo+1)
+		resp := reply(map[string]any{"reason": fmt.Sprintf("oracle reason %d", n%100), "score": raw})
+		sr := &abi.ScoreResult{Raw: raw, Value: float64(raw), Mode: abi.ScoreRaw, Cause: "oracle has no logprobs"}
+		if raw < hi && r.TopLogprobs > 0 {
+			sr.Value, sr.Mode, sr.Cause = float64(raw)+0.25, abi.ScoreWeighted, ""
+			sr.Candidates = []abi.ScoreCandidate{{Value: raw, Probability: 0.75}, {Value: raw + 1, Probability: 0.25}}
+		}
+		resp.Score = sr
+		return resp
+	case "statements", "claims", "truths":
+		return reply(map[string]any{r.Purpose: items(strings.TrimSuffix(r.Purpose, "s"))})
+	case "verdicts":
+		m := itemCount.FindStringSubmatch(prompt)
+		if m == nil {
+			return abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "oracle: no item count in the verdicts prompt")}
+		}
+		count, _ := strconv.Atoi(m[1])
+		if strings.Contains(prompt, "MISCOUNT") && !strings.Contains(prompt, "Your reply is invalid") {
+			count-- // one short: the kind must repair
+		}
+		vs := make([]map[string]string, count)
+		for i := range vs {
+			v := []string{"yes", "no", "idk"}[(n>>i)%3]
+			vs[i] = map[string]string{"verdict": v, "reason": fmt.Sprintf("oracle says %s to %d", v, i)}
+		}
+		return reply(map[string]any{"verdicts": vs})
+	case "reason":
+		return reply(map[string]any{"reason": fmt.Sprintf("oracle prose %d", n%100)})
+	case "task":
+		return reply(map[string]any{"output": fmt.Sprintf("oracle output %d", n%97)})
+	case "binary":
+		return reply(map[string]any{"reason": "oracle decided", "verdict": n%2 == 0})
+	case "choice":
+		var s struct {
+			Properties struct {
+				Verdict struct {
+					Enum []string `json:"enum"`
+				} `json:"verdict"`
+			} `json:"properties"`
+		}
+		_ = json.Unmarshal(r.Schema, &s)
+		if len(s.Properties.Verdict.Enum) == 0 {
+			return abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "oracle: choice schema has no enum")}
+		}
+		return reply(map[string]any{"reason": "oracle chose", "verdict": s.Properties.Verdict.Enum[n%len(s.Properties.Verdict.Enum)]})
+	}
+	return abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "oracle: unexpected purpose %q", r.Purpose)}
 }

@@ -19,6 +19,9 @@ import (
 // prebuilt is committed, so a clean clone tests with plain `go test`.
 var guestSources = map[string]string{
 	"textcheck":  "../../examples/plugins/textcheck/wasm",
+	"geval":      "../../plugins/geval/wasm",
+	"dag":        "../../plugins/dag/wasm",
+	"rag":        "../../plugins/rag/wasm",
 	"hostile":    "./testdata/zoo/hostile",
 	"judge":      "./testdata/zoo/judge",
 	"wrongabi":   "./testdata/zoo/wrongabi",
@@ -29,9 +32,16 @@ var guestSources = map[string]string{
 	"garbage":    "./testdata/zoo/garbage",
 }
 
+// nativeSource is the process-transport guest: one binary, hard-linked
+// under each of nativeNames (it is whichever plugin its name says).
+const nativeSource = "./testdata/native"
+
+var nativeNames = []string{"textcheck", "geval", "dag", "rag", "hostile", "canary", "abi2", "nocookie", "descmajor"}
+
 var (
-	guestDir string   // where TestMain put the .wasm files
-	testRT   *Runtime // shared by the tests, as a process would share it
+	guestDir  string   // where TestMain put the .wasm files
+	nativeDir string   // where TestMain put the native guest and its names
+	testRT    *Runtime // shared by the tests, as a process would share it
 )
 
 func TestMain(m *testing.M) {
@@ -47,7 +57,8 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	guestDir = filepath.Join(dir, "wasm")
-	if err := buildGuests(guestDir); err != nil {
+	nativeDir = filepath.Join(dir, "native")
+	if err := buildGuests(guestDir, nativeDir); err != nil {
 		fmt.Fprintln(os.Stderr, "building test guests:", err)
 		return 1
 	}
@@ -82,8 +93,8 @@ func testCacheDir(tmp string) string {
 
 // buildGuests compiles every guest with the go command that runs the
 // tests, two at a time (CI has two cores; Go's build cache makes reruns
-// cheap).
-func buildGuests(out string) error {
+// cheap): the Wasm guests into out, the native guest into nativeOut.
+func buildGuests(out, nativeOut string) error {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
@@ -92,24 +103,54 @@ func buildGuests(out string) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []string
+	run := func(name string, cmd *exec.Cmd) {
+		defer wg.Done()
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		if b, err := cmd.CombinedOutput(); err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Sprintf("%s: %v\n%s", name, err, b))
+			mu.Unlock()
+		}
+	}
+	// The process-transport guest: one binary for every native test.
+	wg.Add(1)
+	go run("native", nativeBuild(goCmd, nativeOut))
 	for name, src := range guestSources {
+		cmd := exec.Command(goCmd, "build", "-trimpath", "-buildmode=c-shared", "-o", filepath.Join(out, name+".wasm"), src)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS="+guestGoflags())
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cmd := exec.Command(goCmd, "build", "-trimpath", "-buildmode=c-shared", "-o", filepath.Join(out, name+".wasm"), src)
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS="+guestGoflags())
-			if b, err := cmd.CombinedOutput(); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Sprintf("%s: %v\n%s", name, err, b))
-				mu.Unlock()
-			}
-		}()
+		go run(name, cmd)
 	}
 	wg.Wait()
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return linkNative(nativeOut)
+}
+
+// nativeBuild builds the native guest for this machine with the flags
+// the test binary was built with (under -race, -race too; no -trimpath):
+// it then shares the test binary's compiled dependencies (gRPC,
+// go-plugin, the kinds) in the build cache and only links, and a data
+// race in the guest side of the transport is reported on its stderr,
+// which the tests read.
+func nativeBuild(goCmd, out string) *exec.Cmd {
+	args := []string{"build", "-o", filepath.Join(out, "native")}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(goCmd, append(args, nativeSource)...)
+	cmd.Env = append(os.Environ(), "GOFLAGS="+guestGoflags())
+	return cmd
+}
+
+// linkNative gives the native guest each of its names.
+func linkNative(dir string) error {
+	for _, name := range nativeNames {
+		if err := os.Link(filepath.Join(dir, "native"), filepath.Join(dir, name)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -137,6 +178,41 @@ func guestDigest(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return digestOf(b)
+}
+
+// nativePath is the native guest under the given name.
+func nativePath(name string) string { return filepath.Join(nativeDir, name) }
+
+var nativeSum struct {
+	once   sync.Once
+	digest string
+	err    error
+}
+
+// nativeDigest is the native guest's sha256 (the same under every name).
+func nativeDigest(t testing.TB) string {
+	t.Helper()
+	nativeSum.once.Do(func() { nativeSum.digest, nativeSum.err = fileDigest(filepath.Join(nativeDir, "native")) })
+	if nativeSum.err != nil {
+		t.Fatal(nativeSum.err)
+	}
+	return nativeSum.digest
+}
+
+// loadProcess starts a native guest through the shared runtime and closes
+// it after the test.
+func loadProcess(t testing.TB, name string, opts Options) Plugin {
+	t.Helper()
+	p, err := testRT.LoadProcess(context.Background(), nativePath(name), nativeDigest(t), opts)
+	if err != nil {
+		t.Fatalf("load process %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(context.Background()); err != nil {
+			t.Errorf("close %s: %v", name, err)
+		}
+	})
+	return p
 }
 
 // load loads a guest through the shared runtime and closes it after the test.
