@@ -1,7 +1,7 @@
 // Package plugin loads metric and node kinds and hands them to the rest of
 // the host behind one interface, whatever the transport: inproc (a kind
 // linked into the binary through sdk), wasm (an Extism module on wazero,
-// sandboxed) and, later, process (go-plugin).
+// sandboxed) and process (a native go-plugin binary, not sandboxed).
 //
 // Invariants: the engine and the DAG scheduler see only Plugin; every error
 // a Plugin returns names plugin@version and digest; host services reach a
