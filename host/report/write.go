@@ -28,8 +28,52 @@ func Write(dir string, s *engine.Summary) error {
 	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return JUnit(w, s, cases) }); err != nil {
 		return err
 	}
-	attachCases(filepath.Join(dir, "cases"), cases)
-	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return HTML(w, s, cases) })
+	shown := forHTML(cases, MaxReportCases)
+	attachCases(filepath.Join(dir, "cases"), shown)
+	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return HTML(w, s, shown) })
+}
+
+// MaxReportCases bounds the cases report.html shows in full, so the page
+// (and the memory to build it) does not grow without bound with the run:
+// every case with a failure, error or skip is shown first, then passing
+// cases up to the bound. The summary numbers always cover every case, and
+// results.jsonl and cases/ hold them all.
+const MaxReportCases = 1000
+
+func forHTML(cases []engine.CaseResult, limit int) []engine.CaseResult {
+	if len(cases) <= limit {
+		return cases
+	}
+	keep := make([]bool, len(cases))
+	n := 0
+	for i, c := range cases {
+		if n < limit && !allPassed(c) {
+			keep[i] = true
+			n++
+		}
+	}
+	for i := range cases {
+		if n < limit && !keep[i] {
+			keep[i] = true
+			n++
+		}
+	}
+	out := make([]engine.CaseResult, 0, n)
+	for i, c := range cases {
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func allPassed(c engine.CaseResult) bool {
+	for _, m := range c.Metrics {
+		if m.Status != engine.StatusPassed {
+			return false
+		}
+	}
+	return true
 }
 
 func writeFile(path string, write func(*bufio.Writer) error) error {
