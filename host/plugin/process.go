@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -183,39 +182,15 @@ func fileDigest(path string) (string, error) {
 func (p *processPlugin) Info() Info { return p.info }
 
 func (p *processPlugin) Prepare(ctx context.Context, svc Services, req *abi.PrepareRequest) (*abi.PrepareResult, error) {
-	var res abi.PrepareResult
-	what := fmt.Sprintf("prepare metric %q (kind %s)", req.Metric, req.Kind)
-	if err := p.invoke(ctx, svc, native.MethodPrepare, what, req, &res, nil); err != nil {
-		return nil, err
-	}
-	res.Error = p.own(res.Error)
-	return &res, nil
+	return prepareVia(ctx, p, processOps, svc, req)
 }
 
 func (p *processPlugin) Measure(ctx context.Context, svc Services, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
-	var res abi.MeasureResult
-	what := fmt.Sprintf("measure case %q (metric %q, kind %s)", req.Case.ID, req.Metric, req.Kind)
-	if err := p.invoke(ctx, svc, native.MethodMeasure, what, req, &res, func() error { return checkMeasure(&res) }); err != nil {
-		return nil, err
-	}
-	res.Error = p.own(res.Error)
-	return &res, nil
+	return measureVia(ctx, p, processOps, svc, req)
 }
 
 func (p *processPlugin) Node(ctx context.Context, svc Services, req *abi.NodeRequest) (*abi.NodeResult, error) {
-	var res abi.NodeResult
-	what := fmt.Sprintf("node %q case %q (kind %s)", req.NodeID, req.Case.ID, req.Kind)
-	check := func() error {
-		if res.Error == nil && len(req.Verdicts) > 0 && !slices.Contains(req.Verdicts, res.Verdict) {
-			return fmt.Errorf("verdict %q is not one of %q", res.Verdict, req.Verdicts)
-		}
-		return nil
-	}
-	if err := p.invoke(ctx, svc, native.MethodNode, what, req, &res, check); err != nil {
-		return nil, err
-	}
-	res.Error = p.own(res.Error)
-	return &res, nil
+	return nodeVia(ctx, p, processOps, svc, req)
 }
 
 // own stamps this plugin on an error the guest returned in its result.
@@ -485,3 +460,6 @@ func newToken() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// processOps are the gRPC methods behind the typed calls.
+var processOps = operations{prepare: native.MethodPrepare, measure: native.MethodMeasure, node: native.MethodNode}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
@@ -40,39 +39,15 @@ var _ Plugin = (*wasmPlugin)(nil)
 func (w *wasmPlugin) Info() Info { return w.info }
 
 func (w *wasmPlugin) Prepare(ctx context.Context, svc Services, req *abi.PrepareRequest) (*abi.PrepareResult, error) {
-	var res abi.PrepareResult
-	what := fmt.Sprintf("prepare metric %q (kind %s)", req.Metric, req.Kind)
-	if err := w.invoke(ctx, svc, abi.ExportPrepare, what, req, &res, nil); err != nil {
-		return nil, err
-	}
-	res.Error = w.own(res.Error)
-	return &res, nil
+	return prepareVia(ctx, w, wasmOps, svc, req)
 }
 
 func (w *wasmPlugin) Measure(ctx context.Context, svc Services, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
-	var res abi.MeasureResult
-	what := fmt.Sprintf("measure case %q (metric %q, kind %s)", req.Case.ID, req.Metric, req.Kind)
-	if err := w.invoke(ctx, svc, abi.ExportMeasure, what, req, &res, func() error { return checkMeasure(&res) }); err != nil {
-		return nil, err
-	}
-	res.Error = w.own(res.Error)
-	return &res, nil
+	return measureVia(ctx, w, wasmOps, svc, req)
 }
 
 func (w *wasmPlugin) Node(ctx context.Context, svc Services, req *abi.NodeRequest) (*abi.NodeResult, error) {
-	var res abi.NodeResult
-	what := fmt.Sprintf("node %q case %q (kind %s)", req.NodeID, req.Case.ID, req.Kind)
-	check := func() error {
-		if res.Error == nil && len(req.Verdicts) > 0 && !slices.Contains(req.Verdicts, res.Verdict) {
-			return fmt.Errorf("verdict %q is not one of %q", res.Verdict, req.Verdicts)
-		}
-		return nil
-	}
-	if err := w.invoke(ctx, svc, abi.ExportNode, what, req, &res, check); err != nil {
-		return nil, err
-	}
-	res.Error = w.own(res.Error)
-	return &res, nil
+	return nodeVia(ctx, w, wasmOps, svc, req)
 }
 
 // Close waits (until ctx ends) for calls in flight, then frees every
@@ -198,3 +173,6 @@ func checkMeasure(r *abi.MeasureResult) error {
 	}
 	return nil
 }
+
+// wasmOps are the guest exports behind the typed calls.
+var wasmOps = operations{prepare: abi.ExportPrepare, measure: abi.ExportMeasure, node: abi.ExportNode}
