@@ -322,6 +322,16 @@ func TestExitCodes(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "bad.yaml:") || !strings.Contains(r.stderr, "treshold") {
 		t.Fatalf("bad config: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// validate reads the whole dataset up front and names a bad record.
+	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{\"id\": \"a\", \"input\": \"q\"}\n{\"id\": \"b\", \"input\": 3}\n"), 0o644)
+	r = runBinary(t, dir, nil, "validate", "-c", "anvil.yaml", "--input", "bad.jsonl")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "bad.jsonl:2:") || !strings.Contains(r.stderr, `field "input"`) {
+		t.Fatalf("validate bad dataset: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = runBinary(t, dir, nil, "validate", "-c", "anvil.yaml")
+	if r.code != exitOK || !strings.Contains(r.stdout, "12 case(s) parse") {
+		t.Fatalf("validate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	// Every gated metric passing: exit 0.
 	lenient := strings.NewReplacer("threshold: 0.6", "threshold: 0.1", "threshold: 0.5", "threshold: 0.1").Replace(string(mustRead(t, filepath.Join(dir, "anvil.yaml"))))
 	os.WriteFile(filepath.Join(dir, "lenient.yaml"), []byte(lenient), 0o644)

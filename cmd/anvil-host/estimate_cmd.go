@@ -64,10 +64,16 @@ func dash(s string) string {
 
 func newValidateCmd() *cobra.Command {
 	var lf loadFlags
+	var input string
+	var noData bool
 	cmd := &cobra.Command{
 		Use:   "validate",
-		Short: "Check the config, plugins (digests, ABI) and DAGs without running anything",
-		Args:  cobra.NoArgs,
+		Short: "Check the config, plugins (digests, ABI), DAGs and the dataset without running anything",
+		Long: `Load the config as run would — plugins verified and described, params checked
+against each kind's schema, DAGs validated — then read the whole dataset:
+every record must parse, and for each metric the fields cases lack are
+listed (those cases would be skipped for that metric).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			cfg, eng, err := lf.load(ctx, cmd.ErrOrStderr())
@@ -75,10 +81,24 @@ func newValidateCmd() *cobra.Command {
 				return err
 			}
 			defer eng.Close(context.WithoutCancel(ctx))
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d metrics, config hash %s)\n", cfg.File, len(cfg.Metrics), eng.ConfigHash())
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%s: ok (%d metrics, config hash %s)\n", cfg.File, len(cfg.Metrics), eng.ConfigHash())
+			if noData || (input == "" && cfg.Dataset == "") {
+				return nil
+			}
+			n, gaps, err := eng.CheckDataset(ctx, input)
+			if err != nil {
+				return usageErr(err)
+			}
+			fmt.Fprintf(out, "dataset: %d case(s) parse\n", n)
+			for _, g := range gaps {
+				fmt.Fprintln(out, "note:", g)
+			}
 			return nil
 		},
 	}
 	lf.register(cmd)
+	cmd.Flags().StringVar(&input, "input", "", "dataset to check; default from config")
+	cmd.Flags().BoolVar(&noData, "no-dataset", false, "check the config only")
 	return cmd
 }
