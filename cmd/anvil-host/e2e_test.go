@@ -56,12 +56,21 @@ func buildAll(dir string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build textcheck.wasm: %v\n%s", err, out)
 	}
-	b, err := os.ReadFile(mod)
-	if err != nil {
-		return err
+	nat := filepath.Join(wasmDir, "textcheck-native")
+	if out, err := exec.Command("go", "build", "-o", nat, "../../examples/plugins/textcheck/native").CombinedOutput(); err != nil {
+		return fmt.Errorf("build textcheck-native: %v\n%s", err, out)
 	}
-	sum := sha256.Sum256(b)
-	return os.WriteFile(mod+".sha256", []byte(hex.EncodeToString(sum[:])+"  textcheck.wasm\n"), 0o644)
+	for _, f := range []string{mod, nat} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		if err := os.WriteFile(f+".sha256", []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(f)+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // quickstart copies the quickstart example into a temp dir, pointing its
@@ -502,5 +511,44 @@ func TestDAGExample(t *testing.T) {
 	r = runBinary(t, dir, nil, "dag", "render", "-c", "anvil.yaml", "support_quality", "--results", "out/results.jsonl", "--case", "unresolved")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "flowchart") || !strings.Contains(r.stdout, "taken") {
 		t.Fatalf("render: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestProcessTransportGivesTheSameResultsAsWasm runs the quickstart's
+// deterministic metric from the native textcheck binary (transport:
+// process) and from the Wasm module, and requires identical results.
+func TestProcessTransportGivesTheSameResultsAsWasm(t *testing.T) {
+	dir := quickstart(t)
+	cfg := string(mustRead(t, filepath.Join(dir, "anvil.yaml")))
+	native := strings.NewReplacer(
+		wasmDir+"/textcheck.wasm.sha256", wasmDir+"/textcheck-native.sha256",
+		wasmDir+"/textcheck.wasm", wasmDir+"/textcheck-native",
+		"grants: {judge: false}", "grants: {judge: false}\n    transport: process",
+	).Replace(cfg)
+	if !strings.Contains(native, "transport: process") || !strings.Contains(native, "textcheck-native.sha256") {
+		t.Fatalf("native config not rewritten:\n%s", native)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "native.yaml"), []byte(native), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "wasm", "--no-progress")
+	b := runBinary(t, dir, nil, "run", "-c", "native.yaml", "-o", "native", "--no-progress")
+	if a.code != 0 || b.code != 0 {
+		t.Fatalf("exit %d / %d\n%s\n%s", a.code, b.code, a.stderr, b.stderr)
+	}
+	scores := func(out string) map[string]string {
+		m := map[string]string{}
+		for _, l := range resultLines(t, filepath.Join(dir, out, "results.jsonl")) {
+			for _, r := range l.Metrics {
+				if r.Metric == "exact" {
+					m[l.CaseID] = fmt.Sprintf("%s %v %s", r.Status, *r.Score, r.Reason)
+				}
+			}
+		}
+		return m
+	}
+	wa, na := scores("wasm"), scores("native")
+	if len(wa) != 12 || fmt.Sprint(wa) != fmt.Sprint(na) {
+		t.Fatalf("wasm and process results differ:\nwasm   %v\nnative %v", wa, na)
 	}
 }
