@@ -26,12 +26,12 @@ type Config struct {
 	File string `yaml:"-"`
 	Dir  string `yaml:"-"`
 
-	Version  int                     `yaml:"version"`
-	Dataset  string                  `yaml:"dataset"`
+	Version  int                      `yaml:"version"`
+	Dataset  string                   `yaml:"dataset"`
 	Judges   map[string]*judge.Config `yaml:"judges"`
-	Plugins  map[string]*Plugin      `yaml:"plugins"`
-	Metrics  []*Metric               `yaml:"metrics"`
-	Defaults Defaults                `yaml:"defaults"`
+	Plugins  map[string]*Plugin       `yaml:"plugins"`
+	Metrics  []*Metric                `yaml:"metrics"`
+	Defaults Defaults                 `yaml:"defaults"`
 }
 
 // Defaults apply where a metric or the command line says nothing.
@@ -51,14 +51,14 @@ type Plugin struct {
 	SHA256 string `yaml:"sha256"`
 	// SHA256File names a file holding the digest, for plugins built locally
 	// from source (scripts/build-plugins writes <module>.sha256).
-	SHA256File string         `yaml:"sha256_file"`
+	SHA256File string `yaml:"sha256_file"`
 	// Transport is how the plugin runs: "wasm" (the default: a sandboxed
 	// module) or "process" (a native go-plugin binary, not sandboxed; see
 	// docs/process-plugins.md).
-	Transport  string         `yaml:"transport"`
-	Grants     plugin.Grants  `yaml:"grants"`
-	Limits     plugin.Limits  `yaml:"limits"`
-	Line       int            `yaml:"-"`
+	Transport string        `yaml:"transport"`
+	Grants    plugin.Grants `yaml:"grants"`
+	Limits    plugin.Limits `yaml:"limits"`
+	Line      int           `yaml:"-"`
 }
 
 // Metric is a configured metric instance.
@@ -158,8 +158,8 @@ func (c *Config) Metric(key string) (*Metric, bool) {
 func (c *Config) Hash(pluginDigests map[string]string) string {
 	type metricID struct {
 		Key, Kind, Judge, Model string
-		Threshold           float64
-		Params              json.RawMessage
+		Threshold               float64
+		Params                  json.RawMessage
 	}
 	var ms []metricID
 	for _, m := range c.Metrics {

@@ -16,8 +16,8 @@ import (
 	"github.com/agentanvil/anvil/host/plugin"
 	"github.com/agentanvil/anvil/host/store"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
-	"github.com/agentanvil/anvil/plugins/rag"
 	"github.com/agentanvil/anvil/plugins/geval"
+	"github.com/agentanvil/anvil/plugins/rag"
 	"github.com/agentanvil/anvil/sdk"
 )
 

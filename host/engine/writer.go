@@ -24,7 +24,7 @@ type resultsWriter struct {
 	f         *os.File
 	in        chan *CaseResult
 	done      chan struct{}
-	err       error      // set by the loop before done is closed
+	err       error       // set by the loop before done is closed
 	onDurable func(n int) // called with the number of cases made durable
 	line      bytes.Buffer
 }
