@@ -116,12 +116,19 @@ func summarize(dir, hash string, order []string, prep []PrepareSummary) (*Summar
 	for _, k := range order {
 		ms := by[k]
 		ms.finish()
-		if ms.Gated && ms.Failed > 0 {
+		if ms.Gated && ms.GateFailed() {
 			s.Passed = false
 		}
 		s.Metrics = append(s.Metrics, *ms)
 	}
 	return s, nil
+}
+
+// GateFailed reports whether the metric fails as a gate: a case scored
+// below its threshold, or nothing scored at all but errors (a gate that
+// verified nothing must not pass). Whether the metric is gated is Gated.
+func (ms *MetricSummary) GateFailed() bool {
+	return ms.Failed > 0 || (ms.Scored == 0 && ms.Errors > 0)
 }
 
 func (ms *MetricSummary) add(r MetricResult) {

@@ -324,7 +324,7 @@ func gate(m engine.MetricSummary) (label, class string) {
 	if !m.Gated {
 		return "info", "info"
 	}
-	if m.Failed > 0 || (m.Scored == 0 && m.Errors > 0) {
+	if m.GateFailed() {
 		return "FAIL", "failed"
 	}
 	return "ok", "passed"

@@ -23,7 +23,7 @@ func Table(w io.Writer, s *engine.Summary) error {
 		gate := "info"
 		if m.Gated {
 			gate = "ok"
-			if m.Failed > 0 || (m.Scored == 0 && m.Errors > 0) {
+			if m.GateFailed() {
 				gate = "FAIL"
 			}
 		}
