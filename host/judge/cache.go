@@ -45,11 +45,29 @@ func (j *Judge) recorded(ctx context.Context, p *plan) abi.JudgeResponse {
 	return resp
 }
 
-// lookup returns the recorded reply for p, marked as a cache hit. A cache
-// that cannot be read, or an entry that cannot be decoded, is logged and
-// treated as a miss: losing the cache costs money, not correctness.
+// lookup returns the recorded reply for p, marked as a cache hit.
 func (j *Judge) lookup(ctx context.Context, p *plan) (abi.JudgeResponse, bool, error) {
-	raw, ok, err := j.cache.GetJudge(ctx, p.key)
+	resp, ok, err := j.readEntry(ctx, p.key)
+	if !ok {
+		return resp, false, err
+	}
+	j.counters.cacheHits.Add(1)
+	// Tokens stay as recorded (they describe the reply); nothing was spent
+	// and nothing waited on the judge now.
+	resp.Usage.CacheHit = true
+	resp.Usage.USD = 0
+	resp.Usage.LatencyMS = 0
+	resp.Usage.Attempts = 0
+	resp.Usage.Model = j.cfg.Model
+	resp.Error = nil
+	return resp, true, nil
+}
+
+// readEntry reads and decodes a cache entry. A cache that cannot be read,
+// or an entry that cannot be decoded, is logged and treated as a miss:
+// losing the cache costs money, not correctness.
+func (j *Judge) readEntry(ctx context.Context, key string) (abi.JudgeResponse, bool, error) {
+	raw, ok, err := j.cache.GetJudge(ctx, key)
 	if err != nil {
 		j.log.LogAttrs(ctx, slog.LevelWarn, "judge cache read failed; treating it as a miss",
 			slog.String("judge", j.cfg.Name), slog.String("error", err.Error()))
@@ -61,18 +79,9 @@ func (j *Judge) lookup(ctx context.Context, p *plan) (abi.JudgeResponse, bool, e
 	var resp abi.JudgeResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		j.log.LogAttrs(ctx, slog.LevelWarn, "judge cache entry unreadable; treating it as a miss",
-			slog.String("judge", j.cfg.Name), slog.String("key", p.key), slog.String("error", err.Error()))
-		return abi.JudgeResponse{}, false, fmt.Errorf("entry %.12s… is not a judge response: %w", p.key, err)
+			slog.String("judge", j.cfg.Name), slog.String("key", key), slog.String("error", err.Error()))
+		return abi.JudgeResponse{}, false, fmt.Errorf("entry %.12s… is not a judge response: %w", key, err)
 	}
-	j.counters.cacheHits.Add(1)
-	// Tokens stay as recorded (they describe the reply); nothing was spent
-	// and nothing waited on the judge now.
-	resp.Usage.CacheHit = true
-	resp.Usage.USD = 0
-	resp.Usage.LatencyMS = 0
-	resp.Usage.Attempts = 0
-	resp.Usage.Model = j.cfg.Model
-	resp.Error = nil
 	return resp, true, nil
 }
 
@@ -103,12 +112,8 @@ func (j *Judge) Cached(ctx context.Context, req abi.JudgeRequest) (abi.JudgeResp
 	if perr != nil {
 		return abi.JudgeResponse{}, false
 	}
-	raw, ok, err := j.cache.GetJudge(ctx, p.key)
-	if err != nil || !ok {
-		return abi.JudgeResponse{}, false
-	}
-	var resp abi.JudgeResponse
-	if json.Unmarshal(raw, &resp) != nil {
+	resp, ok, _ := j.readEntry(ctx, p.key)
+	if !ok {
 		return abi.JudgeResponse{}, false
 	}
 	resp.Usage = abi.Usage{Model: j.cfg.Model, CacheHit: true}
