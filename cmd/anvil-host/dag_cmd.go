@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -65,37 +64,32 @@ func newDAGCmd() *cobra.Command {
 
 // findDAGResult reads the dag result of one case from results.jsonl.
 func findDAGResult(path, caseID, metric string) (*dag.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 256<<20)
-	for line := 1; sc.Scan(); line++ {
-		var cr engine.CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &cr); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
+	var found *dag.Result
+	errFound := errors.New("found")
+	err := engine.EachResult(path, func(cr *engine.CaseResult) error {
 		if cr.CaseID != caseID {
-			continue
+			return nil
 		}
 		for _, mr := range cr.Metrics {
 			if mr.Metric != metric {
 				continue
 			}
 			if len(mr.Details) == 0 {
-				return nil, fmt.Errorf("%s:%d: case %q has no DAG details for %s (status %s)", path, line, caseID, metric, mr.Status)
+				return fmt.Errorf("%s: case %q has no DAG details for %s (status %s)", path, caseID, metric, mr.Status)
 			}
 			var res dag.Result
 			if err := json.Unmarshal(mr.Details, &res); err != nil {
-				return nil, fmt.Errorf("%s:%d: DAG details: %w", path, line, err)
+				return fmt.Errorf("%s: case %q: DAG details: %w", path, caseID, err)
 			}
-			return &res, nil
+			found = &res
+			return errFound
 		}
-		return nil, fmt.Errorf("%s:%d: case %q has no result for metric %s", path, line, caseID, metric)
-	}
-	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: case %q has no result for metric %s", path, caseID, metric)
+	})
+	switch {
+	case found != nil:
+		return found, nil
+	case err != nil:
 		return nil, err
 	}
 	return nil, fmt.Errorf("%s: no case %q", path, caseID)

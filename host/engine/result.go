@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"os"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -69,4 +72,30 @@ func (u *JudgeUsage) merge(o JudgeUsage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.USD += o.USD
+}
+
+// EachResult reads results.jsonl at path, calling fn for each case in file
+// order; a line that does not decode is an error naming path:line. fn may
+// stop the walk by returning an error, which EachResult returns as is.
+func EachResult(path string, fn func(r *CaseResult) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read results: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		var r CaseResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
 }

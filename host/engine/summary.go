@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 )
@@ -65,26 +63,12 @@ type MetricSummary struct {
 // summarize reads results.jsonl back — so a resumed run's summary covers
 // every case, not only those of the last process — keeping only scores.
 func summarize(dir, hash string, order []string, prep []PrepareSummary) (*Summary, error) {
-	path := filepath.Join(dir, "results.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("summarize: %w", err)
-	}
-	defer f.Close()
 	s := &Summary{ConfigHash: hash, Prepare: prep, Passed: true}
 	by := map[string]*MetricSummary{}
 	for _, k := range order {
 		by[k] = &MetricSummary{Metric: k, ScoreModes: map[string]int{}, ErrorKinds: map[string]int{}}
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 256<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		var cr CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &cr); err != nil {
-			return nil, fmt.Errorf("summarize: %s:%d: %w", path, line, err)
-		}
+	err := EachResult(filepath.Join(dir, "results.jsonl"), func(cr *CaseResult) error {
 		s.Cases++
 		for _, mr := range cr.Metrics {
 			mr.caseID = cr.CaseID
@@ -105,9 +89,10 @@ func summarize(dir, hash string, order []string, prep []PrepareSummary) (*Summar
 				s.MetricErrors++
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("summarize: read %s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
 	}
 	for _, p := range prep {
 		s.Judge.merge(p.Usage)

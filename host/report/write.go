@@ -97,25 +97,15 @@ func writeFile(path string, write func(*bufio.Writer) error) error {
 }
 
 func readResults(path string) ([]engine.CaseResult, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
-	}
-	defer f.Close()
 	var out []engine.CaseResult
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 256<<20)
-	for line := 1; sc.Scan(); line++ {
-		var r engine.CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
+	err := engine.EachResult(path, func(r *engine.CaseResult) error {
 		for i := range r.Metrics {
 			r.Metrics[i].Details = capDetails(r.Metrics[i].Kind, r.Metrics[i].Details)
 		}
-		out = append(out, r)
-	}
-	return out, sc.Err()
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
 }
 
 // capDetails keeps memory bounded: details over MaxDetailsBytes are
