@@ -29,6 +29,9 @@ type metric struct {
 	desc   abi.KindDescriptor
 	// A dag metric.
 	graph *dag.Graph
+	// dagFields are graph.RequiredFields(), computed once at load: every
+	// case is checked against them.
+	dagFields []string
 
 	needsJudge bool
 	// childOnly names the dag metric this metric is a child of, when it
@@ -46,7 +49,7 @@ type metric struct {
 // requiredFields are the fields every case needs for this metric.
 func (m *metric) requiredFields() []string {
 	if m.graph != nil {
-		return m.graph.RequiredFields()
+		return m.dagFields
 	}
 	return m.desc.RequiredFields
 }

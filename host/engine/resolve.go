@@ -211,6 +211,7 @@ func (e *Engine) resolveDAG(m *metric, all map[string]*metric, names map[string]
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	m.graph = g
+	m.dagFields = g.RequiredFields()
 	for _, n := range g.Nodes {
 		if ref, ok := e.kinds[kindKey(abi.RoleNode, n.Kind)]; ok && ref.plugin.Info().Descriptor.Asks(abi.CapJudge) {
 			m.needsJudge = true
