@@ -37,6 +37,18 @@ const (
 	CodeJudge Code = "judge_error"
 	// CodeCacheMiss: replay-only cache mode and the request is not recorded.
 	CodeCacheMiss Code = "cache_miss"
+	// CodeTruncated: the judge stopped at its token limit (finish_reason
+	// "length"); the reply is incomplete, and a repair call cannot help.
+	CodeTruncated Code = "judge_truncated"
+	// CodeRequestTooLarge: the request is larger than its judge accepts
+	// (max_input_tokens, or the whole tokens_per_minute bucket); it was not
+	// sent. The message names the size and the limit.
+	CodeRequestTooLarge Code = "request_too_large"
+	// CodeJudgeUnavailable: the judge's circuit breaker is open after
+	// consecutive failures that retrying cannot fix (connection refused,
+	// DNS, TLS, 401/403); the request was not sent. The run cannot verify
+	// anything that needs this judge.
+	CodeJudgeUnavailable Code = "judge_unavailable"
 )
 
 // Error is the typed error of the ABI. Errors that cross the boundary are

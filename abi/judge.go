@@ -127,13 +127,24 @@ type ScoreCandidate struct {
 	Probability float64 `json:"probability"`
 }
 
-// Usage is the accounting of one judge request.
+// Usage is the accounting of one judge request. One request may cost
+// several upstream completions (a repair, sample top-ups) and each
+// completion several HTTP attempts (retries).
 type Usage struct {
 	Model        string  `json:"model,omitempty"`
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	USD          float64 `json:"usd"`
 	LatencyMS    float64 `json:"latency_ms"`
-	Attempts     int     `json:"attempts"`
-	CacheHit     bool    `json:"cache_hit"`
+	// Calls is the upstream chat completions this request cost: 1, plus a
+	// repair, plus sample top-ups; 0 on a cache hit or a request refused
+	// before sending. "Judge calls" everywhere (table, summary, report,
+	// estimate) means this.
+	Calls int `json:"calls,omitempty"`
+	// Attempts is HTTP attempts, retries included.
+	Attempts int  `json:"attempts"`
+	CacheHit bool `json:"cache_hit"`
+	// UsageUnknown: a completion's reply had no usage block, so
+	// InputTokens, OutputTokens and USD are lower bounds, not facts.
+	UsageUnknown bool `json:"usage_unknown,omitempty"`
 }

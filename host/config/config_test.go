@@ -50,7 +50,7 @@ func TestParseGood(t *testing.T) {
 	if err != nil || string(p) != `{"criteria":"c","evaluation_params":["input"]}` {
 		t.Fatalf("params = %s, %v", p, err)
 	}
-	if cfg.Plugins["textcheck"].Limits.Timeout.Seconds() != 5 {
+	if cfg.Plugins["textcheck"].Limits.Timeout.Std().Seconds() != 5 {
 		t.Fatalf("limits.timeout = %v", cfg.Plugins["textcheck"].Limits.Timeout)
 	}
 	h1 := cfg.Hash(map[string]string{"textcheck": "sha256:00"})

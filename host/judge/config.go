@@ -1,13 +1,13 @@
 package judge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentanvil/anvil/host/internal/duration"
 )
 
 // Defaults applied by Config.WithDefaults.
@@ -147,55 +147,5 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Duration is a time.Duration written as a Go duration string ("30s",
-// "1m30s") in YAML and JSON. A bare number is taken as seconds.
-type Duration time.Duration
-
-// Std returns the duration as a time.Duration.
-func (d Duration) Std() time.Duration { return time.Duration(d) }
-
-// String formats like time.Duration.
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// MarshalText writes "30s". YAML and JSON encoders both use it.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// UnmarshalText reads "30s"; YAML decoders use it for scalars.
-func (d *Duration) UnmarshalText(text []byte) error {
-	s := strings.TrimSpace(string(text))
-	if s == "" {
-		*d = 0
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		// A bare number is seconds, as in JSON.
-		seconds, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil {
-			return fmt.Errorf("duration %q: want a Go duration like \"30s\" or \"2m\"", s)
-		}
-		v = time.Duration(seconds * float64(time.Second))
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// UnmarshalJSON reads "30s" or a number of seconds.
-func (d *Duration) UnmarshalJSON(data []byte) error {
-	if len(data) > 0 && data[0] == '"' {
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		return d.UnmarshalText([]byte(s))
-	}
-	var seconds float64
-	if err := json.Unmarshal(data, &seconds); err != nil {
-		return fmt.Errorf("duration %s: want a string like \"30s\" or a number of seconds", data)
-	}
-	*d = Duration(seconds * float64(time.Second))
-	return nil
-}
-
-// MarshalJSON writes "30s".
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+// Duration is the config duration type: "30s" or a number of seconds.
+type Duration = duration.Duration

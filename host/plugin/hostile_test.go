@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/duration"
 )
 
 // fakeSecret is put in the host's environment: no guest may ever see it.
@@ -29,11 +30,11 @@ func TestHostileContained(t *testing.T) {
 	ctx := context.Background()
 	// A generous deadline, so a dying guest's slow traceback is not taken
 	// for a hang on a loaded machine; the loop gets its own short one.
-	limits := Limits{Timeout: 20 * time.Second, MemoryPages: 512, MaxOutputBytes: 64 << 10, PoolSize: 1, MaxJudgeCalls: 2}
+	limits := Limits{Timeout: duration.Duration(20 * time.Second), MemoryPages: 512, MaxOutputBytes: 64 << 10, PoolSize: 1, MaxJudgeCalls: 2}
 	ungranted := load(t, "hostile", Options{Limits: limits})
 	granted := load(t, "hostile", Options{Limits: limits, Grants: Grants{Judge: true}})
 	short := limits
-	short.Timeout = 300 * time.Millisecond
+	short.Timeout = duration.Duration(300 * time.Millisecond)
 	impatient := load(t, "hostile", Options{Limits: short})
 	digest := guestDigest(t, "hostile")
 

@@ -86,7 +86,7 @@ func (ip *inproc) Node(ctx context.Context, svc Services, req *abi.NodeRequest) 
 // the output cap and unmarshals into out. A panic in the kind is a trap.
 func (ip *inproc) call(ctx context.Context, svc Services, req, out any,
 	fn func(context.Context, sdk.Host, []byte) (any, error)) (err error) {
-	ctx, cancel := context.WithTimeout(ctx, ip.opts.Limits.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, ip.opts.Limits.Timeout.Std())
 	defer cancel()
 	in, merr := json.Marshal(req)
 	if merr != nil {
@@ -103,7 +103,7 @@ func (ip *inproc) call(ctx context.Context, svc Services, req, out any,
 		return named(ip.info, abi.Errorf(abi.CodeABI, "decode request: %v", ferr))
 	}
 	if ctx.Err() != nil && ctx.Err() != context.Canceled {
-		return named(ip.info, abi.Errorf(abi.CodeTimeout, "invocation passed its %s deadline", ip.opts.Limits.Timeout))
+		return named(ip.info, abi.Errorf(abi.CodeTimeout, "invocation passed its %s deadline", ip.opts.Limits.Timeout.Std()))
 	}
 	b, merr := json.Marshal(res)
 	if merr != nil {

@@ -92,7 +92,7 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	if err != nil {
 		return nil, loadError(w.info, abi.CodeABI, "%v", err)
 	}
-	raw, err := first.warm(ctx, opts.Limits.Timeout, opts.Limits.MaxOutputBytes)
+	raw, err := first.warm(ctx, opts.Limits.Timeout.Std(), opts.Limits.MaxOutputBytes)
 	if err != nil {
 		first.close(ctx)
 		return nil, describeError(w.info, err)
@@ -119,7 +119,7 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 		if err != nil {
 			return nil, abi.Errorf(abi.CodeTrap, "%v", err)
 		}
-		if _, err := in.warm(ctx, opts.Limits.Timeout, opts.Limits.MaxOutputBytes); err != nil {
+		if _, err := in.warm(ctx, opts.Limits.Timeout.Std(), opts.Limits.MaxOutputBytes); err != nil {
 			in.close(ctx)
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/duration"
 )
 
 // Transport names.
@@ -83,7 +84,7 @@ type Limits struct {
 	// MemoryPages caps guest linear memory in 64 KiB pages (wasm only).
 	MemoryPages uint32 `yaml:"memory_pages" json:"memory_pages"`
 	// Timeout is the wall-clock deadline of one invocation, judge calls included.
-	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	Timeout duration.Duration `yaml:"timeout" json:"timeout"`
 	// MaxJudgeCalls caps the judge requests one invocation may make.
 	MaxJudgeCalls int `yaml:"max_judge_calls" json:"max_judge_calls"`
 	// MaxJudgeTokens caps input+output judge tokens of one invocation.
@@ -97,7 +98,7 @@ type Limits struct {
 // DefaultLimits are applied to zero fields.
 var DefaultLimits = Limits{
 	MemoryPages:    1024, // 64 MiB: a Go guest's runtime alone wants ~10 MiB
-	Timeout:        2 * time.Minute,
+	Timeout:        duration.Duration(2 * time.Minute),
 	MaxJudgeCalls:  64,
 	MaxJudgeTokens: 256_000,
 	MaxOutputBytes: 1 << 20,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/duration"
 )
 
 // TestHammer sends many distinct calls from many goroutines through a
@@ -20,8 +21,8 @@ func TestHammer(t *testing.T) {
 		goroutines = 16
 		calls      = 25
 	)
-	p := load(t, "hostile", Options{Limits: Limits{PoolSize: poolSize, Timeout: time.Minute}})
-	tc := load(t, "textcheck", Options{Limits: Limits{PoolSize: poolSize, Timeout: time.Minute}})
+	p := load(t, "hostile", Options{Limits: Limits{PoolSize: poolSize, Timeout: duration.Duration(time.Minute)}})
+	tc := load(t, "textcheck", Options{Limits: Limits{PoolSize: poolSize, Timeout: duration.Duration(time.Minute)}})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines*calls)

@@ -331,7 +331,7 @@ func (p *processPlugin) invoke(ctx context.Context, svc Services, method, what s
 	}
 	defer p.calls.Done()
 
-	callCtx, cancel := context.WithTimeout(ctx, p.opts.Limits.Timeout)
+	callCtx, cancel := context.WithTimeout(ctx, p.opts.Limits.Timeout.Std())
 	defer cancel()
 	g := newGuard(svc, p.info, p.opts.Grants, p.opts.Limits)
 	token, forget := pr.register(callCtx, g)
@@ -364,7 +364,7 @@ func (p *processPlugin) callError(ctx, callCtx context.Context, pr *proc, what s
 		// and the process is kept.
 		return fmt.Errorf("plugin %s@%s: %s: %w", p.info.ID(), p.info.Digest, what, context.Canceled)
 	case callCtx.Err() == context.DeadlineExceeded || st.Code() == codes.DeadlineExceeded:
-		who := fmt.Sprintf("passed its %s deadline", p.opts.Limits.Timeout)
+		who := fmt.Sprintf("passed its %s deadline", p.opts.Limits.Timeout.Std())
 		if ctx.Err() != nil {
 			who = "the caller's deadline passed"
 		}

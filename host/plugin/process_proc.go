@@ -75,7 +75,7 @@ func (p *processPlugin) startDescribed(ctx context.Context) (*proc, []byte, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	dctx, cancel := context.WithTimeout(ctx, max(p.opts.Limits.Timeout, minWarmup))
+	dctx, cancel := context.WithTimeout(ctx, max(p.opts.Limits.Timeout.Std(), minWarmup))
 	defer cancel()
 	raw, err := pr.invoke(dctx, native.MethodDescribe, nil, "", p.opts.Limits.MaxOutputBytes)
 	if err == nil && len(raw) > p.opts.Limits.MaxOutputBytes {
@@ -88,7 +88,7 @@ func (p *processPlugin) startDescribed(ctx context.Context) (*proc, []byte, erro
 	switch {
 	case dctx.Err() != nil || st.Code() == codes.DeadlineExceeded:
 		pr.stop("describe timed out")
-		return nil, nil, p.fault(abi.CodeTimeout, pr.stderr.String(), "describe: no answer within %s", max(p.opts.Limits.Timeout, minWarmup))
+		return nil, nil, p.fault(abi.CodeTimeout, pr.stderr.String(), "describe: no answer within %s", max(p.opts.Limits.Timeout.Std(), minWarmup))
 	case st.Code() == codes.ResourceExhausted:
 		pr.stop("descriptor too large")
 		return nil, nil, p.fault(abi.CodeOutputTooLarge, "", "describe: the descriptor is larger than max_output_bytes %d", p.opts.Limits.MaxOutputBytes)
@@ -147,7 +147,7 @@ func (p *processPlugin) startProcess() (*proc, error) {
 		SyncStderr:   pr.stderr,
 		SyncStdout:   io.Discard,
 		Logger:       hclog.NewNullLogger(),
-		StartTimeout: max(p.opts.Limits.Timeout, minWarmup),
+		StartTimeout: max(p.opts.Limits.Timeout.Std(), minWarmup),
 	})
 	rpc, err := pr.client.Client()
 	if err != nil {
@@ -199,7 +199,7 @@ func (p *processPlugin) startFailure(pr *proc, refused, err error) error {
 		return p.fault(abi.CodeABI, stderr, "the process exited (%s) before the go-plugin handshake: not an Anvil process plugin "+
 			"(its main must call sdk/native.Serve), or it failed to start; see its stderr", exit)
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return p.fault(abi.CodeTimeout, stderr, "no go-plugin handshake within %s", max(p.opts.Limits.Timeout, minWarmup))
+		return p.fault(abi.CodeTimeout, stderr, "no go-plugin handshake within %s", max(p.opts.Limits.Timeout.Std(), minWarmup))
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		return p.fault(abi.CodeABI, stderr, "not a go-plugin plugin: %s", clipMessage(msg))
 	case strings.Contains(msg, "unsupported plugin protocol"):

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/duration"
 )
 
 const hostileID = "hostile@0.0.2"
@@ -39,11 +40,11 @@ func TestProcessHostileContained(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", fakeSecret)
 	t.Setenv("HOME", "/home/"+fakeSecret)
 	ctx := context.Background()
-	limits := Limits{Timeout: 20 * time.Second, MaxOutputBytes: 64 << 10, MaxJudgeCalls: 2}
+	limits := Limits{Timeout: duration.Duration(20 * time.Second), MaxOutputBytes: 64 << 10, MaxJudgeCalls: 2}
 	ungranted := loadProcess(t, "hostile", Options{Limits: limits})
 	granted := loadProcess(t, "hostile", Options{Limits: limits, Grants: Grants{Judge: true}})
 	short := limits
-	short.Timeout = 300 * time.Millisecond
+	short.Timeout = duration.Duration(300 * time.Millisecond)
 	impatient := loadProcess(t, "hostile", Options{Limits: short})
 	digest := nativeDigest(t)
 
@@ -176,7 +177,7 @@ func TestProcessHostileContained(t *testing.T) {
 // TestProcessServesConcurrently: one process holds several calls at once
 // (the guest's barrier opens only when all are inside).
 func TestProcessServesConcurrently(t *testing.T) {
-	p := loadProcess(t, "hostile", Options{Limits: Limits{Timeout: 30 * time.Second}})
+	p := loadProcess(t, "hostile", Options{Limits: Limits{Timeout: duration.Duration(30 * time.Second)}})
 	const n = 6
 	svc := &fakeServices{}
 	var wg sync.WaitGroup
@@ -259,7 +260,7 @@ func TestProcessCallerCancel(t *testing.T) {
 // flight on it fails as a retryable trap that says why, and the plugin
 // serves again on a fresh process.
 func TestProcessKilledUnderOtherCalls(t *testing.T) {
-	p := loadProcess(t, "hostile", Options{Grants: Grants{Judge: true}, Limits: Limits{Timeout: 30 * time.Second}})
+	p := loadProcess(t, "hostile", Options{Grants: Grants{Judge: true}, Limits: Limits{Timeout: duration.Duration(30 * time.Second)}})
 	svc := newBlockingServices()
 	defer close(svc.release)
 	bystander := make(chan error, 1)

@@ -77,7 +77,7 @@ func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what stri
 		if err != nil {
 			return w.startError(what, err)
 		}
-		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout)
+		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout.Std())
 		g := newGuard(svc, w.info, w.opts.Grants, w.opts.Limits)
 		raw, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes)
 		cancel()
@@ -113,7 +113,7 @@ func (w *wasmPlugin) callError(ctx context.Context, what string, err error) erro
 	case ae.Code == abi.CodeTimeout && ctx.Err() != nil:
 		ae.Message = what + ": the caller's deadline passed; instance discarded"
 	case ae.Code == abi.CodeTimeout:
-		ae.Message = fmt.Sprintf("%s: passed its %s deadline; instance discarded", what, w.opts.Limits.Timeout)
+		ae.Message = fmt.Sprintf("%s: passed its %s deadline; instance discarded", what, w.opts.Limits.Timeout.Std())
 	default:
 		ae.Message = what + ": " + ae.Message
 	}

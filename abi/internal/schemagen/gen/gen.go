@@ -235,6 +235,7 @@ var tweaks = map[string]func(*jsonschema.Schema){
 	"Usage.usd":                      atLeast("0"),
 	"Usage.latency_ms":               atLeast("0"),
 	"Usage.attempts":                 atLeast("0"),
+	"Usage.calls":                    atLeast("0"),
 	"NodeRequest.verdicts":           verdictSet,
 	"KindDescriptor.verdicts":        verdictSet,
 	"KindDescriptor.required_fields": func(s *jsonschema.Schema) { s.UniqueItems = true },
@@ -329,7 +330,7 @@ var docs = map[string]string{
 
 	// error
 	"Error":           "The typed error of the ABI. Errors crossing the boundary are data, carried the same way by every transport.",
-	"Error.code":      "Classification. Known codes: metric_error, invalid_config, missing_field, judge_error, budget_exhausted, capability_denied, cache_miss (metric errors: the guest reports them, or receives them from a host function); trap, abi_violation, output_too_large, timeout (set by the host only). Readers must accept codes they do not know and treat them as metric_error.",
+	"Error.code":      "Classification. Known codes: metric_error, invalid_config, missing_field, judge_error, judge_truncated, judge_unavailable, request_too_large, budget_exhausted, capability_denied, cache_miss (metric errors: the guest reports them, or receives them from a host function); trap, abi_violation, output_too_large, timeout (set by the host only). Readers must accept codes they do not know and treat them as metric_error.",
 	"Error.message":   "Human-readable message; says what failed and, where it can, what to do about it.",
 	"Error.plugin":    "\"name@version\" of the plugin the error concerns. Filled in by the host; a guest leaves it absent.",
 	"Error.digest":    "Digest of the plugin module (\"sha256:<hex>\"). Filled in by the host; a guest leaves it absent.",
@@ -402,7 +403,9 @@ var docs = map[string]string{
 	"Usage.output_tokens": "Completion tokens.",
 	"Usage.usd":           "Cost in US dollars from the judge's price table; 0 when unknown or served from cache.",
 	"Usage.latency_ms":    "Wall-clock latency in milliseconds, retries included.",
-	"Usage.attempts":      "Number of calls made to the judge (retries and repair included); 0 on a cache hit.",
+	"Usage.calls":         "Upstream chat completions this request cost (1, plus a repair, plus sample top-ups); 0 on a cache hit or when refused before sending.",
+	"Usage.attempts":      "HTTP attempts made to the judge, retries included; 0 on a cache hit.",
+	"Usage.usage_unknown": "True when a completion's reply carried no usage block: the token counts and usd are lower bounds, not facts.",
 	"Usage.cache_hit":     "True when served from the host's cache; cached tokens do not count against the invocation's token budget.",
 
 	// test case
