@@ -70,6 +70,10 @@ type Metric struct {
 	Threshold *float64 `yaml:"threshold"`
 	// Gate false makes the metric informational: it never fails the run.
 	Gate *bool `yaml:"gate"`
+	// MaxErrorRate is the share of cases (0..1) that may end in a judge,
+	// plugin or metric error before the gate cannot verify the metric
+	// (exit 3); nil means 0: any error on a gated metric fails it.
+	MaxErrorRate *float64 `yaml:"max_error_rate"`
 	// Standalone also runs a metric used as a DAG child on its own; by
 	// default a DAG child runs only inside its DAG.
 	Standalone bool `yaml:"standalone"`
