@@ -46,9 +46,12 @@ type MeasureRequest struct {
 type MeasureResult struct {
 	// Score is normalised to [0,1]; nil when Error is set.
 	Score *float64 `json:"score,omitempty"`
-	// Success is Score >= Threshold, as the kind decides it.
+	// Success is advisory: the guest's opinion of Score >= Threshold. The
+	// host decides pass/fail itself from Score, the configured threshold
+	// and strict mode, and records a disagreement on the result.
 	Success bool `json:"success"`
-	// Threshold actually applied.
+	// Threshold is advisory: the threshold the guest had in mind. The host
+	// applies the configured one (1 under strict_mode) whatever this says.
 	Threshold float64 `json:"threshold"`
 	Reason    string  `json:"reason,omitempty"`
 	// ScoreMode says how a judged score was obtained: "weighted" (logprobs),

@@ -293,8 +293,8 @@ var docs = map[string]string{
 
 	"MeasureResult":            "Output of anvil_measure. Exactly one of score and error is present.",
 	"MeasureResult.score":      "Score normalised to [0,1]. Absent when error is set.",
-	"MeasureResult.success":    "Whether the case passes: score >= threshold, as the kind decides it. False when error is set.",
-	"MeasureResult.threshold":  "Threshold actually applied, in [0,1]: the request's threshold unless the kind imposes its own. On error, echo the request's threshold.",
+	"MeasureResult.success":    "Advisory: the guest's opinion of score >= threshold (false when error is set). The host decides pass/fail itself from score, the configured threshold and strict mode.",
+	"MeasureResult.threshold":  "Advisory, in [0,1]: the threshold the guest had in mind (echo the request's). The host applies the configured threshold (1 under strict_mode) whatever this says.",
 	"MeasureResult.reason":     "Human-readable explanation of the score, recorded with the case.",
 	"MeasureResult.score_mode": "How a judged score was obtained: \"weighted\" (token log-probabilities), \"raw\" (the integer the judge wrote), \"sampled\" (mean of n samples). Absent for deterministic kinds.",
 	"MeasureResult.details":    "Any JSON value; kind-specific detail recorded with the case (steps, verdicts, judge replies).",
