@@ -144,7 +144,8 @@ type Usage struct {
 	// Attempts is HTTP attempts, retries included.
 	Attempts int  `json:"attempts"`
 	CacheHit bool `json:"cache_hit"`
-	// UsageUnknown: a completion's reply had no usage block, so
-	// InputTokens, OutputTokens and USD are lower bounds, not facts.
+	// UsageUnknown: a completion's reply had no usage block, so its
+	// tokens (and USD) are estimated from the text (characters/4), not
+	// reported by the server.
 	UsageUnknown bool `json:"usage_unknown,omitempty"`
 }

@@ -19,15 +19,20 @@ type Totals struct {
 	CacheHits int64 `json:"cache_hits"`
 	// Shared were answered by joining an identical request already in flight.
 	Shared int64 `json:"shared"`
-	// Calls is upstream chat completions made (a repair or a sample is a
-	// call; a retry is not).
+	// Calls is upstream chat completions sent (a repair, a sample, a call
+	// made again in a weaker structured-output mode is a call; a retry is
+	// not; a request refused before sending makes none). It equals the sum
+	// of Usage.Calls over the judge's responses.
 	Calls int64 `json:"calls"`
 	// Attempts is HTTP attempts, retries included.
 	Attempts int64 `json:"attempts"`
 	// InputTokens and OutputTokens are as the server reported them, for
-	// upstream calls only: cache hits spent nothing.
+	// upstream calls only: cache hits spent nothing. A reply without a
+	// usage block is counted at the judge's estimate (see UsageUnknown).
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
+	// UsageUnknown is the calls whose reply had no usage block.
+	UsageUnknown int64 `json:"usage_unknown"`
 	// USD is the cost of those tokens at the configured prices.
 	USD float64 `json:"usd"`
 	// Errors is the number of requests answered with an error.
@@ -39,6 +44,7 @@ type Totals struct {
 type counters struct {
 	requests, cacheHits, shared, calls, attempts atomic.Int64
 	inputTokens, outputTokens, errors            atomic.Int64
+	usageUnknown                                 atomic.Int64
 	usdBits                                      atomic.Uint64 // float64 bits
 }
 
@@ -65,6 +71,7 @@ func (j *Judge) Totals() Totals {
 		Attempts:     c.attempts.Load(),
 		InputTokens:  c.inputTokens.Load(),
 		OutputTokens: c.outputTokens.Load(),
+		UsageUnknown: c.usageUnknown.Load(),
 		USD:          c.usd(),
 		Errors:       c.errors.Load(),
 	}
@@ -80,16 +87,21 @@ func (j *Judge) Price(in, out int) float64 {
 // repair, samples); samples run concurrently, hence the mutex.
 type usage struct {
 	mu           sync.Mutex
+	calls        int
 	inputTokens  int
 	outputTokens int
 	attempts     int
+	unknown      bool
 }
 
-func (u *usage) add(in, out, attempts int) {
+// add counts one call sent upstream.
+func (u *usage) add(in, out, attempts int, unknown bool) {
 	u.mu.Lock()
+	u.calls++
 	u.inputTokens += in
 	u.outputTokens += out
 	u.attempts += attempts
+	u.unknown = u.unknown || unknown
 	u.mu.Unlock()
 }
 
@@ -108,14 +120,19 @@ func (j *Judge) accounted(ctx context.Context, p *plan) abi.JudgeResponse {
 		OutputTokens: u.outputTokens,
 		USD:          j.Price(u.inputTokens, u.outputTokens),
 		LatencyMS:    float64(j.clock.Now().Sub(start)) / float64(time.Millisecond),
+		Calls:        u.calls,
 		Attempts:     u.attempts,
+		UsageUnknown: u.unknown,
 	}
 	if j.log.Enabled(ctx, slog.LevelDebug) {
 		attrs := []slog.Attr{
 			slog.String("judge", j.cfg.Name), slog.String("purpose", p.req.Purpose),
 			slog.Int("input_tokens", u.inputTokens), slog.Int("output_tokens", u.outputTokens),
 			slog.Float64("usd", resp.Usage.USD), slog.Float64("latency_ms", resp.Usage.LatencyMS),
-			slog.Int("attempts", u.attempts),
+			slog.Int("calls", u.calls), slog.Int("attempts", u.attempts),
+		}
+		if u.unknown {
+			attrs = append(attrs, slog.Bool("usage_unknown", true))
 		}
 		if resp.Error != nil {
 			attrs = append(attrs, slog.String("error", string(resp.Error.Code)))

@@ -52,11 +52,12 @@ func (j *Judge) lookup(ctx context.Context, p *plan) (abi.JudgeResponse, bool, e
 		return resp, false, err
 	}
 	j.counters.cacheHits.Add(1)
-	// Tokens stay as recorded (they describe the reply); nothing was spent
-	// and nothing waited on the judge now.
+	// Tokens stay as recorded (they describe the reply); nothing was spent,
+	// nothing was sent and nothing waited on the judge now.
 	resp.Usage.CacheHit = true
 	resp.Usage.USD = 0
 	resp.Usage.LatencyMS = 0
+	resp.Usage.Calls = 0
 	resp.Usage.Attempts = 0
 	resp.Usage.Model = j.cfg.Model
 	resp.Error = nil

@@ -1,14 +1,20 @@
 package judge
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go"
@@ -18,18 +24,20 @@ import (
 	"github.com/agentanvil/anvil/abi"
 )
 
-// call is one upstream chat completion the judge wants made.
+// call is one upstream chat completion the judge wants made: the plan's
+// messages followed by extra (a repair's bad reply and instruction).
 type call struct {
-	messages    []abi.Message
+	extra       []abi.Message
 	n           int
 	temperature *float64
 }
 
 // choice is one generated reply.
 type choice struct {
-	content string
-	refusal string
-	tokens  []abi.TokenLogprob
+	content      string
+	refusal      string
+	finishReason string
+	tokens       []abi.TokenLogprob
 }
 
 // completion is a successful upstream reply.
@@ -37,6 +45,9 @@ type completion struct {
 	choices      []choice
 	inputTokens  int
 	outputTokens int
+	// usageKnown is false when the reply had no usage block: the token
+	// counts are then the judge's estimates.
+	usageKnown bool
 }
 
 // client is the bottom of the stack: one HTTP attempt through openai-go.
@@ -61,13 +72,29 @@ func newClient(cfg Config, httpClient *http.Client, apiKey string) *client {
 	return &client{chat: openai.NewChatCompletionService(slices.Clip(opts)...)}
 }
 
-// params builds the wire request of c under plan p.
-func (p *plan) params(model string, c call) openai.ChatCompletionNewParams {
+// messagesFor are what c sends in mode: the request's messages, with the
+// schema in the last user message unless the server enforces it, then c's
+// extra messages.
+func (p *plan) messagesFor(c call, mode schemaMode) []abi.Message {
+	base := p.req.Messages
+	if p.schema != nil && mode != modeJSONSchema {
+		base = withSchemaInstruction(base, p.schema.canonical)
+	}
+	if len(c.extra) == 0 {
+		return base
+	}
+	return append(append(make([]abi.Message, 0, len(base)+len(c.extra)), base...), c.extra...)
+}
+
+// params builds the wire request of c under plan p, in structured-output
+// mode (the plan's, or weaker once the server rejected it).
+func (p *plan) params(model string, c call, mode schemaMode) openai.ChatCompletionNewParams {
+	msgs := p.messagesFor(c, mode)
 	params := openai.ChatCompletionNewParams{
 		Model:    shared.ChatModel(model),
-		Messages: make([]openai.ChatCompletionMessageParamUnion, 0, len(c.messages)),
+		Messages: make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs)),
 	}
-	for _, m := range c.messages {
+	for _, m := range msgs {
 		switch m.Role {
 		case "system":
 			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
@@ -93,7 +120,7 @@ func (p *plan) params(model string, c call) openai.ChatCompletionNewParams {
 		params.TopLogprobs = openai.Int(int64(p.topLogprobs))
 	}
 	if p.schema != nil {
-		switch p.mode {
+		switch mode {
 		case modeJSONSchema:
 			js := shared.ResponseFormatJSONSchemaJSONSchemaParam{
 				Name:   p.schemaName,
@@ -130,8 +157,12 @@ const (
 	failRateLimited                    // 429
 	failServer                         // 5xx, 408
 	failTimeout                        // the per-attempt timeout passed
-	failUnreachable                    // connection refused, reset, DNS, TLS
+	failRefused                        // connection refused, host or network unreachable
+	failDNS                            // the host name does not exist
+	failTLS                            // certificate or handshake failure
+	failUnreachable                    // reset, EOF, a transient DNS failure: worth retrying
 	failUnparseable                    // 2xx with a body that is not a chat completion
+	failErrorBody                      // 2xx whose body is {"error": …}
 	failCancelled                      // the caller's context ended
 )
 
@@ -142,34 +173,65 @@ type failure struct {
 	// retryAfter is what the server asked us to wait (0: it did not say).
 	retryAfter    time.Duration
 	hasRetryAfter bool
-	detail        string
+	// detail is what went wrong, in the server's own words when it gave
+	// any (bounded, control characters removed; the judge redacts the key).
+	detail string
 }
 
 func (f *failure) retryable() bool {
 	switch f.kind {
-	case failRateLimited, failServer, failTimeout, failUnreachable:
+	case failRateLimited, failServer, failTimeout, failRefused, failUnreachable:
 		return true
 	}
 	return false
 }
 
+// maxRetries is how many retries f's kind is worth. A refused connection
+// gets one (a server restarting), not the full backoff ladder: a server
+// that is down stays down, and the breaker is there to notice.
+func (f *failure) maxRetries(configured int) int {
+	if f.kind == failRefused {
+		return min(configured, 1)
+	}
+	return configured
+}
+
+// unfixable says no retry, now or later in this run, can make the call
+// succeed: the server is not there, or will not let us in. Consecutive
+// unfixable failures open the judge's breaker.
+func (f *failure) unfixable() bool {
+	switch f.kind {
+	case failAuth, failForbidden, failNotFound, failRefused, failDNS, failTLS:
+		return true
+	}
+	return false
+}
+
+// maxErrorBodyBytes bounds what the judge reads of an error reply's body.
+const maxErrorBodyBytes = maxWordsInput
+
 // attempt makes one HTTP request and classifies the outcome.
 func (j *Judge) attempt(ctx context.Context, params openai.ChatCompletionNewParams) (completion, *failure) {
 	var httpResp *http.Response
-	// openai-go builds and sends the request; the reply is decoded into
-	// wireCompletion with encoding/json, which reads only what the judge
-	// uses. openai-go's own decoder costs ~6x the CPU on a reply with
+	// openai-go builds and sends the request; the body comes back raw and
+	// is decoded here with encoding/json into only what the judge uses.
+	// openai-go's own decoder costs ~6x the CPU on a reply with
 	// top_logprobs (20 alternatives per token), which made it the largest
-	// host cost per call (bench/README.md).
-	var wire wireCompletion
-	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&wire))
-	if err == nil {
-		if len(wire.Choices) == 0 {
-			return completion{}, &failure{kind: failUnparseable, status: statusOf(httpResp), detail: "the reply has no choices"}
-		}
-		return wire.completion(), nil
+	// host cost per call (bench/README.md); reading the raw body also
+	// keeps the server's words when the body is not a completion.
+	var body []byte
+	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&body))
+	var c completion
+	var f *failure
+	if err != nil {
+		f = j.classify(ctx, httpResp, err)
+	} else if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), body); f != nil {
+		f.status = statusOf(httpResp)
 	}
-	return completion{}, j.classify(ctx, httpResp, err)
+	if f != nil {
+		f.detail = j.words(f.detail)
+	}
+	return c, f
 }
 
 func statusOf(r *http.Response) int {
@@ -187,8 +249,16 @@ func (j *Judge) classify(ctx context.Context, httpResp *http.Response, err error
 	}
 	if status >= 400 {
 		f := &failure{status: status}
-		if apiErr != nil {
-			f.detail = apiErr.Message
+		// openai-go has read the body and put it back for us; it parses
+		// only OpenAI's error shape, and a proxy's text page, a FastAPI
+		// detail list or a bare {"error": "…"} would lose the server's
+		// words.
+		if httpResp != nil && httpResp.Body != nil {
+			body, _ := io.ReadAll(io.LimitReader(httpResp.Body, maxErrorBodyBytes))
+			f.detail = serverWords(body)
+		}
+		if f.detail == "" && apiErr != nil {
+			f.detail = oneLine(apiErr.Message)
 		}
 		if httpResp != nil {
 			f.retryAfter, f.hasRetryAfter = retryAfter(httpResp.Header, j.clock.Now())
@@ -218,18 +288,39 @@ func (j *Judge) classify(ctx context.Context, httpResp *http.Response, err error
 		return &failure{kind: failTimeout, detail: "timed out"}
 	}
 	if httpResp != nil {
-		// The server answered 2xx, but not with a chat completion.
-		return &failure{kind: failUnparseable, status: status, detail: unparseableDetail(httpResp, err)}
+		// The server answered 2xx, but the body could not be read.
+		return &failure{kind: failUnparseable, status: status, detail: oneLine(err.Error())}
 	}
-	return &failure{kind: failUnreachable, detail: transportDetail(err)}
+	return &failure{kind: transportKind(err), detail: transportDetail(err)}
 }
 
-func unparseableDetail(r *http.Response, err error) string {
-	ct := r.Header.Get("Content-Type")
-	if ct != "" && !strings.Contains(ct, "json") {
-		return fmt.Sprintf("the body is %s, not JSON", ct)
+// transportKind tells a server that is not there (refused, no such host,
+// bad certificate) from a connection that failed on the way.
+func transportKind(err error) failureKind {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		if dnsErr.IsNotFound {
+			return failDNS
+		}
+		return failUnreachable
 	}
-	return err.Error()
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
+		return failRefused
+	}
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var alertErr tls.AlertError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidErr x509.CertificateInvalidError
+	if errors.As(err, &certErr) || errors.As(err, &recErr) || errors.As(err, &alertErr) ||
+		errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalidErr) ||
+		// net/http replaces the tls.RecordHeaderError of an https URL
+		// pointed at a plain HTTP server with a bare error.
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return failTLS
+	}
+	return failUnreachable
 }
 
 // transportDetail drops the method and URL net/http puts in front of a
@@ -247,13 +338,44 @@ func transportDetail(err error) string {
 	return err.Error()
 }
 
+// decodeCompletion reads a 2xx body. Anything but a chat completion with
+// choices is a failure that keeps what the server said: an HTML login
+// page, an {"error": …} sent with HTTP 200, an empty object.
+func decodeCompletion(contentType string, body []byte) (completion, *failure) {
+	if contentType != "" && !strings.Contains(contentType, "json") {
+		mediaType, _, _ := strings.Cut(contentType, ";")
+		return completion{}, &failure{kind: failUnparseable,
+			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+	}
+	var wire wireCompletion
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return completion{}, &failure{kind: failUnparseable, detail: withWords("the body is not a chat completion: "+err.Error(), body)}
+	}
+	if len(wire.Choices) == 0 {
+		if hasValue(wire.Error) {
+			return completion{}, &failure{kind: failErrorBody, detail: serverWords(body)}
+		}
+		return completion{}, &failure{kind: failUnparseable, detail: withWords("the reply has no choices", body)}
+	}
+	return wire.completion(), nil
+}
+
+// hasValue reports whether raw holds a JSON value other than null.
+func hasValue(raw json.RawMessage) bool {
+	v := bytes.TrimSpace(raw)
+	return len(v) > 0 && !bytes.Equal(v, []byte("null"))
+}
+
 // wireCompletion is the part of a chat completion the judge reads.
 type wireCompletion struct {
 	Choices []wireChoice `json:"choices"`
-	Usage   struct {
+	// Usage is nil when the server sent none.
+	Usage *struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+	// Error is set by servers that report a failure with HTTP 200.
+	Error json.RawMessage `json:"error"`
 }
 
 type wireChoice struct {
@@ -265,6 +387,7 @@ type wireChoice struct {
 	Logprobs *struct {
 		Content []wireToken `json:"content"`
 	} `json:"logprobs"`
+	FinishReason string `json:"finish_reason"`
 }
 
 type wireToken struct {
@@ -277,10 +400,12 @@ type wireToken struct {
 }
 
 func (w *wireCompletion) completion() completion {
-	c := completion{
-		inputTokens:  w.Usage.PromptTokens,
-		outputTokens: w.Usage.CompletionTokens,
-		choices:      make([]choice, 0, len(w.Choices)),
+	c := completion{choices: make([]choice, 0, len(w.Choices))}
+	// A usage block of zeros is a placeholder (no real completion has an
+	// empty prompt), as unknown as a missing one.
+	if w.Usage != nil && (w.Usage.PromptTokens > 0 || w.Usage.CompletionTokens > 0) {
+		c.inputTokens, c.outputTokens = max(w.Usage.PromptTokens, 0), max(w.Usage.CompletionTokens, 0)
+		c.usageKnown = true
 	}
 	// Servers need not return choices in index order.
 	ordered := slices.Clone(w.Choices)
@@ -291,9 +416,10 @@ func (w *wireCompletion) completion() completion {
 			tokens = ch.Logprobs.Content
 		}
 		c.choices = append(c.choices, choice{
-			content: ch.Message.Content,
-			refusal: ch.Message.Refusal,
-			tokens:  toTokens(tokens),
+			content:      ch.Message.Content,
+			refusal:      ch.Message.Refusal,
+			finishReason: ch.FinishReason,
+			tokens:       toTokens(tokens),
 		})
 	}
 	return c

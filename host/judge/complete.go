@@ -7,30 +7,79 @@ import (
 )
 
 // complete makes one upstream chat completion through the lower layers:
-// spend limit → rate limit → concurrency limit → retry → client. Every
-// completion, failed or not, is counted in the judge's totals and in u.
+// breaker → size check → spend limit → rate limit → concurrency limit →
+// retry → client. A call refused before sending costs nothing and is not
+// counted; every call sent, failed or not, is counted in the judge's totals
+// and in u. When the server rejects the structured-output mode, the judge
+// weakens it for the rest of the run and the call is made again in the
+// weaker mode: a second call, counted as one.
 func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (completion, *abi.Error) {
-	if j.spendLimit > 0 && j.counters.usd() >= j.spendLimit {
-		return completion{}, j.errorf(abi.CodeBudget, false, "spend limit of $%.2f reached ($%.4f spent)", j.spendLimit, j.counters.usd())
+	if err := j.unavailable(); err != nil {
+		return completion{}, err
 	}
-	if err := j.pacer.wait(ctx, j.clock, p.estimatedTokens); err != nil {
-		return completion{}, j.errorf(abi.CodeJudge, false, "cancelled while waiting for the rate limit: %v", err)
+	if err := j.checkSize(p, c); err != nil {
+		return completion{}, err
 	}
-	if err := j.slots.acquire(ctx); err != nil {
-		return completion{}, j.errorf(abi.CodeJudge, false, "cancelled while waiting for a free connection: %v", err)
-	}
-	comp, attempts, f := j.withRetry(ctx, p.params(j.cfg.Model, c))
-	j.slots.release()
+	tokens := p.inputTokens + estimateExtra(c.extra) + p.maxTokens
+	degraded := false
+	for {
+		if j.spendLimit > 0 && j.counters.usd() >= j.spendLimit {
+			return completion{}, j.errorf(abi.CodeBudget, false, "spend limit of $%.2f reached ($%.4f spent)", j.spendLimit, j.counters.usd())
+		}
+		if err := j.pacer.wait(ctx, j.clock, tokens); err != nil {
+			return completion{}, j.errorf(abi.CodeJudge, false, "cancelled while waiting for the rate limit: %v", err)
+		}
+		if err := j.slots.acquire(ctx); err != nil {
+			return completion{}, j.errorf(abi.CodeJudge, false, "cancelled while waiting for a free connection: %v", err)
+		}
+		// Requests queued behind the ones that tripped the breaker must
+		// not go out.
+		if err := j.unavailable(); err != nil {
+			j.slots.release()
+			return completion{}, err
+		}
+		mode := j.sendMode(p.mode)
+		comp, attempts, f := j.withRetry(ctx, p.params(j.cfg.Model, c, mode))
+		j.slots.release()
 
-	j.counters.calls.Add(1)
-	j.counters.attempts.Add(int64(attempts))
-	if f != nil {
-		u.add(0, 0, attempts)
-		return completion{}, j.failureError(f, attempts)
+		j.counters.calls.Add(1)
+		j.counters.attempts.Add(int64(attempts))
+		if f == nil {
+			j.trip(ctx, nil, nil)
+			j.account(p, c, comp, attempts, u)
+			return comp, nil
+		}
+		u.add(0, 0, attempts, false)
+		err := j.failureError(f, attempts)
+		j.trip(ctx, f, err)
+		if p.schema != nil && formatRejected(mode, f) {
+			j.degrade(ctx, mode, f)
+			degraded = true
+			continue
+		}
+		if degraded && f.kind == failRejected {
+			err.Message += "; the server had already rejected response_format " + string(p.mode) +
+				" for this request: if it takes no structured output at all, set supports_json_schema: false (and supports_json_mode: false)"
+		}
+		return completion{}, err
 	}
-	u.add(comp.inputTokens, comp.outputTokens, attempts)
-	j.counters.inputTokens.Add(int64(comp.inputTokens))
-	j.counters.outputTokens.Add(int64(comp.outputTokens))
-	j.counters.addUSD(j.Price(comp.inputTokens, comp.outputTokens))
-	return comp, nil
+}
+
+// account counts a completed call. A reply without a usage block is
+// counted at the judge's own estimate and marked usage_unknown: unknown is
+// not zero, and a server that leaves usage out must not slip under the
+// spend limit.
+func (j *Judge) account(p *plan, c call, comp completion, attempts int, u *usage) {
+	in, out := comp.inputTokens, comp.outputTokens
+	if !comp.usageKnown {
+		in, out = p.inputTokens+estimateExtra(c.extra), 0
+		for _, ch := range comp.choices {
+			out += estimateReply(ch)
+		}
+		j.counters.usageUnknown.Add(1)
+	}
+	u.add(in, out, attempts, !comp.usageKnown)
+	j.counters.inputTokens.Add(int64(in))
+	j.counters.outputTokens.Add(int64(out))
+	j.counters.addUSD(j.Price(in, out))
 }

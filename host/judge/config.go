@@ -39,8 +39,16 @@ type Config struct {
 	// RequestsPerMinute and TokensPerMinute pace calls; 0 means unlimited.
 	// Tokens are estimated before the call (input ≈ characters/4, plus
 	// max_tokens when set).
+	// A request whose estimate exceeds the whole tokens_per_minute
+	// allowance is refused (request_too_large): it could never fit.
 	RequestsPerMinute int `yaml:"requests_per_minute,omitempty" json:"requests_per_minute,omitempty"`
 	TokensPerMinute   int `yaml:"tokens_per_minute,omitempty" json:"tokens_per_minute,omitempty"`
+	// MaxInputTokens is the largest input (messages and schema, estimated
+	// as above) the judge is sent; a larger request is refused with
+	// request_too_large before it goes out. 0 takes the model family's
+	// context window (DefaultMaxInputTokens), or no check for a model
+	// Anvil does not know.
+	MaxInputTokens int `yaml:"max_input_tokens,omitempty" json:"max_input_tokens,omitempty"`
 	// Price converts tokens to USD.
 	Price Price `yaml:"price,omitempty" json:"price,omitempty"`
 	// SupportsLogprobs says the server returns token log-probabilities.
@@ -67,6 +75,12 @@ type Config struct {
 	MaxRetries int `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
 	// MaxTokens caps replies when a request does not; 0 sends no cap.
 	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// OfflineRecording names a recorded judge session (`anvil-host cache
+	// export`), relative to the config file, that answers for this judge
+	// when it has no API key: the run replays it instead of skipping the
+	// judge's metrics, and says so in its output. With a key, the judge is
+	// called and the recording is not read.
+	OfflineRecording string `yaml:"offline_recording,omitempty" json:"offline_recording,omitempty"`
 }
 
 // Price is USD per million tokens.
@@ -94,6 +108,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Name == "" {
 		c.Name = c.Model
+	}
+	if c.MaxInputTokens == 0 {
+		c.MaxInputTokens = DefaultMaxInputTokens(c.Model)
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	return c
@@ -128,6 +145,9 @@ func (c Config) Validate() error {
 	}
 	if c.TokensPerMinute < 0 {
 		bad("tokens_per_minute", "must not be negative")
+	}
+	if c.MaxInputTokens < 0 {
+		bad("max_input_tokens", "must not be negative")
 	}
 	if c.Price.InputPerMillion < 0 {
 		bad("price.input_per_million", "must not be negative")

@@ -3,13 +3,18 @@
 // llama.cpp, Ollama, LM Studio) reached through github.com/openai/openai-go,
 // with the middleware every call goes through:
 //
-//	cache → singleflight → budget/accounting → rate limit → concurrency limit → retry → client
+//	cache → singleflight → budget/accounting → breaker → size check → rate limit → concurrency limit → retry → client
 //
 // The rules:
 //
 //   - Do never panics and never returns a Go error. A fault is a typed
 //     *abi.Error in the response: judge_error (named with the judge, the
-//     model, the HTTP status and the attempts made), cache_miss in replay
+//     model, the HTTP status and the attempts made, and the server's own
+//     words, bounded and stripped of control characters, whatever shape
+//     its error body has — an HTTP 200 carrying {"error": …} included),
+//     judge_truncated for a reply the server cut at its token limit,
+//     request_too_large for a request refused before sending,
+//     judge_unavailable once the breaker is open, cache_miss in replay
 //     mode, budget_exhausted past the spend limit, abi_violation or
 //     invalid_config for a malformed request. Retryable marks faults worth
 //     trying again in a later run.
@@ -18,26 +23,45 @@
 //     the server is scrubbed of it.
 //   - Retries: 429, 5xx, timeouts and connection errors, with full-jitter
 //     exponential backoff, honouring Retry-After (seconds or HTTP date) and
-//     retry-after-ms; never 400/401/403/404/422. openai-go's own retries are
-//     off, so Usage.Attempts is the truth. The timeout is per attempt.
+//     retry-after-ms; a refused connection once only; never
+//     400/401/403/404/422, an unknown host or a TLS failure. openai-go's own
+//     retries are off, so Usage.Attempts is the truth. The timeout is per
+//     attempt.
+//   - Breaker: three calls in a row that failed in a way no retry can fix
+//     (connection refused, unknown host, TLS, 401, 403, 404) open it for
+//     the judge's life: every later request fails at once with
+//     judge_unavailable and no HTTP, one WARN says so, OnUnavailable tells
+//     the engine, which stops the run. Cache hits are still served.
+//   - Size: a request whose estimated input exceeds max_input_tokens
+//     (defaults by model family), or whose input and reply cap exceed the
+//     whole tokens_per_minute allowance, is refused with request_too_large
+//     before it is sent, naming the estimate, the limit and the largest
+//     message.
 //   - Structured output: json_schema response format when the server
 //     supports it, else json_object with the schema in the prompt, else the
 //     schema in the prompt and a tolerant parse (first '{' to last '}',
-//     trailing commas dropped). The reply is validated against the schema;
-//     a reply that does not parse or validate gets exactly one repair
-//     attempt showing the model its reply and the error, then a judge_error
-//     saying what failed.
+//     trailing commas dropped). A server that rejects the mode with a 400
+//     or 422 naming it gets the next weaker mode, for that request and the
+//     rest of the run, with one WARN per step; the cache key keeps the
+//     configured mode. The reply is validated against the schema; a reply
+//     that does not parse or validate gets exactly one repair attempt
+//     showing the model its reply and the error, then a judge_error saying
+//     what failed. A reply with finish_reason "length" is judge_truncated,
+//     never repaired and never used, even when it parses.
 //   - Logprobs are requested only from judges configured to support them,
 //     capped at max_top_logprobs. A score is located and weighted by package
 //     score, never here; judges without logprobs fall back to the raw
 //     integer, or to the mean of several samples when the request asks.
 //   - The cache is content-addressed: sha256 of the model, messages,
 //     schema, schema mode and every sampling parameter. A hit makes no HTTP
-//     call and reports CacheHit, USD 0 and latency 0. Errors are never
+//     call and reports CacheHit, USD 0, calls and attempts 0, latency 0. Errors are never
 //     cached. Replay mode answers from the cache alone, so a run can be
 //     replayed offline.
 //   - Identical requests in flight together make one upstream call; the
 //     caller that made it carries its cost, the others report USD 0.
 //   - Every response carries Usage (model, tokens, USD at the configured
-//     prices, latency, attempts, cache hit); Totals sums them for the judge.
+//     prices, latency, upstream calls, HTTP attempts, cache hit); Totals
+//     sums them for the judge, and Totals.Calls is the sum of Usage.Calls.
+//     A reply without a usage block is counted at the judge's estimate and
+//     marked usage_unknown: unknown is not zero, and the spend limit holds.
 package judge

@@ -10,8 +10,13 @@ import (
 // errorf builds a typed error whose message starts with the judge's name
 // and model, so a run summary says which judge failed without context.
 func (j *Judge) errorf(code abi.Code, retryable bool, format string, args ...any) *abi.Error {
-	msg := fmt.Sprintf("judge %s (%s): %s", j.cfg.Name, j.cfg.Model, fmt.Sprintf(format, args...))
+	msg := j.prefix() + fmt.Sprintf(format, args...)
 	return &abi.Error{Code: code, Message: j.redact(msg), Retryable: retryable}
+}
+
+// prefix starts every error message of the judge.
+func (j *Judge) prefix() string {
+	return fmt.Sprintf("judge %s (%s): ", j.cfg.Name, j.cfg.Model)
 }
 
 // redact removes the API key from text that may have come from the server
@@ -69,10 +74,16 @@ func (j *Judge) failureError(f *failure, attempts int) *abi.Error {
 		return j.errorf(abi.CodeJudge, true, "server error (HTTP %d) after %s%s", f.status, tries, detail())
 	case failTimeout:
 		return j.errorf(abi.CodeJudge, true, "timed out after %s per attempt, %s", j.cfg.Timeout, tries)
-	case failUnreachable:
+	case failUnreachable, failRefused:
 		return j.errorf(abi.CodeJudge, true, "cannot reach %s after %s%s", j.cfg.BaseURL, tries, detail())
+	case failDNS:
+		return j.errorf(abi.CodeJudge, false, "cannot reach %s: no such host, check base_url%s", j.cfg.BaseURL, detail())
+	case failTLS:
+		return j.errorf(abi.CodeJudge, false, "cannot reach %s: TLS failed (certificate or handshake; http vs https?)%s", j.cfg.BaseURL, detail())
 	case failUnparseable:
 		return j.errorf(abi.CodeJudge, false, "unparseable reply (HTTP %d)%s", f.status, detail())
+	case failErrorBody:
+		return j.errorf(abi.CodeJudge, false, "the server answered HTTP %d with an error instead of a completion%s", f.status, detail())
 	case failCancelled:
 		return j.errorf(abi.CodeJudge, false, "cancelled after %s%s", tries, detail())
 	}

@@ -55,17 +55,19 @@ func TestUnreachableURL(t *testing.T) {
 	ln.Close() // nothing listens there now
 
 	base := "http://" + addr + "/v1"
-	h := newHarnessOn(t, nil, base, func(c *Config) { c.MaxRetries = 2 })
+	h := newHarnessOn(t, nil, base, func(c *Config) { c.MaxRetries = 4 })
 	resp := h.judge.Do(context.Background(), userRequest("x"))
-	wantError(t, resp, abi.CodeJudge, "judge grader (gpt-test): cannot reach "+base+" after 3 attempts", "connection refused")
+	// A refused connection is retried once, not max_retries times: a
+	// server that is down stays down, and the breaker counts it.
+	wantError(t, resp, abi.CodeJudge, "judge grader (gpt-test): cannot reach "+base+" after 2 attempts", "connection refused")
 	if !resp.Error.Retryable {
 		t.Error("an unreachable judge is not marked retryable")
 	}
 	if strings.Count(resp.Error.Message, addr) != 1 {
 		t.Errorf("the address is repeated in %q", resp.Error.Message)
 	}
-	if len(h.clock.Sleeps()) != 2 {
-		t.Errorf("waits = %v; want 2 backoffs", h.clock.Sleeps())
+	if len(h.clock.Sleeps()) != 1 || resp.Usage.Attempts != 2 || resp.Usage.Calls != 1 {
+		t.Errorf("waits = %v, attempts %d, calls %d; want 1 backoff, 2 attempts, 1 call", h.clock.Sleeps(), resp.Usage.Attempts, resp.Usage.Calls)
 	}
 }
 

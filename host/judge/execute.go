@@ -46,14 +46,14 @@ func (j *Judge) execute(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 // schema-valid object, after at most one repair attempt that shows the
 // model its bad reply and what was wrong with it.
 func (j *Judge) reply(ctx context.Context, p *plan, u *usage) (choice, json.RawMessage, *abi.Error) {
-	first := call{messages: p.messages, n: 1, temperature: p.temperature}
+	first := call{n: 1, temperature: p.temperature}
 	comp, err := j.complete(ctx, p, first, u)
 	if err != nil {
 		return choice{}, nil, err
 	}
 	ch := comp.choices[0]
-	if ch.content == "" && ch.refusal != "" {
-		return choice{}, nil, j.errorf(abi.CodeJudge, false, "the model refused: %s", excerpt(ch.refusal))
+	if err := j.unfinished(p, ch); err != nil {
+		return choice{}, nil, err
 	}
 	if p.schema == nil {
 		return ch, nil, nil
@@ -65,11 +65,12 @@ func (j *Judge) reply(ctx context.Context, p *plan, u *usage) (choice, json.RawM
 
 	j.log.LogAttrs(ctx, slog.LevelInfo, "judge reply unusable; asking the model to repair it",
 		slog.String("judge", j.cfg.Name), slog.String("purpose", p.req.Purpose),
-		slog.String("mode", string(p.mode)), slog.String("problem", problem.Error()))
+		slog.String("mode", string(j.sendMode(p.mode))), slog.String("problem", problem.Error()))
 	repair := call{
-		messages: append(append(make([]abi.Message, 0, len(p.messages)+2), p.messages...),
-			abi.Message{Role: "assistant", Content: ch.content},
-			abi.Message{Role: "user", Content: repairInstruction(problem)}),
+		extra: []abi.Message{
+			{Role: "assistant", Content: ch.content},
+			{Role: "user", Content: repairInstruction(problem)},
+		},
 		n:           1,
 		temperature: p.temperature,
 	}
@@ -78,11 +79,14 @@ func (j *Judge) reply(ctx context.Context, p *plan, u *usage) (choice, json.RawM
 		return choice{}, nil, err
 	}
 	ch2 := comp.choices[0]
+	if err := j.unfinished(p, ch2); err != nil {
+		return choice{}, nil, err
+	}
 	obj, problem2 := structuredReply(p.schema, ch2.content)
 	if problem2 != nil {
 		return choice{}, nil, j.errorf(abi.CodeJudge, false,
 			"reply is not usable structured output after one repair attempt (%s mode): %v; reply: %s; first reply: %v",
-			p.mode, problem2, excerpt(ch2.content), problem)
+			j.sendMode(p.mode), problem2, excerpt(ch2.content), problem)
 	}
 	return ch2, obj, nil
 }
@@ -95,7 +99,7 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 	temperature := p.sampleTemperature
 	var choices []choice
 	if j.cfg.SupportsN {
-		comp, err := j.complete(ctx, p, call{messages: p.messages, n: p.samples, temperature: &temperature}, u)
+		comp, err := j.complete(ctx, p, call{n: p.samples, temperature: &temperature}, u)
 		if err != nil {
 			return abi.JudgeResponse{Error: err}
 		}
@@ -109,7 +113,7 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 	for i := range missing {
 		wg.Go(func() {
 			resp := j.safely(func() abi.JudgeResponse {
-				comp, err := j.complete(ctx, p, call{messages: p.messages, n: 1, temperature: &temperature}, u)
+				comp, err := j.complete(ctx, p, call{n: 1, temperature: &temperature}, u)
 				if err != nil {
 					return abi.JudgeResponse{Error: err}
 				}
@@ -136,7 +140,19 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 	var values []int
 	var resp abi.JudgeResponse
 	var problems []string
+	var cut *abi.Error // the first truncated sample
+	truncated := 0
 	for i, ch := range choices {
+		if err := j.unfinished(p, ch); err != nil {
+			if err.Code == abi.CodeTruncated {
+				truncated++
+				if cut == nil {
+					cut = err
+				}
+			}
+			problems = append(problems, fmt.Sprintf("sample %d: %s", i+1, strings.TrimPrefix(err.Message, j.prefix())))
+			continue
+		}
 		var obj json.RawMessage
 		if p.schema != nil {
 			var problem *replyProblem
@@ -159,6 +175,9 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 		if firstErr != nil {
 			return abi.JudgeResponse{Error: firstErr}
 		}
+		if truncated == len(choices) {
+			return abi.JudgeResponse{Error: cut}
+		}
 		return abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "none of %d samples carries a usable score: %s",
 			p.samples, strings.Join(problems, "; "))}
 	}
@@ -176,6 +195,31 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 	}
 	resp.Score = &sr
 	return resp
+}
+
+// unfinished turns a reply the server says is not whole into an error.
+// finish_reason "length" is judge_truncated even when the text parses: the
+// server says the model had more to write, so a score or a verdict in it
+// may be cut ("1" of "10"), and a repair call, capped the same way, cannot
+// help; the fix is max_tokens. A refusal or a content filter is a
+// judge_error naming it.
+func (j *Judge) unfinished(p *plan, ch choice) *abi.Error {
+	switch ch.finishReason {
+	case "length":
+		limit := fmt.Sprintf("max_tokens %d", p.maxTokens)
+		if p.maxTokens == 0 {
+			limit = "the server's own limit (no max_tokens was sent)"
+		}
+		return j.errorf(abi.CodeTruncated, false,
+			"the reply was cut off at the token limit (finish_reason \"length\", %s): not used, and a repair cannot help; raise max_tokens; reply: %s",
+			limit, excerpt(ch.content))
+	case "content_filter":
+		return j.errorf(abi.CodeJudge, false, "the server's content filter stopped the reply (finish_reason \"content_filter\"); reply: %s", excerpt(ch.content))
+	}
+	if ch.content == "" && ch.refusal != "" {
+		return j.errorf(abi.CodeJudge, false, "the model refused: %s", excerpt(ch.refusal))
+	}
+	return nil
 }
 
 // rawScore reads the integer in the top-level field of a structured reply:

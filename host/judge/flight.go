@@ -20,8 +20,8 @@ type flightState struct {
 // same time make one call of work, whose result they all receive.
 //
 // The caller whose call it was carries the cost in Usage; the others get the
-// same reply with USD and attempts zero, so summing responses never counts
-// one upstream call twice.
+// same reply with USD, calls and attempts zero, so summing responses never
+// counts one upstream call twice.
 func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, *plan) abi.JudgeResponse) abi.JudgeResponse {
 	leader := false
 	// Joining the waiters and joining the flight happen under one lock, so
@@ -55,6 +55,7 @@ func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, 
 		if !leader {
 			j.counters.shared.Add(1)
 			resp.Usage.USD = 0
+			resp.Usage.Calls = 0
 			resp.Usage.Attempts = 0
 		}
 		return resp

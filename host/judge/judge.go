@@ -36,6 +36,12 @@ type Judge struct {
 	client     *client
 	schemas    schemaSet
 	counters   counters
+
+	breaker       breaker
+	onUnavailable func(error)
+	// modeFloor is the rank (see modeRank) of the strongest structured-
+	// output mode the server has not rejected; it only ever weakens.
+	modeFloor atomic.Int32
 }
 
 // New builds a judge from cfg (defaults applied, then validated).
@@ -78,6 +84,8 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 		pacer:      newPacer(cfg),
 		slots:      make(slots, cfg.MaxConcurrency),
 		client:     newClient(cfg, o.http, o.apiKey),
+
+		onUnavailable: o.onUnavailable,
 	}
 	if j.cache == nil {
 		j.cacheMode = CacheOff

@@ -74,6 +74,8 @@ type options struct {
 	http      *http.Client
 	apiKey    string
 	spendUSD  float64
+
+	onUnavailable func(error)
 }
 
 // WithCache sets the persistent cache and how it is used.
@@ -108,6 +110,17 @@ func WithAPIKey(key string) Option {
 // finish; cache hits are always served. 0 means no limit.
 func WithSpendLimit(usd float64) Option {
 	return func(o *options) { o.spendUSD = usd }
+}
+
+// OnUnavailable sets a function called once, when the judge's breaker
+// opens: after a few calls in a row failed in a way retrying cannot fix
+// (connection refused, no such host, TLS, HTTP 401/403/404). The judge
+// then fails every request at once with judge_unavailable; err is that
+// error, naming the cause. f runs on the goroutine of the request that
+// tripped the breaker and must not block (cancelling the run's context is
+// what it is for); Judge.Unavailable reports the same error at any time.
+func OnUnavailable(f func(err error)) Option {
+	return func(o *options) { o.onUnavailable = f }
 }
 
 // realClock is the wall clock.

@@ -24,14 +24,15 @@ const defaultSampleTemperature = 1.0
 // everything the cache key covers.
 type plan struct {
 	req abi.JudgeRequest
-	// messages are what is sent: the request's, plus the schema instruction
-	// in json_object and prompt modes.
-	messages []abi.Message
 	// schema is nil when the request has none.
 	schema *compiledSchema
 	// schemaName is sent with json_schema mode.
 	schemaName string
-	mode       schemaMode
+	// mode is the configured structured-output mode. What is sent may be
+	// weaker once the server has rejected it (Judge.sendMode); the cache
+	// key keeps the configured mode, so a reply obtained in a weaker mode
+	// answers the same request in later runs.
+	mode schemaMode
 	// strict sends strict: true with json_schema.
 	strict bool
 	// temperature and maxTokens as sent (nil / 0: not sent).
@@ -48,8 +49,9 @@ type plan struct {
 	sampleTemperature float64
 	// key addresses the cache.
 	key string
-	// estimatedTokens is input plus the reply cap, for tokens/min pacing.
-	estimatedTokens int
+	// inputTokens estimates the request's input (messages and schema, in
+	// any mode) before extra messages: for the size checks and pacing.
+	inputTokens int
 }
 
 // keyMaterial is hashed into the cache key. Field order is fixed by the
@@ -90,7 +92,7 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 		return nil, j.errorf(abi.CodeABI, false, "top_logprobs and max_tokens must not be negative")
 	}
 
-	p := &plan{req: req, messages: req.Messages, temperature: j.cfg.Temperature, maxTokens: j.cfg.MaxTokens}
+	p := &plan{req: req, temperature: j.cfg.Temperature, maxTokens: j.cfg.MaxTokens}
 	if req.Temperature != nil {
 		p.temperature = req.Temperature
 	}
@@ -107,9 +109,6 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 		p.schemaName = schemaName(req.SchemaName)
 		p.mode = j.schemaMode()
 		p.strict = p.mode == modeJSONSchema && j.cfg.JSONSchemaStrict
-		if p.mode != modeJSONSchema {
-			p.messages = withSchemaInstruction(req.Messages, cs.canonical)
-		}
 	}
 
 	if req.Score != nil {
@@ -143,7 +142,10 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 		p.returnTokens = req.TopLogprobs > 0
 	}
 
-	p.estimatedTokens = estimateMessages(p.messages) + p.maxTokens
+	p.inputTokens = estimateMessages(req.Messages)
+	if p.schema != nil {
+		p.inputTokens += estimateSchema(p.schema.canonical)
+	}
 	key, err := p.cacheKey(j.cfg.Model)
 	if err != nil {
 		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)

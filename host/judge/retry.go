@@ -24,8 +24,9 @@ const (
 )
 
 // withRetry makes up to MaxRetries+1 attempts, each under the per-attempt
-// timeout, retrying 429, 5xx, timeouts and connection errors and nothing
-// else. It returns the completion or the last failure, and the attempts made.
+// timeout, retrying 429, 5xx, timeouts and connection errors (a refused
+// connection only once) and nothing else: not 4xx, not a host that does
+// not exist, not a TLS failure. It returns the completion or the last failure, and the attempts made.
 func (j *Judge) withRetry(ctx context.Context, params openai.ChatCompletionNewParams) (completion, int, *failure) {
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, j.cfg.Timeout.Std())
@@ -37,7 +38,7 @@ func (j *Judge) withRetry(ctx context.Context, params openai.ChatCompletionNewPa
 		if ctx.Err() != nil {
 			return completion{}, attempt, &failure{kind: failCancelled, detail: ctx.Err().Error()}
 		}
-		if !f.retryable() || attempt > j.cfg.MaxRetries {
+		if !f.retryable() || attempt > f.maxRetries(j.cfg.MaxRetries) {
 			return completion{}, attempt, f
 		}
 		delay := backoff(attempt)
@@ -48,7 +49,13 @@ func (j *Judge) withRetry(ctx context.Context, params openai.ChatCompletionNewPa
 			}
 			delay = f.retryAfter
 		}
-		j.log.LogAttrs(ctx, slog.LevelWarn, "judge attempt failed; retrying",
+		// A refused connection is retried once and then counts towards
+		// the breaker, which gives the one WARN for a judge that is down.
+		level := slog.LevelWarn
+		if f.unfixable() {
+			level = slog.LevelInfo
+		}
+		j.log.LogAttrs(ctx, level, "judge attempt failed; retrying",
 			slog.String("judge", j.cfg.Name), slog.String("model", j.cfg.Model),
 			slog.Int("attempt", attempt), slog.Int("status", f.status),
 			slog.String("problem", j.redact(f.summary())), slog.Duration("wait", delay))

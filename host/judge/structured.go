@@ -2,10 +2,12 @@ package judge
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -37,6 +39,81 @@ func (j *Judge) schemaMode() schemaMode {
 		return modeJSONObject
 	}
 	return modePrompt
+}
+
+// modeRank orders the modes from the strongest (0) to the weakest.
+func modeRank(m schemaMode) int32 {
+	switch m {
+	case modeJSONSchema:
+		return 0
+	case modeJSONObject:
+		return 1
+	}
+	return 2
+}
+
+func modeOfRank(r int32) schemaMode {
+	switch r {
+	case 0:
+		return modeJSONSchema
+	case 1:
+		return modeJSONObject
+	}
+	return modePrompt
+}
+
+// sendMode is the mode a request planned in mode goes out in: mode, or the
+// weaker one the judge fell back to after the server rejected it.
+func (j *Judge) sendMode(mode schemaMode) schemaMode {
+	return modeOfRank(max(modeRank(mode), j.modeFloor.Load()))
+}
+
+// formatRejected says a rejected request (400, 422) was rejected for its
+// structured-output mode. Servers say so in their own words; what they
+// share is naming the parameter or the mode: OpenAI "'response_format' of
+// type 'json_schema' is not supported with this model", llama.cpp
+// "response_format type must be one of \"text\" or \"json_object\"", vLLM
+// "The provided JSON schema contains features not supported by xgrammar",
+// LiteLLM "does not support parameters: ['response_format']", pydantic
+// servers "body.response_format.type: Input should be 'text' or
+// 'json_object'".
+func formatRejected(mode schemaMode, f *failure) bool {
+	if f.kind != failRejected || mode == modePrompt {
+		return false
+	}
+	d := strings.ToLower(f.detail)
+	if strings.Contains(d, "response_format") || strings.Contains(d, "response format") {
+		return true
+	}
+	if mode == modeJSONSchema {
+		return strings.Contains(d, "json_schema") || strings.Contains(d, "json schema") ||
+			strings.Contains(d, "structured output") || strings.Contains(d, "guided_json")
+	}
+	return strings.Contains(d, "json_object") || strings.Contains(d, "json mode") || strings.Contains(d, "json_mode")
+}
+
+// degrade makes the judge send the mode after from for the rest of its
+// life, saying so once per step: the server rejected from, and every later
+// request would be rejected the same way.
+func (j *Judge) degrade(ctx context.Context, from schemaMode, f *failure) {
+	next := modeRank(from) + 1
+	for {
+		cur := j.modeFloor.Load()
+		if cur >= next {
+			return // another request got there first and said so
+		}
+		if j.modeFloor.CompareAndSwap(cur, next) {
+			break
+		}
+	}
+	setting := "supports_json_schema: false"
+	if from == modeJSONObject {
+		setting = "supports_json_schema: false and supports_json_mode: false"
+	}
+	j.log.LogAttrs(ctx, slog.LevelWarn, "judge rejected its structured-output mode; using a weaker one for the rest of the run",
+		slog.String("judge", j.cfg.Name), slog.String("model", j.cfg.Model),
+		slog.String("rejected", string(from)), slog.String("now", string(modeOfRank(next))),
+		slog.String("server_said", f.summary()), slog.String("hint", "set "+setting+" in the judge config to start there"))
 }
 
 // schemaInstruction introduces the schema when the server does not enforce it.

@@ -27,7 +27,10 @@ type Reply struct {
 	// Usage overrides the computed token counts (prompt: characters/4,
 	// completion: tokens).
 	Usage *Usage
-	// FinishReason defaults to "stop".
+	// NoUsage leaves the usage block out of the reply, as some servers do.
+	NoUsage bool
+	// FinishReason defaults to "stop". "length" says the reply was cut at
+	// the token limit, whether or not Content looks complete.
 	FinishReason string
 
 	// Latency delays the reply (ended early by the client giving up).
@@ -36,7 +39,7 @@ type Reply struct {
 	// server closes.
 	Hang bool
 	// Status, when 400 or more, answers an OpenAI-style error with
-	// ErrorMessage.
+	// ErrorMessage (see RawBody for other shapes).
 	Status       int
 	ErrorMessage string
 	// RetryAfter is sent as the Retry-After header ("2" or an HTTP date).
@@ -46,7 +49,8 @@ type Reply struct {
 	// Truncate cuts the JSON body in half.
 	Truncate bool
 	// RawBody is sent verbatim instead of a completion, with ContentType
-	// (default text/plain).
+	// (default text/plain) and Status (default 200): a proxy's HTML page, a
+	// plain-text 5xx, an HTTP 200 carrying {"error": …}.
 	RawBody     string
 	ContentType string
 }

@@ -332,7 +332,9 @@ func (s *Server) completion(req RecordedRequest, reply Reply) wireCompletion {
 	if reply.Usage != nil {
 		promptTokens, completionTokens = reply.Usage.PromptTokens, reply.Usage.CompletionTokens
 	}
-	out.Usage = wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens}
+	if !reply.NoUsage {
+		out.Usage = &wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens}
+	}
 	return out
 }
 

@@ -176,3 +176,33 @@ func TestStartStandalone(t *testing.T) {
 		t.Errorf("calls %d, recorded %d; want 1, 0", s.Calls(), len(s.Requests()))
 	}
 }
+
+func TestFaultKnobs(t *testing.T) {
+	tests := []struct {
+		name   string
+		reply  Reply
+		status int
+		has    string
+		hasNot string
+	}{
+		{"no usage", Reply{Content: "ok", NoUsage: true}, 200, `"content":"ok"`, `"usage"`},
+		{"truncated", Truncated(`{"a": `), 200, `"finish_reason":"length"`, ""},
+		{"error in 200", ErrorIn200("boom"), 200, `"error":{"code":null,"message":"boom"`, `"choices"`},
+		{"plain-text 503", PlainText(503, "overloaded"), 503, "overloaded", "{"},
+		{"openai rejects json_schema", SchemaRejection(FlavorOpenAI), 400, "'response_format' of type 'json_schema' is not supported", ""},
+		{"llama.cpp rejects json_schema", SchemaRejection(FlavorLlamaCpp), 400, `must be one of \"text\" or \"json_object\"`, ""},
+		{"vllm rejects the schema", SchemaRejection(FlavorVLLM), 400, "JSON schema contains features not supported", ""},
+		{"litellm drops response_format", SchemaRejection(FlavorLiteLLM), 400, "does not support parameters: ['response_format']", ""},
+		{"pydantic 422", SchemaRejection(FlavorPydantic), 422, `"loc":["body","response_format","type"]`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(t)
+			s.SetDefault(tc.reply)
+			resp, raw := post(t, s.URL(), "", body(nil))
+			if resp.StatusCode != tc.status || !bytes.Contains(raw, []byte(tc.has)) || (tc.hasNot != "" && bytes.Contains(raw, []byte(tc.hasNot))) {
+				t.Errorf("status %d, body %s; want %d with %q and without %q", resp.StatusCode, raw, tc.status, tc.has, tc.hasNot)
+			}
+		})
+	}
+}

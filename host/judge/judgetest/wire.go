@@ -10,7 +10,7 @@ type wireCompletion struct {
 	Created int64        `json:"created"`
 	Model   string       `json:"model"`
 	Choices []wireChoice `json:"choices"`
-	Usage   wireUsage    `json:"usage"`
+	Usage   *wireUsage   `json:"usage,omitempty"`
 }
 
 type wireChoice struct {

@@ -405,7 +405,7 @@ var docs = map[string]string{
 	"Usage.latency_ms":    "Wall-clock latency in milliseconds, retries included.",
 	"Usage.calls":         "Upstream chat completions this request cost (1, plus a repair, plus sample top-ups); 0 on a cache hit or when refused before sending.",
 	"Usage.attempts":      "HTTP attempts made to the judge, retries included; 0 on a cache hit.",
-	"Usage.usage_unknown": "True when a completion's reply carried no usage block: the token counts and usd are lower bounds, not facts.",
+	"Usage.usage_unknown": "True when a completion's reply carried no usage block: its token counts (and usd) are estimated from the text (characters/4), not reported by the server.",
 	"Usage.cache_hit":     "True when served from the host's cache; cached tokens do not count against the invocation's token budget.",
 
 	// test case

@@ -1,0 +1,149 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+func TestDefaultMaxInputTokens(t *testing.T) {
+	tests := []struct {
+		model string
+		want  int
+	}{
+		{"gpt-4o-mini", 128_000},
+		{"gpt-4o-2024-08-06", 128_000},
+		{"openai/gpt-4o", 128_000},
+		{"ft:gpt-4o-mini-2024-07-18:acme::abc123", 128_000},
+		{"gpt-4.1-nano", 1_047_576},
+		{"gpt-4", 8_192},
+		{"gpt-4-turbo", 128_000},
+		{"gpt-3.5-turbo-0125", 16_385},
+		{"o1-mini", 128_000},
+		{"o3-mini", 200_000},
+		{"o4-mini", 200_000},
+		{"gpt-5-mini", 272_000},
+		{"claude-3-5-sonnet-20241022", 200_000},
+		{"anthropic.claude-3-haiku-20240307-v1:0", 200_000},
+		{"gemini-2.0-flash", 1_048_576},
+		{"meta-llama/Llama-3.1-8B-Instruct", 128_000},
+		{"llama3.3:70b", 128_000},
+		{"llama3:8b", 8_192},
+		{"mistral-large-latest", 128_000},
+		{"mixtral-8x7b-instruct", 65_536},
+		{"Qwen/Qwen2.5-7B-Instruct", 131_072},
+		{"deepseek-chat", 128_000},
+		// Unknown: no check; the server has the last word.
+		{"my-finetune", 0},
+		{"gpt-test", 0},
+		{"", 0},
+	}
+	for _, tc := range tests {
+		if got := DefaultMaxInputTokens(tc.model); got != tc.want {
+			t.Errorf("DefaultMaxInputTokens(%q) = %d; want %d", tc.model, got, tc.want)
+		}
+	}
+}
+
+func TestMaxInputTokensConfig(t *testing.T) {
+	var c Config
+	if err := yaml.Unmarshal([]byte("model: gpt-4o-mini\nbase_url: http://x/v1\nmax_input_tokens: 5000\n"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c = c.WithDefaults(); c.MaxInputTokens != 5000 {
+		t.Errorf("yaml max_input_tokens = %d; want 5000", c.MaxInputTokens)
+	}
+	var j Config
+	if err := json.Unmarshal([]byte(`{"model": "gpt-4o-mini", "max_input_tokens": 7000}`), &j); err != nil || j.MaxInputTokens != 7000 {
+		t.Errorf("json max_input_tokens = %d, %v; want 7000", j.MaxInputTokens, err)
+	}
+	if d := (Config{Model: "gpt-4o-mini"}).WithDefaults(); d.MaxInputTokens != 128_000 {
+		t.Errorf("default for gpt-4o-mini = %d; want the family's 128000", d.MaxInputTokens)
+	}
+	bad := Config{Model: "m", BaseURL: "http://x/v1", MaxInputTokens: -1}.WithDefaults()
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "max_input_tokens") {
+		t.Errorf("Validate(-1) = %v; want an error naming max_input_tokens", err)
+	}
+}
+
+func TestRequestLargerThanMaxInputTokensIsNotSent(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxInputTokens = 1000 })
+	req := userRequest(strings.Repeat("lorem ipsum ", 1000)) // 12,000 characters
+	resp := h.judge.Do(context.Background(), req)
+	wantError(t, resp, abi.CodeRequestTooLarge, "request too large: about 3", "input tokens (estimated), more than max_input_tokens 1000",
+		"not sent", "largest part: message 2 (user), 12000 characters")
+	if resp.Error.Field != "max_input_tokens" || resp.Error.Retryable {
+		t.Errorf("field %q, retryable %v; want max_input_tokens, false", resp.Error.Field, resp.Error.Retryable)
+	}
+	if h.srv.Calls() != 0 || resp.Usage.Calls != 0 || h.judge.Totals().Calls != 0 {
+		t.Errorf("server calls %d, usage %+v; want nothing sent", h.srv.Calls(), resp.Usage)
+	}
+	// A request that fits goes out.
+	mustOK(t, h.judge.Do(context.Background(), userRequest("short")))
+}
+
+func TestRequestLargerThanTheTPMBucketIsNeverSent(t *testing.T) {
+	// The issue's case: a 1.3M-token request under a 200k tokens/min limit
+	// used to wait for a full bucket and then go out whole.
+	h := newHarness(t, func(c *Config) { c.TokensPerMinute = 200_000; c.MaxTokens = 500 })
+	huge := userRequest(strings.Repeat("word ", 1_040_000)) // 5.2M characters ≈ 1.3M tokens
+	resp := h.judge.Do(context.Background(), huge)
+	wantError(t, resp, abi.CodeRequestTooLarge, "+ 500 max_tokens), more than the whole tokens_per_minute allowance of 200000",
+		"never be paced", "message 2 (user), 5200000 characters")
+	if resp.Error.Field != "tokens_per_minute" {
+		t.Errorf("field = %q; want tokens_per_minute", resp.Error.Field)
+	}
+	if h.srv.Calls() != 0 || len(h.clock.Sleeps()) != 0 {
+		t.Errorf("server calls %d, waits %v; want neither", h.srv.Calls(), h.clock.Sleeps())
+	}
+	// Input that fits only without the reply cap is refused too.
+	edge := userRequest(strings.Repeat("x", 4*199_800))
+	wantError(t, h.judge.Do(context.Background(), edge), abi.CodeRequestTooLarge, "tokens_per_minute")
+	if h.srv.Calls() != 0 {
+		t.Errorf("server calls %d; want 0", h.srv.Calls())
+	}
+}
+
+func TestForecast(t *testing.T) {
+	sampled := schemaRequest("grade")
+	sampled.Score = &abi.ScoreSpec{Min: 0, Max: 10, Samples: 5}
+	tests := []struct {
+		name           string
+		edit           func(*Config)
+		req            abi.JudgeRequest
+		calls, replies int
+	}{
+		{"one call", nil, schemaRequest("grade"), 1, 1},
+		{"samples without n", nil, sampled, 5, 5},
+		{"samples with n", func(c *Config) { c.SupportsN = true }, sampled, 1, 5},
+		{"logprobs: no sampling", func(c *Config) { c.SupportsLogprobs = true }, sampled, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.edit)
+			f, err := h.judge.Forecast(tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			single := tc.req
+			single.Score = nil
+			f1, _ := h.judge.Forecast(single)
+			one := f1.InputTokens
+			if one < estimateMessages(tc.req.Messages) || f.Calls != tc.calls || f.Replies != tc.replies || f.InputTokens != tc.calls*one {
+				t.Errorf("forecast = %+v; want %d calls, %d replies, %d input tokens", f, tc.calls, tc.replies, tc.calls*one)
+			}
+			if h.srv.Calls() != 0 || h.judge.Totals() != (Totals{}) {
+				t.Errorf("Forecast called or counted: server %d, totals %+v", h.srv.Calls(), h.judge.Totals())
+			}
+		})
+	}
+	h := newHarness(t, func(c *Config) { c.MaxInputTokens = 10 })
+	if _, err := h.judge.Forecast(userRequest(strings.Repeat("a", 400))); err == nil || err.Code != abi.CodeRequestTooLarge {
+		t.Errorf("Forecast of an oversized request = %v; want request_too_large", err)
+	}
+}
