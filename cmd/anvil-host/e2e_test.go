@@ -81,32 +81,41 @@ func quickstart(t *testing.T, metricsOnly ...string) string {
 		t.Fatal(buildErr)
 	}
 	dir := t.TempDir()
-	cfg, err := os.ReadFile("../../examples/quickstart/anvil.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.ReplaceAll(string(cfg), "../../bin/wasm/", wasmDir+"/")
-	cases, err := os.ReadFile("../../examples/quickstart/cases.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string][]byte{"anvil.yaml": []byte(text), "cases.jsonl": cases} {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+	for _, name := range []string{"anvil.yaml", "cases.jsonl", "cases-regressed.jsonl", "judge-session.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/quickstart", name))
+		if os.IsNotExist(err) && name == "judge-session.jsonl" && *updateRecording {
+			continue // about to be recorded
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "anvil.yaml" {
+			b = []byte(strings.ReplaceAll(string(b), "../../bin/wasm/", wasmDir+"/"))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
 }
 
-// geval scripts the judge: steps, then scores. "Sydney" and "cannot
-// cancel" answers score 2, everything else 8 with logprobs (weighted 7.9).
+// badAnswers are the quickstart's wrong or evasive answers
+// (cases-regressed.jsonl).
+var badAnswers = []string{"Sydney is the capital", "every purchase can be refunded", "shipping is a complex topic",
+	"Saturn is the largest", "You cannot cancel"}
+
+// geval scripts the judge: steps, then scores. The bad answers score 2
+// (alternatives 2:.9, 3:.1, weighted 2.1), everything else 8 (8:.7, 7:.2,
+// 9:.1, weighted 7.9). It is also the script the quickstart's recorded
+// session was made with (TestQuickstartRecording).
 func geval(s *judgetest.Server) {
 	s.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{
 		Content: `{"steps": ["Identify the key fact.", "Compare with the expected output.", "Penalise contradictions."]}`,
 	})
 	low := judgetest.JSONScoreReply("Wrong or evasive.", "2", map[string]float64{"2": .9, "3": .1})
-	s.On(judgetest.ContainsMessage("Sydney"), low)
-	s.On(judgetest.ContainsMessage("You cannot cancel"), low)
+	for _, bad := range badAnswers {
+		s.On(judgetest.ContainsMessage(bad), low)
+	}
 	s.SetDefault(judgetest.JSONScoreReply("Correct and direct.", "8", map[string]float64{"8": .7, "7": .2, "9": .1}))
 }
 
@@ -192,9 +201,9 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	geval(srv)
 
 	r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
-	// correctness fails on two cases (scored 0.21 < 0.6): exit 1.
-	if r.code != exitThreshold {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	// Good answers: every gated metric passes.
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	// 12 cases: correctness = 1 steps + 12 scores; helpfulness (steps given) = 12.
 	if got := srv.Calls(); got != 25 {
@@ -202,20 +211,20 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	}
 	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
 	c := metricOf(t, s, "correctness")
-	if c.N != 12 || c.Scored != 12 || c.Failed != 2 || c.Passed != 10 || c.ScoreModes["weighted"] != 12 {
+	if c.N != 12 || c.Scored != 12 || c.Failed != 0 || c.Passed != 12 || c.ScoreModes["weighted"] != 12 || *c.Mean != 0.79 {
 		t.Fatalf("correctness = %+v", c)
-	}
-	// mean of ten 0.79 and two 0.21 = 0.6933
-	if *c.Mean != 0.6933 {
-		t.Fatalf("correctness mean = %v, want 0.6933", *c.Mean)
 	}
 	if ex := metricOf(t, s, "exact"); ex.Passed != 1 || ex.Failed != 11 || ex.Gated {
 		t.Fatalf("exact = %+v, want 1 pass (sqrt-144), informational", ex)
 	}
-	if s.Passed {
-		t.Fatal("summary passed, want failed")
+	if !s.Passed || s.Verdict != "passed" || s.Judges[0].Source != "api" {
+		t.Fatalf("summary verdict %s, judges %+v", s.Verdict, s.Judges)
 	}
-	for _, want := range []string{"correctness", "helpfulness", "exact", "FAILED", "weighted:12"} {
+	// What the table, summary.json and the server agree on: 25 upstream calls.
+	if s.Judge.Calls != 25 || s.Judge.Attempts != 25 || s.Judge.Requests != 25 {
+		t.Fatalf("summary judge usage = %+v, want 25 requests, calls and attempts", s.Judge)
+	}
+	for _, want := range []string{"correctness", "helpfulness", "exact", "PASSED", "weighted:12", "25 judge calls"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("summary table lacks %q:\n%s", want, r.stdout)
 		}
@@ -228,6 +237,21 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	if len(caseFiles) != 12 {
 		t.Fatalf("%d case files, want 12", len(caseFiles))
 	}
+
+	// The regressed answers, into the same output directory: the gate
+	// catches them, and nothing of the first run is left beside them.
+	r = runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--input", "cases-regressed.jsonl", "-o", "out", "--no-progress")
+	if r.code != exitThreshold || !strings.Contains(r.stdout, "FAILED") {
+		t.Fatalf("regressed: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	s = readSummary(t, filepath.Join(dir, "out", "summary.json"))
+	if c := metricOf(t, s, "correctness"); c.N != 5 || c.Failed != 5 || *c.Mean != 0.21 {
+		t.Fatalf("regressed correctness = %+v", c)
+	}
+	caseFiles, _ = filepath.Glob(filepath.Join(dir, "out", "cases", "*.json"))
+	if len(caseFiles) != 5 {
+		t.Fatalf("%d case files after the second run, want its 5", len(caseFiles))
+	}
 	var junit struct {
 		Tests    int `xml:"tests,attr"`
 		Failures int `xml:"failures,attr"`
@@ -239,20 +263,20 @@ func TestQuickstartEndToEnd(t *testing.T) {
 	if err := xml.Unmarshal(jb, &junit); err != nil {
 		t.Fatal(err)
 	}
-	// 36 = 12 cases × 3 metrics; failures: correctness 2 + helpfulness 2 (exact is not gated).
-	if junit.Tests != 36 || junit.Failures != 4 {
-		t.Fatalf("junit tests=%d failures=%d, want 36 and 4", junit.Tests, junit.Failures)
+	// 15 = 5 cases × 3 metrics; failures: correctness 5 + helpfulness 5 (exact is not gated).
+	if junit.Tests != 15 || junit.Failures != 10 {
+		t.Fatalf("junit tests=%d failures=%d, want 15 and 10", junit.Tests, junit.Failures)
 	}
 
 	// Rerun: everything from the cache, the same summary.
 	before := srv.Calls()
 	r2 := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "-o", "out2", "--no-progress")
-	if r2.code != exitThreshold || srv.Calls() != before {
-		t.Fatalf("rerun: exit %d, %d new calls; want 1 and 0", r2.code, srv.Calls()-before)
+	if r2.code != exitOK || srv.Calls() != before {
+		t.Fatalf("rerun: exit %d, %d new calls; want 0 and 0", r2.code, srv.Calls()-before)
 	}
 	s2 := readSummary(t, filepath.Join(dir, "out2", "summary.json"))
-	if *metricOf(t, s2, "correctness").Mean != *c.Mean {
-		t.Fatal("rerun summary differs")
+	if *metricOf(t, s2, "correctness").Mean != 0.79 || s2.Judge.Calls != 0 || s2.Judge.CacheHits != 25 {
+		t.Fatalf("rerun summary differs: %+v", s2.Judge)
 	}
 }
 
@@ -310,19 +334,54 @@ func TestExitCodes(t *testing.T) {
 	dir := quickstart(t)
 	srv := judgetest.New(t)
 	geval(srv)
-	// No judge key: LLM metrics skipped with a message, the Wasm metric runs, exit 0.
-	r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "nokey", "--no-progress")
-	if r.code != exitOK || !strings.Contains(r.stdout, "OPENAI_API_KEY") || !strings.Contains(r.stdout, "exact") {
+	// No judge key and no recording: the gated LLM metrics verified
+	// nothing — exit 3, with a message saying how to configure the judge.
+	noRec := strings.Replace(string(mustRead(t, filepath.Join(dir, "anvil.yaml"))), "offline_recording: judge-session.jsonl", "", 1)
+	os.WriteFile(filepath.Join(dir, "norec.yaml"), []byte(noRec), 0o644)
+	r := runBinary(t, dir, nil, "run", "-c", "norec.yaml", "-o", "nokey", "--no-progress")
+	if r.code != exitUnverified || !strings.Contains(r.stdout, "OPENAI_API_KEY") || !strings.Contains(r.stdout, "UNVERIFIED") ||
+		!strings.Contains(r.stderr, "could not verify") {
 		t.Fatalf("no key: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	// estimate works without a key and calls nothing.
+	// An empty dataset verifies nothing: exit 3.
+	os.WriteFile(filepath.Join(dir, "empty.jsonl"), nil, 0o644)
+	r = runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--input", "empty.jsonl", "-o", "empty", "--no-progress")
+	if r.code != exitUnverified || !strings.Contains(r.stdout, "no cases") {
+		t.Fatalf("empty dataset: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// A duplicate id is found before the first judge call: exit 2.
+	before := srv.Calls()
+	dup := string(mustRead(t, filepath.Join(dir, "cases.jsonl"))) + `{"id": "capital-fr", "input": "again?", "actual_output": "Paris", "expected_output": "Paris"}` + "\n"
+	os.WriteFile(filepath.Join(dir, "dup.jsonl"), []byte(dup), 0o644)
+	r = runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--input", "dup.jsonl", "-o", "dup", "--no-progress")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "dup.jsonl:13") || srv.Calls() != before {
+		t.Fatalf("duplicate id: exit %d, %d judge calls\n%s", r.code, srv.Calls()-before, r.stderr)
+	}
+	// --limit 0 and negative --concurrency are mistakes, not defaults.
+	for _, args := range [][]string{{"--limit", "0"}, {"--concurrency", "-1"}} {
+		r = runBinary(t, dir, nil, append([]string{"run", "-c", "anvil.yaml", "-o", "flags"}, args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, args[0]) {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	// A judge that refuses the key fails the run fast with exit 3.
+	down := judgetest.New(t, judgetest.WithAPIKey("the-right-key"))
+	r = runBinary(t, dir, []string{"OPENAI_BASE_URL=" + down.URL(), "OPENAI_API_KEY=a-wrong-key"}, "run", "-c", "anvil.yaml", "-o", "down", "--no-progress")
+	// At most the calls already in flight when the breaker opened (the
+	// judge's max_concurrency, 8) get through; one WARN, not one per case.
+	if r.code != exitUnverified || down.Calls() > 8+3 || strings.Count(r.stderr, "level=WARN") != 1 ||
+		!strings.Contains(r.stdout, "resume with:") {
+		t.Fatalf("judge refusing the key: exit %d after %d calls\n%s\n%s", r.code, down.Calls(), r.stdout, r.stderr)
+	}
+	// estimate works without a key and calls nothing; the recording makes
+	// every request free.
 	r = runBinary(t, dir, nil, "estimate", "-c", "anvil.yaml", "--json")
 	var est engine.EstimateReport
 	if err := json.Unmarshal([]byte(r.stdout), &est); err != nil || r.code != 0 {
 		t.Fatalf("estimate: exit %d %v\n%s", r.code, err, r.stderr)
 	}
-	if est.Total.JudgeCalls != 25 || est.Total.USD <= 0 {
-		t.Fatalf("estimate total = %+v, want 25 calls and a price", est.Total)
+	if est.Total.JudgeCalls+est.Total.CachedCalls != 25 {
+		t.Fatalf("estimate total = %+v, want 25 calls counted", est.Total)
 	}
 	// Config errors: exit 2 with file:line.
 	bad := strings.Replace(string(mustRead(t, filepath.Join(dir, "anvil.yaml"))), "threshold: 0.6", "threshold: 0.6\n    treshold: 1", 1)
@@ -340,13 +399,6 @@ func TestExitCodes(t *testing.T) {
 	r = runBinary(t, dir, nil, "validate", "-c", "anvil.yaml")
 	if r.code != exitOK || !strings.Contains(r.stdout, "12 case(s) parse") {
 		t.Fatalf("validate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	// Every gated metric passing: exit 0.
-	lenient := strings.NewReplacer("threshold: 0.6", "threshold: 0.1", "threshold: 0.5", "threshold: 0.1").Replace(string(mustRead(t, filepath.Join(dir, "anvil.yaml"))))
-	os.WriteFile(filepath.Join(dir, "lenient.yaml"), []byte(lenient), 0o644)
-	r = runBinary(t, dir, judgeEnv(srv), "run", "-c", "lenient.yaml", "-o", "lenient", "--no-progress")
-	if r.code != exitOK {
-		t.Fatalf("lenient: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
 
@@ -396,7 +448,7 @@ func TestKillAndResume(t *testing.T) {
 	srv2 := judgetest.New(t)
 	geval(srv2)
 	r := runBinary(t, dir, judgeEnv(srv2), "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--resume", "--no-progress")
-	if r.code != exitThreshold {
+	if r.code != exitOK {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
 	lines := resultLines(t, filepath.Join(dir, "out", "results.jsonl"))
@@ -430,7 +482,10 @@ func copyExample(t *testing.T, name string) string {
 		t.Fatal(buildErr)
 	}
 	dir := t.TempDir()
-	for _, f := range []string{"anvil.yaml", "cases.jsonl"} {
+	for _, f := range []string{"anvil.yaml", "cases.jsonl", "judge-session.jsonl"} {
+		if _, err := os.Stat(filepath.Join("../../examples", name, f)); os.IsNotExist(err) && *updateRecording {
+			continue // about to be recorded
+		}
 		b := mustRead(t, filepath.Join("../../examples", name, f))
 		b = []byte(strings.ReplaceAll(string(b), "../../bin/wasm/", wasmDir+"/"))
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
@@ -451,9 +506,27 @@ func TestDAGExample(t *testing.T) {
 	srv.On(judgetest.ContainsMessage("read your emails"), judgetest.JSONScoreReply("Blaming.", "2", map[string]float64{"2": .9, "3": .1}))
 	srv.SetDefault(judgetest.JSONScoreReply("Warm and specific.", "9", map[string]float64{"9": .8, "8": .2}))
 
-	r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
+	r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "-o", "out", "--no-progress", "--store", filepath.Join(dir, "record.db"))
 	if r.code != exitThreshold {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if *updateRecording {
+		dst, _ := filepath.Abs("../../examples/dag/judge-session.jsonl")
+		if r := runBinary(t, dir, nil, "cache", "export", "--store", filepath.Join(dir, "record.db"), "--note", recordingNote, "-o", dst); r.code != 0 {
+			t.Fatalf("export: %s", r.stderr)
+		}
+		b := mustRead(t, dst)
+		os.WriteFile(filepath.Join(dir, "judge-session.jsonl"), b, 0o644)
+	}
+	// Offline, the recorded session gives the same scores.
+	off := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "offline", "--no-progress")
+	if off.code != exitThreshold || !strings.Contains(off.stdout, "REPLAYED") {
+		t.Fatalf("offline: exit %d\n%s\n%s", off.code, off.stdout, off.stderr)
+	}
+	for _, l := range resultLines(t, filepath.Join(dir, "offline", "results.jsonl")) {
+		if l.Metrics[0].Score == nil {
+			t.Fatalf("offline %s: no score: %+v", l.CaseID, l.Metrics[0])
+		}
 	}
 	// refund-ok: binary + tone = 2; no-ticket: gate only = 0; unresolved:
 	// binary = 1; rude: binary + tone = 2. The losing branches cost nothing.

@@ -18,9 +18,14 @@ func newEstimateCmd() *cobra.Command {
 		Use:   "estimate",
 		Short: "Project judge calls, tokens and USD before spending anything",
 		Long: `Run every metric's own logic against a dry-run judge that prices each
-request instead of sending it. Requests already in the cache (G-Eval steps
-from an earlier run) count as cached and free. Output tokens are assumed
-at 150 per uncached call unless a request caps them lower.`,
+request instead of sending it. Judge calls are upstream completions,
+counted as run counts them: G-Eval steps in prepare, one call per sample
+when a judge without logprobs samples a score. A repair of an unusable
+reply, and a call made again when a server rejects json_schema, are not
+predicted. Requests already in the cache (G-Eval steps from an earlier run)
+count as cached and free. Output tokens are assumed at 150 per reply unless
+a request caps them lower. A request larger than its judge takes
+(max_input_tokens, tokens_per_minute) is counted as refused, not priced.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -45,7 +50,13 @@ at 150 per uncached call unless a request caps them lower.`,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t$%.4f\t%s\n", m.Metric, m.Kind, dash(m.Judge),
 					m.Cases, m.JudgeCalls, m.CachedCalls, m.InputTokens, m.OutputTokens, m.USD, m.Note)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, n := range rep.Notes {
+				fmt.Fprintln(out, "note:", n)
+			}
+			return nil
 		},
 	}
 	lf.register(cmd)
@@ -86,12 +97,12 @@ listed (those cases would be skipped for that metric).`,
 			if noData || (input == "" && cfg.Dataset == "") {
 				return nil
 			}
-			n, gaps, err := eng.CheckDataset(ctx, input)
+			check, err := eng.CheckDataset(ctx, input)
 			if err != nil {
 				return usageErr(err)
 			}
-			fmt.Fprintf(out, "dataset: %d case(s) parse\n", n)
-			for _, g := range gaps {
+			fmt.Fprintf(out, "dataset: %d case(s) parse\n", check.Cases)
+			for _, g := range check.Gaps {
 				fmt.Fprintln(out, "note:", g)
 			}
 			return nil

@@ -12,14 +12,25 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
 )
 
 // Exit codes: a CI gate reads them.
 const (
-	exitOK        = 0
-	exitThreshold = 1
-	exitUsage     = 2
+	exitOK          = 0   // every gated metric passed
+	exitThreshold   = 1   // a gated metric has a case below its threshold
+	exitUsage       = 2   // usage, config or dataset error: nothing evaluated
+	exitUnverified  = 3   // could not verify: nothing scored, errors above max_error_rate, empty dataset, judge down, I/O failure
+	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM); completed cases are saved
 )
+
+// exitCodesHelp is the exit-code paragraph of every command that evaluates.
+const exitCodesHelp = `Exit codes: 0 every gated metric passed; 1 a gated metric has a case below
+its threshold; 2 usage, config or dataset error (nothing evaluated); 3 could
+not verify (a gated metric scored nothing or errored above its
+max_error_rate, an empty dataset, a judge that is down, an I/O failure);
+130 interrupted. Judge and plugin errors are counted apart from threshold
+failures.`
 
 // exitError carries an exit code out of a command.
 type exitError struct {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -29,7 +31,7 @@ type loadFlags struct {
 func (f *loadFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.config, "config", "c", "anvil.yaml", "config file")
 	cmd.Flags().StringVar(&f.cache, "cache", "", "judge cache: off, rw (read-write) or replay (offline; a miss is an error); default from config, else rw")
-	cmd.Flags().StringVar(&f.store, "store", "", "SQLite store path (default from config, else .anvil/store.db beside the config)")
+	cmd.Flags().StringVar(&f.store, "store", "", "SQLite store path; default defaults.store in the config (relative to it), else .anvil/store.db beside the config file")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 }
 
@@ -76,6 +78,56 @@ func compileCacheDir() string {
 
 func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
 
+// positiveFlags rejects an explicit zero or negative value for each named
+// integer flag: "--limit 0" is a mistake, not a request for the default.
+func positiveFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if n, err := cmd.Flags().GetInt(name); err == nil && n <= 0 {
+			return usageErr(fmt.Errorf("--%s %d: must be a positive number (leave it out for the default)", name, n))
+		}
+	}
+	return nil
+}
+
+// verdictExit maps a finished run's verdict to its exit code.
+func verdictExit(s *engine.Summary) error {
+	switch s.Verdict {
+	case engine.VerdictPassed:
+		return nil
+	case engine.VerdictFailed:
+		return &exitError{code: exitThreshold, err: fmt.Errorf("a gated metric failed its threshold")}
+	default:
+		return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: %s", strings.Join(s.Unverified, "; "))}
+	}
+}
+
+// runFailure reports a run that stopped early: the partial table when there
+// is a summary, how to resume, and the exit code of its kind.
+func runFailure(stdout io.Writer, err error) error {
+	var re *engine.RunError
+	if !errors.As(err, &re) {
+		return &exitError{code: exitUnverified, err: err}
+	}
+	if re.Summary != nil {
+		_ = report.Table(stdout, re.Summary)
+		if re.Summary.Incomplete != nil {
+			fmt.Fprintf(stdout, "INCOMPLETE: %s\nresume with: %s\n", re.Summary.Incomplete.Reason, re.Summary.Incomplete.Resume)
+		}
+	}
+	switch re.Kind {
+	case engine.ErrInput:
+		return &exitError{code: exitUsage, err: err}
+	case engine.ErrInterrupted:
+		return &exitError{code: exitInterrupted, err: err}
+	default:
+		return &exitError{code: exitUnverified, err: err}
+	}
+}
+
 func newRunCmd() *cobra.Command {
 	var lf loadFlags
 	var ro engine.RunOptions
@@ -85,15 +137,23 @@ func newRunCmd() *cobra.Command {
 		Short: "Evaluate a dataset with the configured metrics",
 		Long: `Evaluate every case of the dataset with every configured metric.
 
+The dataset is read whole first: a record that does not parse or a
+duplicate id stops the run before the first judge call.
+
 Outputs (in --output-dir): results.jsonl (one line per case, appended and
-fsync'd as each case finishes), cases/<id>.json, summary.json, junit.xml.
-Exit code 0: every gated metric passed; 1: a gated metric failed its
-threshold; 2: usage or config error. Judge and plugin errors are counted
-and shown apart from threshold failures.`,
+fsync'd as each case finishes), cases/<id>.json, summary.json, junit.xml,
+report.html. A run first removes an earlier run's summary and reports from
+the directory; a run that stops early writes summary.json marked incomplete,
+with the command that resumes it.
+
+` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
+			if err := positiveFlags(cmd, "limit", "concurrency"); err != nil {
+				return err
+			}
 			_, eng, err := lf.load(ctx, stderr)
 			if err != nil {
 				return err
@@ -119,19 +179,16 @@ and shown apart from threshold failures.`,
 				bar.Finish()
 			}
 			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return runFailure(cmd.OutOrStdout(), err)
 			}
 			if err := report.Write(ro.OutputDir, s); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
 			}
 			if err := report.Table(cmd.OutOrStdout(), s); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", ro.OutputDir)
-			if !s.Passed {
-				return &exitError{code: exitThreshold, err: fmt.Errorf("a gated metric failed its threshold")}
-			}
-			return nil
+			return verdictExit(s)
 		},
 	}
 	lf.register(cmd)

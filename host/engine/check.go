@@ -19,39 +19,47 @@ func (g FieldGap) String() string {
 	return fmt.Sprintf("metric %s: %d case(s) have no %s (e.g. %v); they will be skipped for it", g.Metric, g.Cases, g.Field, g.First)
 }
 
-// CheckDataset reads the whole dataset up front — every record must parse —
-// and reports, per metric, the fields cases lack, before anything is spent.
-func (e *Engine) CheckDataset(ctx context.Context, input string) (cases int, gaps []FieldGap, err error) {
+// DatasetCheck is what CheckDataset found.
+type DatasetCheck struct {
+	Cases int
+	Gaps  []FieldGap
+}
+
+// CheckDataset reads the whole dataset up front — every record must parse,
+// every id must be unique — and reports, per metric, the fields cases lack,
+// before anything is spent. It streams: memory is the id set and the gaps.
+func (e *Engine) CheckDataset(ctx context.Context, input string) (DatasetCheck, error) {
+	var out DatasetCheck
 	if input == "" {
 		input = e.cfg.Resolve(e.cfg.Dataset)
 	}
 	ds, err := OpenDataset(input)
 	if err != nil {
-		return 0, nil, err
+		return out, err
 	}
 	defer ds.Close()
 	index := map[[2]string]int{}
 	for {
 		c, err := ds.Next(ctx)
 		if err == io.EOF {
-			return cases, gaps, nil
+			return out, nil
 		}
 		if err != nil {
-			return cases, gaps, err
+			return out, err
 		}
-		cases++
+		out.Cases++
 		for _, m := range e.metrics {
 			for _, f := range c.Missing(m.requiredFields()) {
 				k := [2]string{m.key, f}
 				i, ok := index[k]
 				if !ok {
-					i = len(gaps)
+					i = len(out.Gaps)
 					index[k] = i
-					gaps = append(gaps, FieldGap{Metric: m.key, Field: f})
+					out.Gaps = append(out.Gaps, FieldGap{Metric: m.key, Field: f})
 				}
-				gaps[i].Cases++
-				if len(gaps[i].First) < 5 {
-					gaps[i].First = append(gaps[i].First, c.ID)
+				out.Gaps[i].Cases++
+				if len(out.Gaps[i].First) < 5 {
+					out.Gaps[i].First = append(out.Gaps[i].First, c.ID)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
@@ -20,6 +21,17 @@ type dagRunner struct {
 	m   *metric
 	c   *abi.TestCase
 	dry *dryRun
+
+	// usage sums every node's and child's judge work (requests, calls,
+	// HTTP attempts) for the metric's result; nodes run concurrently.
+	mu    sync.Mutex
+	usage JudgeUsage
+}
+
+func (r *dagRunner) spent(u JudgeUsage) {
+	r.mu.Lock()
+	r.usage.merge(u)
+	r.mu.Unlock()
 }
 
 func (r *dagRunner) RunNode(ctx context.Context, n *dag.Node, inputs []abi.NodeInput, verdicts []string) (dag.NodeOutcome, error) {
@@ -34,6 +46,7 @@ func (r *dagRunner) RunNode(ctx context.Context, n *dag.Node, inputs []abi.NodeI
 		Verdicts: verdicts, JudgeModel: r.m.judgeModel, Case: *r.c,
 	})
 	u := svc.spent()
+	r.spent(u)
 	out := dag.NodeOutcome{Usage: dag.Usage{JudgeCalls: u.Calls, InputTokens: u.InputTokens,
 		OutputTokens: u.OutputTokens, USD: u.USD, LatencyMS: ms(time.Since(start))}}
 	if err != nil {
@@ -49,6 +62,7 @@ func (r *dagRunner) RunMetric(ctx context.Context, name string) (dag.MetricOutco
 		return dag.MetricOutcome{}, fmt.Errorf("no metric %q", name)
 	}
 	mr := r.e.measure(ctx, child, r.c, r.dry)
+	r.spent(mr.Usage)
 	out := dag.MetricOutcome{Reason: mr.Reason, ScoreMode: mr.ScoreMode, Details: mr.Details, Error: mr.Error,
 		Success: mr.Status == StatusPassed,
 		Usage: dag.Usage{JudgeCalls: mr.Usage.Calls, InputTokens: mr.Usage.InputTokens,
@@ -65,12 +79,12 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // measureDAG evaluates a dag metric on one case.
 func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r MetricResult) MetricResult {
-	res, err := dag.Evaluate(ctx, m.graph, &dagRunner{e: e, m: m, c: c, dry: dry})
+	runner := &dagRunner{e: e, m: m, c: c, dry: dry}
+	res, err := dag.Evaluate(ctx, m.graph, runner)
+	r.Usage = runner.usage // Evaluate has returned: no node is running
 	if res != nil {
 		res.Mermaid = dag.Render(m.graph, res)
 		r.Details, _ = json.Marshal(res)
-		r.Usage = JudgeUsage{Calls: res.Totals.JudgeCalls, InputTokens: res.Totals.InputTokens,
-			OutputTokens: res.Totals.OutputTokens, USD: res.Totals.USD}
 		r.Reason = res.Reason
 	}
 	if err != nil {
@@ -89,11 +103,7 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 	}
 	score := res.Score
 	r.Score = &score
-	if score >= m.threshold {
-		r.Status = StatusPassed
-	} else {
-		r.Status = StatusFailed
-	}
+	r.Status = verdict(score, r.Threshold)
 	return r
 }
 

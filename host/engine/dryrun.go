@@ -10,26 +10,33 @@ import (
 
 // dryRun answers judge requests for `estimate` without calling the judge:
 // a request already in the cache is served from it and is free; any other
-// is priced from its prompt size and answered with the smallest reply its
-// schema allows, so the metric's own logic decides what it would ask next.
-// Running the real metric code is what keeps the estimate honest — a
-// separate cost model would drift from what the kinds actually send.
+// is priced from the judge's own forecast of it (the calls it makes — one
+// per sample when a judge without logprobs samples a score — and their
+// input) and answered with the smallest reply its schema allows, so the
+// metric's own logic decides what it would ask next. Running the real
+// metric code is what keeps the estimate honest — a separate cost model
+// would drift from what the kinds actually send.
 type dryRun struct {
-	outputTokens int // assumed reply size of an uncached call
+	outputTokens int // assumed size of one uncached reply
 }
 
 // Estimate is the projected cost of one metric.
 type Estimate struct {
-	Metric       string  `json:"metric"`
-	Kind         string  `json:"kind"`
-	Judge        string  `json:"judge,omitempty"`
-	Cases        int     `json:"cases"`
-	JudgeCalls   int     `json:"judge_calls"`
+	Metric string `json:"metric"`
+	Kind   string `json:"kind"`
+	Judge  string `json:"judge,omitempty"`
+	Cases  int    `json:"cases"`
+	// JudgeCalls is upstream completions, as `run` counts them.
+	JudgeCalls int `json:"judge_calls"`
+	// CachedCalls is requests the cache would answer, for free.
 	CachedCalls  int     `json:"cached_calls"`
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	USD          float64 `json:"usd"`
-	Note         string  `json:"note,omitempty"`
+	// Refused is cases on which the judge would refuse a request as too
+	// large for it (request_too_large): not sent, not priced.
+	Refused int    `json:"refused,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeRequest) abi.JudgeResponse {
@@ -38,13 +45,19 @@ func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeReque
 		cached.Usage = abi.Usage{Model: j.Model(), CacheHit: true}
 		return cached
 	}
-	in := judge.EstimateTokens(req)
-	out := d.outputTokens
-	if req.MaxTokens > 0 && req.MaxTokens < out {
-		out = req.MaxTokens
+	f, err := j.Forecast(req)
+	if err != nil {
+		// What the real run would answer without sending anything.
+		return abi.JudgeResponse{Error: err, Usage: abi.Usage{Model: j.Model()}}
 	}
+	out := d.outputTokens
+	if f.MaxTokens > 0 && f.MaxTokens < out {
+		out = f.MaxTokens
+	}
+	out *= f.Replies
 	resp := abi.JudgeResponse{Usage: abi.Usage{
-		Model: j.Model(), InputTokens: in, OutputTokens: out, USD: j.Price(in, out), Attempts: 1,
+		Model: j.Model(), InputTokens: f.InputTokens, OutputTokens: out, USD: j.Price(f.InputTokens, out),
+		Calls: f.Calls, Attempts: f.Calls,
 	}}
 	if len(req.Schema) > 0 {
 		var schema map[string]any

@@ -11,13 +11,9 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 
-	"path/filepath"
 	"sync"
 
 	"github.com/agentanvil/anvil/abi"
@@ -25,6 +21,7 @@ import (
 	"github.com/agentanvil/anvil/host/dag"
 	"github.com/agentanvil/anvil/host/plugin"
 	"github.com/agentanvil/anvil/host/store"
+	"github.com/agentanvil/anvil/sdk"
 )
 
 // Options configure an Engine beyond its config file.
@@ -38,6 +35,9 @@ type Options struct {
 	CompileCacheDir string
 	// Getenv resolves API keys and OPENAI_* fallbacks; os.Getenv when nil.
 	Getenv func(string) string
+
+	// extraPlugins are linked in beside the first-party kinds (tests).
+	extraPlugins []*sdk.Plugin
 }
 
 // RunOptions configure one run.
@@ -67,6 +67,9 @@ type Engine struct {
 	all     map[string]*metric // every metric by key, DAG children included
 	hash    string
 	warns   []string
+	// storeErr is why the store could not be opened (the run then goes on
+	// without a cache and says so in the summary).
+	storeErr string
 }
 
 // Warnings found while loading (rubric gaps, both criteria and steps, …).
@@ -92,139 +95,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		errs = append(errs, e.store.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// Run evaluates the dataset and returns the summary of every case in the
-// output directory (including those done before a --resume).
-func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
-	input := ro.Input
-	if input == "" {
-		input = e.cfg.Resolve(e.cfg.Dataset)
-	}
-	if input == "" {
-		return nil, fmt.Errorf("no dataset: pass --input or set dataset in %s", e.cfg.File)
-	}
-	outDir := ro.OutputDir
-	if outDir == "" {
-		outDir = e.cfg.Resolve(e.cfg.Defaults.OutputDir)
-	}
-	if outDir == "" {
-		outDir = "anvil-results"
-	}
-	conc := ro.Concurrency
-	if conc <= 0 {
-		conc = e.cfg.Defaults.Concurrency
-	}
-	if conc <= 0 {
-		conc = e.defaultConcurrency()
-	}
-	ds, err := OpenDataset(input)
-	if err != nil {
-		return nil, err
-	}
-	defer ds.Close()
-
-	done := map[string]bool{}
-	if ro.Resume {
-		if done, err = readDone(outDir, e.hash); err != nil {
-			return nil, err
-		}
-	}
-	total := 0
-	if ro.Progress != nil {
-		total = countCases(input, ro.Limit)
-	}
-	durable := len(done)
-	w, err := openResults(outDir, ro.Resume, func(n int) {
-		durable += n // only the writer goroutine calls this
-		if ro.Progress != nil {
-			ro.Progress(durable, total)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	e.prepareAll(ctx, nil)
-
-	cases := make(chan *abi.TestCase)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range conc {
-		wg.Go(func() {
-			for c := range cases {
-				r := e.evaluate(ctx, c, nil)
-				if ctx.Err() != nil {
-					return // interrupted: a half-evaluated case is not written
-				}
-				if err := w.write(r); err != nil {
-					select {
-					case errc <- err:
-					default:
-					}
-					return
-				}
-			}
-		})
-	}
-	readErr := e.feed(ctx, ds, done, ro.Limit, cases, errc)
-	close(cases)
-	wg.Wait()
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	select {
-	case err := <-errc:
-		return nil, err
-	default:
-	}
-	if readErr != nil {
-		return nil, readErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("run interrupted (completed cases are saved; rerun with --resume): %w", err)
-	}
-	s, err := summarize(outDir, e.hash, e.metricKeys(), e.prepareSummaries())
-	if err != nil {
-		return nil, err
-	}
-	b, _ := json.MarshalIndent(s, "", "  ")
-	if err := writeFileSync(filepath.Join(outDir, "summary.json"), append(b, '\n')); err != nil {
-		return nil, fmt.Errorf("write summary.json: %w", err)
-	}
-	return s, nil
-}
-
-// feed streams cases to the workers, skipping those already done and
-// stopping at limit (cases counted in file order, done ones included).
-func (e *Engine) feed(ctx context.Context, ds *Dataset, done map[string]bool, limit int, cases chan<- *abi.TestCase, errc chan error) error {
-	n := 0
-	for {
-		if limit > 0 && n >= limit {
-			return nil
-		}
-		c, err := ds.Next(ctx)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		n++
-		if done[c.ID] {
-			continue
-		}
-		select {
-		case cases <- c:
-		case <-ctx.Done():
-			return nil
-		case err := <-errc:
-			errc <- err
-			return nil
-		}
-	}
 }
 
 // evaluate runs every metric on one case, concurrently.
@@ -263,26 +133,6 @@ func (e *Engine) prepareSummaries() []PrepareSummary {
 		out = append(out, p)
 	}
 	return out
-}
-
-// countCases counts records for the progress bar; it is a cheap line count.
-func countCases(path string, limit int) int {
-	ds, err := OpenDataset(path)
-	if err != nil {
-		return 0
-	}
-	defer ds.Close()
-	n := 0
-	for {
-		if _, err := ds.Next(context.Background()); err != nil {
-			break
-		}
-		n++
-		if limit > 0 && n >= limit {
-			break
-		}
-	}
-	return n
 }
 
 // OutputDir is the configured output directory (defaults.output_dir,

@@ -79,24 +79,44 @@ func (e *Engine) cacheMode() string {
 	return mode
 }
 
-// DefaultStore is the store path when neither the config nor the command
-// line names one: per working directory, like a build cache.
+// DefaultStore is where the store lives, relative to the config file's
+// directory, when neither --store nor defaults.store names it.
 const DefaultStore = ".anvil/store.db"
 
+// StorePath is the one rule for where the store is: the --store flag as
+// given; else defaults.store, relative to the config file; else
+// .anvil/store.db in the config file's directory (the current directory
+// when there is no config file). run, estimate, validate and cache all use it.
+func StorePath(cfg *config.Config, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if cfg == nil {
+		return DefaultStore
+	}
+	if cfg.Defaults.Store != "" {
+		return cfg.Resolve(cfg.Defaults.Store)
+	}
+	return cfg.Resolve(DefaultStore)
+}
+
+// openStore opens the judge cache. A store that cannot be opened (corrupt,
+// unreadable) does not stop a read-write run: it goes on without a cache,
+// warns, and says so in summary.json. Replay mode needs the store and
+// fails.
 func (e *Engine) openStore(ctx context.Context) error {
 	if e.cacheMode() == "off" {
 		return nil
 	}
-	path := e.opts.StorePath
-	if path == "" {
-		path = e.cfg.Resolve(e.cfg.Defaults.Store)
-	}
-	if path == "" {
-		path = DefaultStore
-	}
+	path := StorePath(e.cfg, e.opts.StorePath)
 	st, err := store.Open(ctx, path)
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", path, err)
+		if e.cacheMode() == "replay" {
+			return fmt.Errorf("open store %s (needed by --cache replay): %w", path, err)
+		}
+		e.storeErr = fmt.Sprintf("store %s unusable, ran without a judge cache: %v (`anvil-host cache clear --store %s` resets it)", path, err, path)
+		e.logger.Warn("judge cache unusable; running without it", "store", path, "err", err)
+		return nil
 	}
 	e.store = st
 	return nil
@@ -112,7 +132,7 @@ const defaultJudgeName = "default"
 // a local server is recorded as unavailable: its metrics are skipped with a
 // message saying how to configure it, and deterministic metrics still run.
 func (e *Engine) buildJudges() error {
-	e.judges = &judges{byName: map[string]*judge.Judge{}, unavailable: map[string]string{}}
+	e.judges = &judges{byName: map[string]*judge.Judge{}, unavailable: map[string]string{}, recorded: map[string]string{}}
 	cfgs := e.cfg.Judges
 	if len(cfgs) == 0 {
 		cfgs = map[string]*judge.Config{defaultJudgeName: {Name: defaultJudgeName}}
@@ -151,15 +171,28 @@ func (e *Engine) buildJudges() error {
 			continue
 		}
 		key := e.opts.Getenv(jc.APIKeyEnv)
-		if key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay" {
-			// Still built: estimate prices its requests without calling it.
-			e.judges.unavailable[name] = fmt.Sprintf(
-				"judge %q is not configured: no API key in $%s (set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server); `anvil-host estimate` shows what it would cost",
-				name, jc.APIKeyEnv)
-		}
-		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key)}
+		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key), judge.OnUnavailable(e.judges.down)}
 		if e.store != nil {
 			jopts = append(jopts, judge.WithCache(e.store, mode))
+		}
+		if key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay" {
+			if jc.OfflineRecording != "" {
+				path := e.cfg.Resolve(jc.OfflineRecording)
+				rec, err := loadRecording(path)
+				if err != nil {
+					errs = append(errs, fmt.Sprintf("%s: judge %s: %v", e.cfg.File, name, err))
+					continue
+				}
+				e.judges.recorded[name] = fmt.Sprintf(
+					"judge %q has no API key in $%s: its answers are REPLAYED from %s, %s; set $%s to call the real judge",
+					name, jc.APIKeyEnv, jc.OfflineRecording, rec.note, jc.APIKeyEnv)
+				jopts = append(jopts, judge.WithCache(rec, judge.CacheReplay))
+			} else {
+				// Still built: estimate prices its requests without calling it.
+				e.judges.unavailable[name] = fmt.Sprintf(
+					"judge %q is not configured: no API key in $%s (set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server); `anvil-host estimate` shows what it would cost",
+					name, jc.APIKeyEnv)
+			}
 		}
 		j, err := judge.New(jc, jopts...)
 		if err != nil {

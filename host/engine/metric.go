@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
@@ -86,7 +87,12 @@ func (e *Engine) services(m *metric, dry *dryRun) *services {
 func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun) (r MetricResult) {
 	start := time.Now()
 	r = MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
-	defer func() { r.LatencyMS = float64(time.Since(start).Microseconds()) / 1000 }()
+	defer func() {
+		r.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+		if r.Error != nil && r.Error.Code == abi.CodeRequestTooLarge {
+			r.Error = tooLargeOnCase(r.Error, c)
+		}
+	}()
 	if m.skip != "" {
 		r.Status, r.Reason = StatusSkipped, m.skip
 		return r
@@ -118,22 +124,41 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 	return r
 }
 
-// fromMeasure copies a plugin's result in, classifying its outcome.
+// fromMeasure copies a plugin's result in and decides its verdict. The
+// verdict is the host's: a guest's success and threshold are advisory and
+// never change the status (a guest cannot pass a case the host would fail,
+// nor loosen or tighten the configured threshold). A result with neither a
+// score nor an error, or with a score outside [0,1], is an ABI violation.
 func (r *MetricResult) fromMeasure(res *abi.MeasureResult) {
 	r.Reason, r.ScoreMode, r.Details = res.Reason, res.ScoreMode, res.Details
-	if res.Threshold != 0 || res.Success {
-		r.Threshold = res.Threshold
-	}
 	if res.Error != nil {
 		r.setError(res.Error)
 		return
 	}
-	r.Score = res.Score
-	if res.Success {
-		r.Status = StatusPassed
-	} else {
-		r.Status = StatusFailed
+	if res.Score == nil {
+		r.setError(abi.Errorf(abi.CodeABI, "the plugin returned neither a score nor an error"))
+		return
 	}
+	s := *res.Score
+	if math.IsNaN(s) || s < 0 || s > 1 {
+		r.setError(abi.Errorf(abi.CodeABI, "the plugin returned score %v, outside [0,1]", s))
+		return
+	}
+	r.Score = &s
+	r.Status = verdict(s, r.Threshold)
+	if res.Success != (r.Status == StatusPassed) {
+		r.VerdictNote = fmt.Sprintf("the plugin said success=%v; the host decides: score %.4g against threshold %.4g is %s",
+			res.Success, s, r.Threshold, r.Status)
+	}
+}
+
+// verdict is the one pass/fail rule: a score passes when it reaches the
+// threshold.
+func verdict(score, threshold float64) string {
+	if score >= threshold {
+		return StatusPassed
+	}
+	return StatusFailed
 }
 
 // setError records an error and classifies it: judge faults and plugin
@@ -146,7 +171,7 @@ func (r *MetricResult) setError(e *abi.Error) {
 		r.Status = StatusSkipped
 		r.Reason = e.Message
 		return
-	case abi.CodeJudge, abi.CodeCacheMiss:
+	case abi.CodeJudge, abi.CodeCacheMiss, abi.CodeTruncated, abi.CodeRequestTooLarge, abi.CodeJudgeUnavailable:
 		r.ErrorClass = "judge"
 	case abi.CodeTrap, abi.CodeTimeout, abi.CodeABI, abi.CodeOutputTooLarge, abi.CodeBudget, abi.CodeCapability:
 		r.ErrorClass = "plugin"
@@ -162,4 +187,25 @@ func asABI(err error) *abi.Error {
 		return ae
 	}
 	return &abi.Error{Code: abi.CodeMetric, Message: err.Error()}
+}
+
+// tooLargeOnCase names the case and its largest field in a judge's
+// request_too_large error: the judge sees only messages, the engine knows
+// which part of the case made them large.
+func tooLargeOnCase(e *abi.Error, c *abi.TestCase) *abi.Error {
+	cp := *e
+	field, size := "", 0
+	names := append([]string(nil), abi.StandardFields...)
+	names = append(names, sortedKeys(c.Extra)...)
+	for _, f := range names {
+		if text, ok := c.Field(f); ok && len(text) > size {
+			field, size = f, len(text)
+		}
+	}
+	cp.Message = fmt.Sprintf("case %q: %s", c.ID, e.Message)
+	if field != "" {
+		cp.Field = field
+		cp.Message += fmt.Sprintf(" (its largest field is %s, %d characters)", field, size)
+	}
+	return &cp
 }

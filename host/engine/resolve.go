@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -34,7 +35,7 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 			e.kinds[kindKey(k.Role, k.Name)] = kindRef{plugin: p, desc: k, source: source}
 		}
 	}
-	for _, sp := range FirstParty() {
+	for _, sp := range append(FirstParty(), e.opts.extraPlugins...) {
 		p := plugin.Inproc(sp, plugin.Options{Grants: plugin.Grants{Judge: true}})
 		e.plugins[sp.Name] = p
 		register(p, "builtin plugin "+sp.Name)
@@ -165,6 +166,14 @@ func (e *Engine) resolveMetric(mc *config.Metric) (*metric, error) {
 		return nil, fmt.Errorf("%s: params: %w", where, err)
 	}
 	m.params = params
+	// Strict mode is the host's to apply: whatever kind the metric is, a
+	// case passes only with a perfect score.
+	var common struct {
+		StrictMode bool `json:"strict_mode"`
+	}
+	if json.Unmarshal(params, &common) == nil && common.StrictMode {
+		m.threshold = 1
+	}
 	if mc.Kind == KindDAG {
 		return m, nil
 	}

@@ -38,28 +38,49 @@ type MetricResult struct {
 	ScoreMode string   `json:"score_mode,omitempty"`
 	// ErrorClass tells judge faults from plugin faults apart for the summary:
 	// "judge", "plugin" or "metric".
-	ErrorClass string          `json:"error_class,omitempty"`
-	Error      *abi.Error      `json:"error,omitempty"`
-	Details    json.RawMessage `json:"details,omitempty"`
-	Usage      JudgeUsage      `json:"usage"`
-	LatencyMS  float64         `json:"latency_ms"`
+	ErrorClass string `json:"error_class,omitempty"`
+	// VerdictNote says when the plugin's advisory success disagreed with
+	// the host's verdict.
+	VerdictNote string          `json:"verdict_note,omitempty"`
+	Error       *abi.Error      `json:"error,omitempty"`
+	Details     json.RawMessage `json:"details,omitempty"`
+	Usage       JudgeUsage      `json:"usage"`
+	LatencyMS   float64         `json:"latency_ms"`
 
 	caseID string // set when read back for the summary
 }
 
-// JudgeUsage sums the judge calls made for one metric on one case.
+// JudgeUsage sums the judge work done for one metric on one case (or a
+// metric, or a run). "Judge calls" everywhere — the table, summary.json,
+// the report, estimate — means Calls: upstream chat completions, repairs
+// and sample top-ups included, cache hits excluded.
 type JudgeUsage struct {
-	Calls        int     `json:"calls"`
-	CacheHits    int     `json:"cache_hits"`
+	// Requests is the judge requests plugins made (one may cost several
+	// calls, or none when cached or refused).
+	Requests int `json:"requests"`
+	// Calls is upstream chat completions.
+	Calls int `json:"calls"`
+	// Attempts is HTTP attempts, retries included.
+	Attempts  int `json:"http_attempts"`
+	CacheHits int `json:"cache_hits"`
+	// InputTokens, OutputTokens and USD are as the judge reported them;
+	// UsageUnknown counts requests whose reply had no usage block, which
+	// makes these lower bounds.
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	USD          float64 `json:"usd"`
+	UsageUnknown int     `json:"usage_unknown,omitempty"`
 }
 
 func (u *JudgeUsage) add(r abi.Usage) {
-	u.Calls++
+	u.Requests++
+	u.Calls += r.Calls
+	u.Attempts += r.Attempts
 	if r.CacheHit {
 		u.CacheHits++
+	}
+	if r.UsageUnknown {
+		u.UsageUnknown++
 	}
 	u.InputTokens += r.InputTokens
 	u.OutputTokens += r.OutputTokens
@@ -67,8 +88,11 @@ func (u *JudgeUsage) add(r abi.Usage) {
 }
 
 func (u *JudgeUsage) merge(o JudgeUsage) {
+	u.Requests += o.Requests
 	u.Calls += o.Calls
+	u.Attempts += o.Attempts
 	u.CacheHits += o.CacheHits
+	u.UsageUnknown += o.UsageUnknown
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.USD += o.USD

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"sort"
 	"sync"
 
 	"github.com/agentanvil/anvil/abi"
@@ -15,6 +16,12 @@ type judges struct {
 	// unavailable maps a configured judge that cannot be called (no key) to
 	// the message telling the operator how to configure it.
 	unavailable map[string]string
+	// recorded maps a judge answered from a recorded session (no key, and
+	// the config names an offline recording) to the note saying so.
+	recorded map[string]string
+
+	mu     sync.Mutex
+	onDown func(error) // the running run's stop, while one runs
 }
 
 // services implements plugin.Services for one metric on one case: it routes
@@ -63,9 +70,7 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 	wg.Wait()
 	s.mu.Lock()
 	for _, r := range out {
-		if r.Error == nil || r.Usage.Attempts > 0 {
-			s.usage.add(r.Usage)
-		}
+		s.usage.add(r.Usage)
 	}
 	s.mu.Unlock()
 	return out
@@ -92,4 +97,70 @@ func (s *services) spent() JudgeUsage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.usage
+}
+
+// watch calls stop with the cause when a judge becomes unavailable (its
+// breaker opened: the judge is down or refuses the key), so a run stops at
+// once instead of failing every remaining case. It returns a function that
+// stops watching. A judge already unavailable stops the run at once.
+func (js *judges) watch(stop func(error)) (unwatch func()) {
+	js.mu.Lock()
+	js.onDown = stop
+	js.mu.Unlock()
+	for _, name := range sortedKeys(js.byName) {
+		if err := js.byName[name].Unavailable(); err != nil {
+			stop(err)
+			break
+		}
+	}
+	return func() {
+		js.mu.Lock()
+		js.onDown = nil
+		js.mu.Unlock()
+	}
+}
+
+// down is every judge's OnUnavailable: it passes the cause to the run
+// that watches.
+func (js *judges) down(err error) {
+	js.mu.Lock()
+	stop := js.onDown
+	js.mu.Unlock()
+	if stop != nil {
+		stop(err)
+	}
+}
+
+// judgeReports says, per configured judge, where its answers come from.
+func (e *Engine) judgeReports() []JudgeReport {
+	var out []JudgeReport
+	for _, name := range sortedKeys(e.judges.byName) {
+		j := e.judges.byName[name]
+		r := JudgeReport{Name: name, Model: j.Model(), Source: "api"}
+		if note, ok := e.judges.recorded[name]; ok {
+			r.Source, r.Note = "recording", note
+		} else if why, ok := e.judges.unavailable[name]; ok {
+			r.Source, r.Note = "unavailable", why
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// cacheReport is the judge cache's state over the run, nil when all is well.
+func (e *Engine) cacheReport() *CacheReport {
+	r := &CacheReport{Error: e.storeErr}
+	if r.Error == "" && r.Unreadable == 0 {
+		return nil
+	}
+	return r
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

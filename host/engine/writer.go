@@ -175,23 +175,34 @@ func fnv32(s string) uint32 {
 	return h
 }
 
+// ResumeReport is what --resume found in results.jsonl.
+type ResumeReport struct {
+	// Done is the number of cases already complete, skipped by this run.
+	Done int `json:"done"`
+	// TornLineBytes is the size of a torn last line (a crash mid-write)
+	// that was cut off; that case is evaluated again. 0 when none.
+	TornLineBytes int64 `json:"torn_line_bytes,omitempty"`
+}
+
 // readDone reads results.jsonl for --resume: the ids of cases complete
 // under hash. A torn trailing line (a crash mid-write) is cut off so the
-// file stays valid JSONL. Lines under another hash are an error: mixing
-// results of two configs in one file would make the summary a lie.
-func readDone(dir, hash string) (map[string]bool, error) {
+// file stays valid JSONL, and reported. Lines under another hash are an
+// error: mixing results of two configs in one file would make the summary
+// a lie.
+func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 	path := filepath.Join(dir, "results.jsonl")
+	rep := &ResumeReport{}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]bool{}, nil
+		return map[string]bool{}, rep, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
+		return nil, nil, fmt.Errorf("resume: %w", err)
 	}
 	defer f.Close()
 	done := map[string]bool{}
 	br := bufio.NewReaderSize(f, 1<<16)
-	var good int64
+	var good, torn int64
 	lineNo := 0
 	for {
 		line, err := br.ReadBytes('\n')
@@ -202,24 +213,29 @@ func readDone(dir, hash string) (map[string]bool, error) {
 				ConfigHash string `json:"config_hash"`
 			}
 			if jerr := json.Unmarshal(line, &r); jerr != nil {
-				return nil, fmt.Errorf("resume: %s:%d: %w", path, lineNo, jerr)
+				return nil, nil, fmt.Errorf("resume: %s:%d: %w", path, lineNo, jerr)
 			}
 			if r.ConfigHash != hash {
-				return nil, fmt.Errorf("resume: %s:%d: written under config hash %s, this config is %s; use another --output-dir or run without --resume",
+				return nil, nil, fmt.Errorf("resume: %s:%d: written under config hash %s, this config is %s; use another --output-dir or run without --resume",
 					path, lineNo, r.ConfigHash, hash)
 			}
 			done[r.CaseID] = true
 			good += int64(len(line))
+		} else {
+			torn = int64(len(line))
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("resume: read %s: %w", path, err)
+			return nil, nil, fmt.Errorf("resume: read %s: %w", path, err)
 		}
 	}
-	if err := f.Truncate(good); err != nil {
-		return nil, fmt.Errorf("resume: drop torn last line of %s: %w", path, err)
+	if torn > 0 {
+		if err := f.Truncate(good); err != nil {
+			return nil, nil, fmt.Errorf("resume: drop torn last line of %s: %w", path, err)
+		}
 	}
-	return done, nil
+	rep.Done, rep.TornLineBytes = len(done), torn
+	return done, rep, nil
 }

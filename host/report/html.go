@@ -63,8 +63,11 @@ func mkText(s string) text {
 type page struct {
 	Verdict      string
 	Passed       bool
+	Notes        []string // where the judges' answers came from, what was not verified
 	Cases        int
 	Calls        int
+	Requests     int
+	Attempts     int
 	CacheHits    int
 	Tokens       int
 	InputTokens  int
@@ -215,15 +218,27 @@ func rank(r rowView) int {
 
 func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
 	p := &page{
-		Verdict: "FAILED", Passed: s.Passed, Cases: s.Cases,
-		Calls: s.Judge.Calls, CacheHits: s.Judge.CacheHits,
+		Passed: s.Passed, Cases: s.Cases,
+		Calls: s.Judge.Calls, Requests: s.Judge.Requests, Attempts: s.Judge.Attempts, CacheHits: s.Judge.CacheHits,
 		InputTokens: s.Judge.InputTokens, OutputTokens: s.Judge.OutputTokens,
 		Tokens: s.Judge.InputTokens + s.Judge.OutputTokens, USD: usd(s.Judge.USD),
 		JudgeErrors: s.JudgeErrors, PluginErrors: s.PluginErrors, MetricErrors: s.MetricErrors,
 		ConfigHash: s.ConfigHash,
 	}
-	if s.Passed {
-		p.Verdict = "PASSED"
+	p.Verdict = strings.ToUpper(s.Verdict)
+	for _, j := range s.Judges {
+		if j.Note != "" {
+			p.Notes = append(p.Notes, "Judge "+j.Name+": "+j.Note)
+		}
+	}
+	for _, why := range s.Unverified {
+		p.Notes = append(p.Notes, "Not verified: "+why)
+	}
+	if s.Incomplete != nil {
+		p.Notes = append(p.Notes, "Incomplete: "+s.Incomplete.Reason+" — resume with: "+s.Incomplete.Resume)
+	}
+	if s.Judge.UsageUnknown > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d judge request(s) had no usage in the reply: their tokens and cost are estimated from the text", s.Judge.UsageUnknown))
 	}
 
 	anchors := make(map[string]string, len(cases))
@@ -321,11 +336,13 @@ func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
 
 // gate is the GATE column of the terminal table.
 func gate(m engine.MetricSummary) (label, class string) {
-	if !m.Gated {
+	switch m.Verdict {
+	case engine.VerdictInformational:
 		return "info", "info"
-	}
-	if m.GateFailed() {
+	case engine.VerdictFailed:
 		return "FAIL", "failed"
+	case engine.VerdictUnverified:
+		return "UNVERIFIED", "failed"
 	}
 	return "ok", "passed"
 }

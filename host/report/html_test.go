@@ -49,16 +49,16 @@ func fixture(t *testing.T) (*engine.Summary, []engine.CaseResult) {
 		"prompt_version": "geval/v1",
 	})
 	s := &engine.Summary{
-		ConfigHash: "sha256:0123abcd", Cases: 4, Passed: false, JudgeErrors: 1, PluginErrors: 1,
-		Judge: engine.JudgeUsage{Calls: 9, CacheHits: 2, InputTokens: 1200, OutputTokens: 150, USD: 0.0042},
+		ConfigHash: "sha256:0123abcd", Cases: 4, Verdict: engine.VerdictFailed, Passed: false, JudgeErrors: 1, PluginErrors: 1,
+		Judge: engine.JudgeUsage{Requests: 8, Calls: 9, Attempts: 10, CacheHits: 2, InputTokens: 1200, OutputTokens: 150, USD: 0.0042},
 		Prepare: []engine.PrepareSummary{{Metric: "correctness", Details: steps,
 			Usage: engine.JudgeUsage{Calls: 1, InputTokens: 100, OutputTokens: 50, USD: 0.0002}}},
 		Metrics: []engine.MetricSummary{
-			{Metric: "correctness", Kind: "geval", Gated: true, Threshold: 0.6, N: 4, Scored: 3, Passed: 2, Failed: 1, Errors: 1,
+			{Metric: "correctness", Kind: "geval", Gated: true, Verdict: engine.VerdictFailed, Threshold: 0.6, N: 4, Scored: 3, Passed: 2, Failed: 1, Errors: 1,
 				Mean: ptr(0.6333), P50: ptr(0.8), PassRate: ptr(0.6667), ScoreModes: map[string]int{"weighted": 2, "raw": 1},
 				ErrorKinds: map[string]int{"judge_error": 1}, FailedCases: []string{"c2-fail"},
 				Judge: engine.JudgeUsage{Calls: 5, CacheHits: 2, InputTokens: 800, OutputTokens: 100, USD: 0.003}},
-			{Metric: "path", Kind: "dag", Gated: false, Threshold: 0.5, N: 4, Scored: 1, Failed: 1, Skipped: 2, Errors: 1,
+			{Metric: "path", Kind: "dag", Gated: false, Verdict: engine.VerdictInformational, Threshold: 0.5, N: 4, Scored: 1, Failed: 1, Skipped: 2, Errors: 1,
 				Mean: ptr(0.2), P50: ptr(0.2), PassRate: ptr(0), SkipReason: "case has no expected_output",
 				ErrorKinds: map[string]int{"trap": 1}, FailedCases: []string{"c4-dag"},
 				Judge: engine.JudgeUsage{Calls: 2, InputTokens: 300, OutputTokens: 40, USD: 0.0012}},
@@ -153,7 +153,7 @@ func TestHTMLSelfContainedAndBalanced(t *testing.T) {
 func TestHTMLHeaderAndMetrics(t *testing.T) {
 	out := render(t)
 	for _, want := range []string{
-		"✖ FAILED", "<dt>Cases</dt><dd>4</dd>", "<dd>9 <small>(2 cached)</small></dd>", "<dd>1350 <small>in 1200 · out 150</small></dd>",
+		"✖ FAILED", "<dt>Cases</dt><dd>4</dd>", "<dd>9 <small>(8 requests · 2 cached · 10 HTTP attempts)</small></dd>", "<dd>1350 <small>in 1200 · out 150</small></dd>",
 		"$0.0042", "<dt>Judge errors</dt><dd>1</dd>", "<dt>Plugin errors</dt><dd>1</dd>", "<dt>Metric errors</dt><dd>0</dd>", "sha256:0123abcd",
 		// the terminal table's numbers
 		`<td class="num">0.633</td><td class="num">0.800</td><td class="num">66.7%</td><td class="num">0.60</td>`, "weighted:2,raw:1",
@@ -253,7 +253,7 @@ func TestHTMLError(t *testing.T) {
 
 func TestHTMLEmpty(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.HTML(&b, &engine.Summary{Passed: true}, nil); err != nil {
+	if err := report.HTML(&b, &engine.Summary{Verdict: engine.VerdictPassed, Passed: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); !strings.Contains(out, "✔ PASSED") || !strings.Contains(out, "No case results.") {
@@ -322,7 +322,7 @@ func TestWriteCapsHugeDetails(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &engine.Summary{Cases: 1, Passed: true, Metrics: []engine.MetricSummary{{Metric: "m", Kind: "geval", N: 1}}}
+	s := &engine.Summary{Cases: 1, Verdict: engine.VerdictPassed, Passed: true, Metrics: []engine.MetricSummary{{Metric: "m", Kind: "geval", N: 1}}}
 	if err := report.Write(dir, s); err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestWriteCapsHugeDetails(t *testing.T) {
 }
 
 func TestHTMLDetailsJSONReadable(t *testing.T) {
-	s := &engine.Summary{Cases: 1, Passed: true, Metrics: []engine.MetricSummary{{Metric: "m", Kind: "k", N: 1}}}
+	s := &engine.Summary{Cases: 1, Verdict: engine.VerdictPassed, Passed: true, Metrics: []engine.MetricSummary{{Metric: "m", Kind: "k", N: 1}}}
 	cases := []engine.CaseResult{{CaseID: "a", Metrics: []engine.MetricResult{{Metric: "m", Kind: "k", Status: engine.StatusPassed,
 		Details: json.RawMessage(`{"z":"\u003cb\u003e \u0026","a":"\\u003c kept"}`)}}}}
 	var b bytes.Buffer

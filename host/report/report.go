@@ -17,20 +17,19 @@ import (
 
 // Table writes the end-of-run summary table.
 func Table(w io.Writer, s *engine.Summary) error {
+	for _, j := range s.Judges {
+		if j.Note != "" {
+			fmt.Fprintf(w, "judge %s: %s\n", j.Name, j.Note)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "METRIC\tKIND\tN\tMEAN\tP50\tPASS RATE\tTHRESH\tPASS\tFAIL\tERR\tSKIP\tMODES\tCALLS\tTOKENS\tUSD\tGATE")
 	for _, m := range s.Metrics {
-		gate := "info"
-		if m.Gated {
-			gate = "ok"
-			if m.GateFailed() {
-				gate = "FAIL"
-			}
-		}
+		label, _ := gate(m)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n",
 			m.Metric, m.Kind, m.N, num(m.Mean), num(m.P50), pct(m.PassRate), m.Threshold,
 			m.Passed, m.Failed, m.Errors, m.Skipped, modes(m.ScoreModes),
-			m.Judge.Calls, m.Judge.InputTokens+m.Judge.OutputTokens, usd(m.Judge.USD), gate)
+			m.Judge.Calls, m.Judge.InputTokens+m.Judge.OutputTokens, usd(m.Judge.USD), label)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -40,13 +39,27 @@ func Table(w io.Writer, s *engine.Summary) error {
 			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, m.SkipReason)
 		}
 	}
-	verdict := "PASSED"
-	if !s.Passed {
-		verdict = "FAILED"
+	for _, why := range s.Unverified {
+		fmt.Fprintf(w, "UNVERIFIED: %s\n", why)
 	}
-	_, err := fmt.Fprintf(w, "\n%d cases · %d judge calls (%d cached) · %d tokens · %s · judge errors %d · plugin errors %d · metric errors %d · %s\n",
-		s.Cases, s.Judge.Calls, s.Judge.CacheHits, s.Judge.InputTokens+s.Judge.OutputTokens, usd(s.Judge.USD),
-		s.JudgeErrors, s.PluginErrors, s.MetricErrors, verdict)
+	if u := s.Judge.UsageUnknown; u > 0 {
+		fmt.Fprintf(w, "note: %d judge request(s) had no usage in the reply: their tokens and USD are estimated from the text\n", u)
+	}
+	if c := s.Cache; c != nil {
+		if c.Error != "" {
+			fmt.Fprintf(w, "note: cache: %s\n", c.Error)
+		}
+		if c.Unreadable > 0 {
+			fmt.Fprintf(w, "note: cache: %d unreadable entr(ies) were treated as misses and called again; `anvil-host cache clear` resets the cache\n", c.Unreadable)
+		}
+	}
+	if r := s.Resume; r != nil && r.TornLineBytes > 0 {
+		fmt.Fprintf(w, "note: resume: dropped a torn last line of results.jsonl (%d bytes); that case was evaluated again\n", r.TornLineBytes)
+	}
+	_, err := fmt.Fprintf(w, "\n%d cases · %d judge calls (%d requests, %d cached, %d HTTP attempts) · %d tokens · %s · judge errors %d · plugin errors %d · metric errors %d · %s\n",
+		s.Cases, s.Judge.Calls, s.Judge.Requests, s.Judge.CacheHits, s.Judge.Attempts,
+		s.Judge.InputTokens+s.Judge.OutputTokens, usd(s.Judge.USD),
+		s.JudgeErrors, s.PluginErrors, s.MetricErrors, strings.ToUpper(s.Verdict))
 	return err
 }
 
@@ -157,6 +170,18 @@ func JUnit(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
 			suite.Tests++
 			suite.Cases = append(suite.Cases, tc)
 		}
+	}
+	// A gate that verified nothing is an error CI must see: a suite of
+	// skips reads as green in most CI systems.
+	for _, m := range s.Metrics {
+		if m.Verdict != engine.VerdictUnverified {
+			continue
+		}
+		suite := &root.Suites[idx[m.Metric]]
+		suite.Cases = append(suite.Cases, junitCase{Name: "(gate)", Classname: "anvil." + m.Metric,
+			Error: &junitMessage{Message: "could not verify: " + m.UnverifiedReason, Type: "unverified"}})
+		suite.Tests++
+		suite.Errors++
 	}
 	for _, su := range root.Suites {
 		root.Tests += su.Tests

@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// RunError is why a run did not finish: what kind of failure (the CLI maps
+// it to an exit code) and, when the run had started writing results, the
+// summary it left, marked incomplete, with the command that resumes it.
+type RunError struct {
+	Kind    RunErrorKind
+	Err     error
+	Summary *Summary // nil when nothing was evaluated
+}
+
+// RunErrorKind classifies a RunError.
+type RunErrorKind int
+
+const (
+	// ErrInput: the dataset or the options are wrong; nothing was evaluated.
+	ErrInput RunErrorKind = iota + 1
+	// ErrUnverifiable: the run could not go on and verify anything more
+	// (a judge that is down, results that cannot be written).
+	ErrUnverifiable
+	// ErrInterrupted: the context was cancelled (Ctrl-C, SIGTERM).
+	ErrInterrupted
+)
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Run evaluates the dataset and returns the summary of every case in the
+// output directory (including those done before a --resume). The dataset is
+// read whole before the first judge call: a record that does not parse or
+// a duplicate id stops the run before anything is spent. A run that stops
+// early still writes summary.json, marked incomplete, and returns a
+// *RunError carrying it.
+func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
+	started := time.Now().UTC()
+	input := ro.Input
+	if input == "" {
+		input = e.cfg.Resolve(e.cfg.Dataset)
+	}
+	if input == "" {
+		return nil, &RunError{Kind: ErrInput, Err: fmt.Errorf("no dataset: pass --input or set dataset in %s", e.cfg.File)}
+	}
+	if ro.Limit < 0 || ro.Concurrency < 0 {
+		return nil, &RunError{Kind: ErrInput, Err: fmt.Errorf("limit %d, concurrency %d: must not be negative", ro.Limit, ro.Concurrency)}
+	}
+	outDir := ro.OutputDir
+	if outDir == "" {
+		outDir = e.OutputDir()
+	}
+	conc := ro.Concurrency
+	if conc == 0 {
+		conc = e.cfg.Defaults.Concurrency
+	}
+	if conc <= 0 {
+		conc = e.defaultConcurrency()
+	}
+
+	check, err := e.CheckDataset(ctx, input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &RunError{Kind: ErrInterrupted, Err: fmt.Errorf("run interrupted while checking the dataset; nothing was evaluated: %w", ctx.Err())}
+		}
+		return nil, &RunError{Kind: ErrInput, Err: fmt.Errorf("dataset check (nothing was evaluated): %w", err)}
+	}
+	for _, g := range check.Gaps {
+		e.logger.Warn(g.String())
+	}
+
+	var done map[string]bool
+	var resume *ResumeReport
+	if ro.Resume {
+		if done, resume, err = readDone(outDir, e.hash); err != nil {
+			return nil, &RunError{Kind: ErrInput, Err: err}
+		}
+		if resume.TornLineBytes > 0 {
+			e.logger.Warn("resume: dropped a torn last line of results.jsonl (a case cut off mid-write); that case is evaluated again",
+				"file", filepath.Join(outDir, "results.jsonl"), "bytes", resume.TornLineBytes)
+		}
+	}
+	if err := clearStaleOutputs(outDir, ro.Resume); err != nil {
+		return nil, &RunError{Kind: ErrUnverifiable, Err: err}
+	}
+	total := check.Cases
+	if ro.Limit > 0 {
+		total = min(total, ro.Limit)
+	}
+	durable := len(done)
+	w, err := openResults(outDir, ro.Resume, func(n int) {
+		durable += n // only the writer goroutine calls this
+		if ro.Progress != nil {
+			ro.Progress(durable, total)
+		}
+	})
+	if err != nil {
+		return nil, &RunError{Kind: ErrUnverifiable, Err: err}
+	}
+
+	// The run's own context: a judge that goes down stops it at once, with
+	// that judge's fault as the cause.
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	unwatch := e.judges.watch(func(err error) { stop(err) })
+	defer unwatch()
+
+	e.prepareAll(runCtx, nil)
+	cases := make(chan *abi.TestCase)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for c := range cases {
+				r := e.evaluate(runCtx, c, nil)
+				if runCtx.Err() != nil {
+					return // stopped: a half-evaluated case is not written
+				}
+				if err := w.write(r); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+					stop(err)
+					return
+				}
+			}
+		})
+	}
+	readErr := e.feed(runCtx, input, done, ro.Limit, cases)
+	close(cases)
+	wg.Wait()
+	writeErr := w.Close()
+	select {
+	case err := <-errc:
+		writeErr = errors.Join(err, writeErr)
+	default:
+	}
+
+	meta := runMeta{started: started, resume: resume, gaps: check.Gaps, outDir: outDir}
+	var stopped *RunError
+	switch {
+	case writeErr != nil:
+		stopped = &RunError{Kind: ErrUnverifiable, Err: fmt.Errorf("writing results: %w", writeErr)}
+	case ctx.Err() != nil:
+		stopped = &RunError{Kind: ErrInterrupted, Err: fmt.Errorf("run interrupted: %w", ctx.Err())}
+	case runCtx.Err() != nil:
+		stopped = &RunError{Kind: ErrUnverifiable, Err: context.Cause(runCtx)}
+	case readErr != nil:
+		stopped = &RunError{Kind: ErrInput, Err: readErr}
+	}
+	if stopped != nil {
+		meta.incomplete = &Incomplete{Reason: stopped.Err.Error(), Resume: e.resumeCommand(outDir)}
+	}
+	s, err := e.writeSummary(outDir, meta)
+	if stopped != nil {
+		if err != nil {
+			stopped.Err = errors.Join(stopped.Err, err)
+		}
+		stopped.Summary = s
+		return s, stopped
+	}
+	if err != nil {
+		return nil, &RunError{Kind: ErrUnverifiable, Err: err}
+	}
+	return s, nil
+}
+
+// runMeta is what the summary says about the run beyond its results.
+type runMeta struct {
+	started    time.Time
+	resume     *ResumeReport
+	gaps       []FieldGap
+	incomplete *Incomplete
+	outDir     string
+}
+
+// writeSummary summarises results.jsonl and writes summary.json.
+func (e *Engine) writeSummary(outDir string, meta runMeta) (*Summary, error) {
+	s, err := summarize(outDir, e.hash, e.metricKeys(), e.prepareSummaries(), e.gatePolicy())
+	if err != nil {
+		return nil, err
+	}
+	s.RunID = newRunID()
+	s.StartedAt = meta.started
+	s.FinishedAt = time.Now().UTC()
+	s.Resume = meta.resume
+	s.FieldGaps = meta.gaps
+	s.Judges = e.judgeReports()
+	s.Cache = e.cacheReport()
+	s.decide(meta.incomplete)
+	b, _ := json.MarshalIndent(s, "", "  ")
+	if err := writeFileSync(filepath.Join(outDir, "summary.json"), append(b, '\n')); err != nil {
+		return s, fmt.Errorf("write summary.json: %w", err)
+	}
+	return s, nil
+}
+
+// resumeCommand is the command line that finishes an incomplete run.
+func (e *Engine) resumeCommand(outDir string) string {
+	return fmt.Sprintf("anvil-host run -c %s -o %s --resume", shellQuote(e.cfg.File), shellQuote(outDir))
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// feed streams cases to the workers, skipping those already done and
+// stopping at limit (cases counted in file order, done ones included). The
+// dataset was checked whole before; a record that fails now means the file
+// changed under the run.
+func (e *Engine) feed(ctx context.Context, input string, done map[string]bool, limit int, cases chan<- *abi.TestCase) error {
+	ds, err := OpenDataset(input)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	n := 0
+	for {
+		if limit > 0 && n >= limit {
+			return nil
+		}
+		c, err := ds.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("the dataset changed during the run: %w", err)
+		}
+		n++
+		if done[c.ID] {
+			continue
+		}
+		select {
+		case cases <- c:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
