@@ -62,6 +62,7 @@ func newClient(cfg Config, httpClient *http.Client, apiKey string) *client {
 		// Our retry layer is the only one, so attempts are counted and
 		// backoff is observable.
 		option.WithMaxRetries(0),
+		option.WithMiddleware(limitReplyBody(maxReplyBytes)),
 	}
 	if apiKey != "" {
 		opts = append(opts, option.WithAPIKey(apiKey))
