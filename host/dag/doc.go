@@ -29,7 +29,8 @@
 //	      "false": {score: 2}
 //
 // Invariants. A Graph only exists validated: acyclic, every reference
-// resolved, verdict sets complete. Evaluate runs each node at most once per
+// resolved, verdict sets complete, every node the roots lead to able to run, and
+// every verdict able to lead to a score. Evaluate runs each node at most once per
 // case (data edges AND, control edges OR, dead branches never run) and its
 // Result — score, path, leaves — depends only on the verdicts and outputs
 // the Runner returns, never on scheduling: leaves are sorted by node id then

@@ -2,9 +2,11 @@ package dag
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -518,4 +520,195 @@ func (y *yielding) RunMetric(_ context.Context, m string) (MetricOutcome, error)
 		return MetricOutcome{}, fmt.Errorf("a job ran twice")
 	}
 	return MetricOutcome{Score: y.metrics[m]}, nil
+}
+
+// bruteForce walks spec under every assignment of verdicts (nil when there
+// are more than limit) and reports, per node, whether it runs in some case
+// and whether a fired leaf then follows from it, and per verdict whether a
+// leaf follows it in some case.
+type bruteForce struct {
+	reached, canRun, leads map[string]bool
+	verdictLeads           map[string]map[string]bool
+}
+
+func bruteForceWalk(spec *Spec, limit int) *bruteForce {
+	byID := map[string]*NodeSpec{}
+	dataParents, ctrlParents := map[string][]string{}, map[string][]string{}
+	for i := range spec.Nodes {
+		ns := &spec.Nodes[i]
+		byID[ns.ID] = ns
+		for _, c := range ns.Children {
+			dataParents[c] = append(dataParents[c], ns.ID)
+		}
+		for _, v := range ns.Verdicts {
+			if v.Then != "" && !slices.Contains(ctrlParents[v.Then], ns.ID) {
+				ctrlParents[v.Then] = append(ctrlParents[v.Then], ns.ID)
+			}
+		}
+	}
+	var order []string // topological
+	placed := map[string]bool{}
+	for len(order) < len(spec.Nodes) {
+		progress := false
+		for _, ns := range spec.Nodes {
+			ready := !placed[ns.ID]
+			for _, p := range append(slices.Clone(dataParents[ns.ID]), ctrlParents[ns.ID]...) {
+				ready = ready && placed[p]
+			}
+			if ready {
+				placed[ns.ID], progress = true, true
+				order = append(order, ns.ID)
+			}
+		}
+		if !progress {
+			return nil // a cycle
+		}
+	}
+	isRoot := map[string]bool{}
+	for _, ns := range spec.Nodes {
+		isRoot[ns.ID] = len(dataParents[ns.ID])+len(ctrlParents[ns.ID]) == 0
+	}
+	bf := &bruteForce{reached: map[string]bool{}, canRun: map[string]bool{}, leads: map[string]bool{}, verdictLeads: map[string]map[string]bool{}}
+	for _, id := range order {
+		bf.reached[id] = isRoot[id]
+		for _, p := range append(slices.Clone(dataParents[id]), ctrlParents[id]...) {
+			bf.reached[id] = bf.reached[id] || bf.reached[p]
+		}
+	}
+	var deciders []*NodeSpec
+	total := 1
+	for _, id := range order {
+		if ns := byID[id]; len(ns.Verdicts) > 0 {
+			deciders = append(deciders, ns)
+			if total *= len(ns.Verdicts); total > limit {
+				return nil
+			}
+		}
+	}
+	for a := 0; a < total; a++ {
+		pick, rest := map[string]Verdict{}, a
+		for _, ns := range deciders {
+			pick[ns.ID] = ns.Verdicts[rest%len(ns.Verdicts)]
+			rest /= len(ns.Verdicts)
+		}
+		ran := map[string]bool{}
+		for _, id := range order {
+			runs := isRoot[id]
+			if !runs {
+				runs = true
+				for _, p := range dataParents[id] {
+					runs = runs && ran[p]
+				}
+				if len(ctrlParents[id]) > 0 {
+					chosen := false
+					for _, p := range ctrlParents[id] {
+						chosen = chosen || (ran[p] && pick[p].Then == id)
+					}
+					runs = runs && chosen
+				}
+			}
+			ran[id] = runs
+		}
+		down := map[string]bool{}
+		for i := len(order) - 1; i >= 0; i-- {
+			id := order[i]
+			if !ran[id] {
+				continue
+			}
+			bf.canRun[id] = true
+			ns := byID[id]
+			if v, ok := pick[id]; ok {
+				down[id] = v.Then == "" || (ran[v.Then] && down[v.Then])
+				if bf.verdictLeads[id] == nil {
+					bf.verdictLeads[id] = map[string]bool{}
+				}
+				bf.verdictLeads[id][v.Key] = bf.verdictLeads[id][v.Key] || down[id]
+			} else {
+				down[id] = slices.ContainsFunc(ns.Children, func(c string) bool { return ran[c] && down[c] })
+			}
+			bf.leads[id] = bf.leads[id] || down[id]
+		}
+	}
+	return bf
+}
+
+// bad reports whether some node the roots lead to never runs, or some
+// verdict or task of a node that runs never leads to a fired leaf.
+func (bf *bruteForce) bad(spec *Spec) bool {
+	for _, ns := range spec.Nodes {
+		switch {
+		case !bf.reached[ns.ID]:
+		case !bf.canRun[ns.ID]:
+			return true
+		case !bf.leads[ns.ID]:
+			return true
+		}
+		for _, v := range ns.Verdicts {
+			if bf.canRun[ns.ID] && !bf.verdictLeads[ns.ID][v.Key] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	neverRuns   = regexp.MustCompile(`node "([^"]+)": can never run`)
+	deadVerdict = regexp.MustCompile(`node "([^"]+)": verdict "([^"]*)": then `)
+)
+
+// TestValidateLeafReachProperty: over random graphs, Validate rejects a
+// graph for a node that never runs or a verdict no score follows exactly
+// when walking every assignment of verdicts finds one, and each node and
+// verdict it names is one.
+func TestValidateLeafReachProperty(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	env := testEnv()
+	var checked, rejected int
+	for try := 0; try < 1500; try++ {
+		spec := randomSpec(rng)
+		_, _, err := Validate(spec, env)
+		var problems []string
+		if de, ok := err.(*Error); ok {
+			problems = de.Problems
+		}
+		scoredRan := err == nil || slices.ContainsFunc(problems, func(p string) bool {
+			return neverRuns.MatchString(p) || deadVerdict.MatchString(p)
+		})
+		if !scoredRan {
+			continue // a structural problem; scored does not run
+		}
+		bf := bruteForceWalk(spec, 1<<10)
+		if bf == nil {
+			continue
+		}
+		checked++
+		if want := bf.bad(spec); (err != nil) != want {
+			t.Fatalf("Validate error %v, brute force finds a dead end: %v\nspec: %s", err, want, specJSON(t, spec))
+		}
+		if err == nil {
+			continue
+		}
+		rejected++
+		for _, p := range problems {
+			if m := neverRuns.FindStringSubmatch(p); m != nil && bf.canRun[m[1]] {
+				t.Fatalf("%q, but node %s runs in some case\nspec: %s", p, m[1], specJSON(t, spec))
+			}
+			if m := deadVerdict.FindStringSubmatch(p); m != nil && bf.verdictLeads[m[1]][m[2]] {
+				t.Fatalf("%q, but a leaf follows that verdict in some case\nspec: %s", p, specJSON(t, spec))
+			}
+		}
+	}
+	t.Logf("%d graphs checked against brute force, %d rejected", checked, rejected)
+	if checked < 300 || rejected < 50 {
+		t.Fatalf("only %d graphs checked, %d rejected: the generator no longer exercises the check", checked, rejected)
+	}
+}
+
+func specJSON(t *testing.T, spec *Spec) string {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

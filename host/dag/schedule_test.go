@@ -466,14 +466,20 @@ func TestEvaluateErrors(t *testing.T) {
 		{"child metric score out of range", valid,
 			&script{verdicts: map[string]string{"gate": "true", "judge": "false"}, metrics: map[string]float64{"helpfulness": 7}},
 			`node "judge": child metric "helpfulness": score 7 is outside [0,1]`, "gate,extract,judge", "extract,gate,judge"},
+		// Every verdict here can reach a score, so the graph validates
+		// (TestValidateLeafReach), but a's "true" needs b's "true" and a's
+		// "false" needs b's "false": the crossed answers fire no leaf.
 		{"no leaf fired", `
 nodes:
-  - {id: t, kind: task, instructions: x, params: [input], children: [a, j]}
-  - {id: a, kind: binary, criteria: c, verdicts: {"true": {then: j}, "false": {then: k}}}
-  - {id: k, kind: task, instructions: y, params: [input], children: [j]}
-  - {id: j, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
-`, &script{verdicts: map[string]string{"a": "false"}},
-			"dag: no leaf fired: ran t, a=false, k; dead (not reached): j", "t,a,k", "a,k,t"},
+  - {id: t, kind: task, instructions: x, params: [input], children: [a, b]}
+  - {id: a, kind: binary, criteria: c, verdicts: {"true": {then: x}, "false": {then: y}}}
+  - {id: b, kind: binary, criteria: c, verdicts: {"true": {then: d1}, "false": {then: d2}}}
+  - {id: d1, kind: task, instructions: y, params: [input], children: [x]}
+  - {id: d2, kind: task, instructions: y, params: [input], children: [y]}
+  - {id: x, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
+  - {id: y, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
+`, &script{verdicts: map[string]string{"a": "true", "b": "false"}},
+			"dag: no leaf fired: ran t, a=true, b=false, d2; dead (not reached): d1, x, y", "t,a,b,d2", "a,b,d2,t"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

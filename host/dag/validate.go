@@ -3,9 +3,11 @@ package dag
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
@@ -29,7 +31,9 @@ var binaryVerdicts = []string{"false", "true"}
 // Validate checks a spec against the loaded node kinds and configured
 // metrics and builds its Graph. The error is an *Error listing every
 // problem found, each naming the node ids involved; warnings never stop a
-// graph from being built.
+// graph from being built. Beyond the structure, every node the roots lead
+// to must be able to run, and every verdict must be able to lead to a
+// score (a scored verdict or a child metric) in some case; see scored.
 func Validate(spec *Spec, env Env) (*Graph, []string, error) {
 	if spec == nil {
 		return nil, nil, &Error{Problems: []string{"no dag configuration"}}
@@ -42,6 +46,9 @@ func Validate(spec *Spec, env Env) (*Graph, []string, error) {
 	v.roots()
 	v.reach()
 	v.inputs()
+	if len(v.p.list) == 0 && !cyclic {
+		v.scored()
+	}
 	if err := v.p.err(); err != nil {
 		return nil, v.warnings, err
 	}
@@ -68,6 +75,7 @@ type validator struct {
 	unknownKind       map[*Node]bool
 	rootList          []*Node
 	explicitRoots     bool
+	reached           map[*Node]bool // from the roots, along any edge
 }
 
 func (v *validator) warn(line int, id, format string, args ...any) {
@@ -598,6 +606,7 @@ func (v *validator) reach() {
 			}
 		}
 	}
+	v.reached = seen
 	for _, n := range v.list {
 		if seen[n] || len(v.rootList) == 0 {
 			continue
@@ -623,6 +632,419 @@ func (v *validator) inputs() {
 			v.warn(n.Spec.Line, n.ID, "%s node reads nothing: it has no params and no parent task; the judge sees only the criteria", n.Class)
 		}
 	}
+}
+
+// A run is a set of verdicts: each node that runs answers one. A node runs
+// when every data parent ran and, if it has control parents, one of them
+// answered a verdict leading to it — so whether a node can run at all, and
+// whether a score can follow a verdict, depends on which verdicts can hold
+// together, not on the edges alone. Every path of edges ends in a leaf (a
+// decision node has verdicts, each with an outcome; a task has children),
+// yet a node that needs the output of a task only one verdict leads to,
+// and a then only another verdict of the same node gives, never runs: a
+// case walking into it ends with "no leaf fired". scored finds those before
+// any case runs.
+//
+// picks is a set of verdicts that hold together, by node index.
+type picks map[int]string
+
+// with merges p and q; false when they give one node two verdicts.
+func (p picks) with(q picks) (picks, bool) {
+	out := make(picks, len(p)+len(q))
+	for k, x := range p {
+		out[k] = x
+	}
+	for k, x := range q {
+		if y, ok := out[k]; ok && y != x {
+			return nil, false
+		}
+		out[k] = x
+	}
+	return out, true
+}
+
+// Bounds of scored: the alternatives kept per node, and the search steps
+// per graph. Configured graphs are far below both; past them the graph is
+// accepted with a warning and the run-time check ("no leaf fired") stands.
+const (
+	maxAlternatives = 64
+	maxSearchSteps  = 100_000
+)
+
+type scoring struct {
+	nodes []*Node // by index
+	// needs[n] lists minimal sets of verdicts under which n runs, one per
+	// way it can run; empty when it never runs.
+	needs     map[*Node][]picks
+	steps     int
+	exhausted bool
+}
+
+// scored reports, on an otherwise valid graph, each node the roots lead
+// to that can never run, and each verdict no score can follow in any case.
+// It asks "can", not "must": a graph whose verdicts can each reach a score
+// may still, for some crossed combination of verdicts, fire no leaf (two
+// gates each of which feeds the other's branch); such a case fails at run
+// time with "no leaf fired", as before. Deciding "must" is as hard as
+// satisfiability in general, and a verdict that can score is not dead
+// configuration.
+func (v *validator) scored() {
+	sc := &scoring{nodes: v.list, needs: map[*Node][]picks{}}
+	isRoot := map[*Node]bool{}
+	for _, r := range v.rootList {
+		isRoot[r] = true
+	}
+	for _, n := range topoOrder(v.list) {
+		alts, ok := sc.runs(n, isRoot[n])
+		if !ok {
+			v.warn(v.spec.Line, "", "not checked that every verdict can reach a score: the graph runs in more than %d ways through a node (%s)", maxAlternatives, n.ID)
+			return
+		}
+		sc.needs[n] = alts
+	}
+	canRun := func(n *Node) bool { return len(sc.needs[n]) > 0 }
+	// bad: the node runs in some case, and in none does a score follow.
+	bad := map[*Node]bool{}
+	for _, n := range v.list {
+		bad[n] = v.reached[n] && canRun(n) && !sc.leads(n, picks{})
+	}
+	// One message per cause: a node that can never run, and a verdict
+	// whose dead end is not already explained by the node it leads to.
+	for _, n := range v.list {
+		if !v.reached[n] {
+			continue // warned: unreachable
+		}
+		if !canRun(n) {
+			if !slices.ContainsFunc(parentsOf(n), func(p *Node) bool { return v.reached[p] && !canRun(p) }) {
+				v.p.add(n.Spec.Line, n.ID, "can never run: %s", sc.why(n))
+			}
+			continue
+		}
+		// A task no score can follow is explained by its children: each
+		// child's ways to run include the task's, so a child that can
+		// run and is not bad itself would lead on from the task.
+		for _, vd := range n.Spec.Verdicts {
+			t := n.Then[vd.Key]
+			if t == nil {
+				continue // a score or a child metric: a leaf
+			}
+			line := max(vd.Line, n.Spec.Line)
+			switch {
+			case !canRun(t):
+				v.p.add(line, n.ID, "verdict %q: then %q, which can never run: no score can follow this verdict", vd.Key, t.ID)
+			case !sc.after(n, vd.Key, t, false):
+				v.p.add(line, n.ID, "verdict %q: then %q, which never runs after this verdict: %s", vd.Key, t.ID, sc.whyNotAfter(n, vd.Key, t))
+			case !bad[t] && !sc.after(n, vd.Key, t, true):
+				v.p.add(line, n.ID, "verdict %q: then %q, after which no score can follow: the nodes %q leads to cannot run after this verdict", vd.Key, t.ID, t.ID)
+			}
+		}
+	}
+	if sc.exhausted {
+		v.warn(v.spec.Line, "", "not fully checked that every verdict can reach a score: the graph has too many paths (more than %d steps)", maxSearchSteps)
+	}
+}
+
+// why says why n never runs: the two things it needs that exclude each
+// other, when each comes one way only; else what it needs.
+func (sc *scoring) why(n *Node) string {
+	type part struct {
+		what string
+		alts []picks
+		via  *Node // the control parent, for the part that is its verdict
+	}
+	var parts []part
+	for _, p := range n.DataParents {
+		parts = append(parts, part{"the output of " + p.ID, sc.needs[p], nil})
+	}
+	if len(n.ControlParents) == 1 {
+		p := n.ControlParents[0]
+		var keys []string
+		for _, vd := range p.Spec.Verdicts {
+			if p.Then[vd.Key] == n {
+				keys = append(keys, vd.Key)
+			}
+		}
+		if len(keys) == 1 {
+			parts = append(parts, part{fmt.Sprintf("%s %q", p.ID, keys[0]), product(sc.needs[p], []picks{{p.index: keys[0]}}), p})
+		}
+	}
+	for i, a := range parts {
+		for _, b := range parts[i+1:] {
+			if len(a.alts) != 1 || len(b.alts) != 1 {
+				continue
+			}
+			for _, d := range slices.Sorted(maps.Keys(a.alts[0])) {
+				x, y := a.alts[0][d], b.alts[0][d]
+				switch {
+				case y == "" || x == y:
+					continue
+				case b.via == sc.nodes[d]:
+					return fmt.Sprintf("it needs %s, which comes only when %s answers %q, but %s leads to it only on %q",
+						a.what, b.via.ID, x, b.via.ID, y)
+				default:
+					return fmt.Sprintf("it needs %s, which comes only when %s answers %q, and %s, which comes only when %s answers %q",
+						a.what, sc.nodes[d].ID, x, b.what, sc.nodes[d].ID, y)
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("no set of verdicts gives it %s at once", needsText(n))
+}
+
+// whyNotAfter names a data parent of t whose output never comes once n
+// answered verdict.
+func (sc *scoring) whyNotAfter(n *Node, verdict string, t *Node) string {
+	for _, d := range t.DataParents {
+		comes := false
+		var only picks
+		for _, alt := range sc.needs[n] {
+			ctx, ok := alt.with(picks{n.index: verdict})
+			comes = comes || ok && slices.ContainsFunc(sc.needs[d], func(p picks) bool { _, ok := ctx.with(p); return ok })
+			if ok && len(sc.needs[d]) == 1 && only == nil {
+				need := sc.needs[d][0]
+				for _, k := range slices.Sorted(maps.Keys(need)) {
+					if y, set := ctx[k]; set && y != need[k] {
+						only = picks{k: need[k]}
+						break
+					}
+				}
+			}
+		}
+		if comes {
+			continue
+		}
+		for k, x := range only {
+			return fmt.Sprintf("it needs the output of %s, which comes only when %s answers %q", d.ID, sc.nodes[k].ID, x)
+		}
+		return fmt.Sprintf("it needs the output of %s, which never comes after it", d.ID)
+	}
+	return fmt.Sprintf("it needs %s, which never come together after it", needsText(t))
+}
+
+func parentsOf(n *Node) []*Node { return append(slices.Clone(n.DataParents), n.ControlParents...) }
+
+// needsText says what n needs to run: its data parents' outputs and a
+// verdict leading to it.
+func needsText(n *Node) string {
+	var parts []string
+	if len(n.DataParents) > 0 {
+		parts = append(parts, "the output of "+strings.Join(nodeIDs(n.DataParents), " and "))
+	}
+	var into []string
+	for _, p := range n.ControlParents {
+		for _, vd := range p.Spec.Verdicts {
+			if p.Then[vd.Key] == n {
+				into = append(into, fmt.Sprintf("%s %q", p.ID, vd.Key))
+			}
+		}
+	}
+	if len(into) > 0 {
+		parts = append(parts, "a verdict leading to it ("+strings.Join(into, " or ")+")")
+	}
+	return strings.Join(parts, " and ")
+}
+
+// runs computes the ways n can run from its parents'; false past
+// maxAlternatives.
+func (sc *scoring) runs(n *Node, root bool) ([]picks, bool) {
+	if root {
+		return []picks{{}}, true
+	}
+	if len(n.DataParents)+len(n.ControlParents) == 0 {
+		return nil, true // not a root, nothing leads here
+	}
+	// Before reduce the sets may be more than maxAlternatives (every
+	// verdict of a node leading here), but not without bound.
+	const unreduced = 8 * maxAlternatives
+	alts := []picks{{}}
+	for _, p := range n.DataParents { // AND
+		if alts = product(alts, sc.needs[p]); len(alts) > unreduced {
+			return nil, false
+		}
+		if alts = sc.reduce(alts); len(alts) > maxAlternatives {
+			return nil, false
+		}
+	}
+	if len(n.ControlParents) > 0 { // OR
+		var via []picks
+		for _, p := range n.ControlParents {
+			for _, vd := range p.Spec.Verdicts {
+				if p.Then[vd.Key] == n {
+					via = append(via, product(sc.needs[p], []picks{{p.index: vd.Key}})...)
+				}
+			}
+			if len(via) > unreduced {
+				return nil, false
+			}
+		}
+		if via = sc.reduce(via); len(via) > maxAlternatives {
+			return nil, false
+		}
+		if alts = product(alts, via); len(alts) > unreduced {
+			return nil, false
+		}
+		alts = sc.reduce(alts)
+	}
+	return alts, len(alts) <= maxAlternatives
+}
+
+// product is every consistent union of one set from a and one from b.
+func product(a, b []picks) []picks {
+	var out []picks
+	for _, x := range a {
+		for _, y := range b {
+			if m, ok := x.with(y); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// reduce keeps alternatives small. A set that contains another adds no way
+// to run; and sets that differ only in the verdict of a node d, one for
+// each verdict d has, say no more than their common part when that part
+// already makes d run (it then answers one of them) — a node every verdict
+// of which leads to the same next node adds no condition to it.
+func (sc *scoring) reduce(alts []picks) []picks {
+	for {
+		alts = minimal(alts)
+		// the alternatives grouped by what they hold besides node d's verdict
+		type group struct {
+			base     picks
+			d        int
+			verdicts map[string]bool
+		}
+		groups := map[string]*group{}
+		var order []string
+		for _, a := range alts {
+			idx := slices.Sorted(maps.Keys(a))
+			for _, d := range idx {
+				k := a.keyWithout(idx, d)
+				g := groups[k]
+				if g == nil {
+					base := maps.Clone(a)
+					delete(base, d)
+					g = &group{base: base, d: d, verdicts: map[string]bool{}}
+					groups[k] = g
+					order = append(order, k)
+				}
+				g.verdicts[a[d]] = true
+			}
+		}
+		var merged []picks
+		for _, k := range order {
+			g := groups[k]
+			node := sc.nodes[g.d]
+			all := len(node.Verdicts) > 0 && !slices.ContainsFunc(node.Verdicts, func(w string) bool { return !g.verdicts[w] })
+			if all && slices.ContainsFunc(sc.needs[node], func(r picks) bool { return subset(r, g.base) }) {
+				merged = append(merged, g.base)
+			}
+		}
+		if len(merged) == 0 {
+			return alts
+		}
+		alts = append(alts, merged...)
+	}
+}
+
+// keyWithout is a canonical form of p without node d, naming d; idx are
+// p's keys, sorted.
+func (p picks) keyWithout(idx []int, d int) string {
+	b := strconv.AppendInt(nil, int64(d), 10)
+	for _, i := range idx {
+		if i != d {
+			b = append(b, ';')
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = strconv.AppendQuote(append(b, '='), p[i])
+		}
+	}
+	return string(b)
+}
+
+// minimal drops the sets that contain another (and repeats).
+func minimal(alts []picks) []picks {
+	var out []picks
+	for i, a := range alts {
+		keep := true
+		for j, b := range alts {
+			if i != j && subset(b, a) && (len(b) < len(a) || j < i) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func subset(a, b picks) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	for k, x := range a {
+		if y, ok := b[k]; !ok || y != x {
+			return false
+		}
+	}
+	return true
+}
+
+// after reports whether t can run once n answered verdict, and, with
+// score, whether a score can then follow from t.
+func (sc *scoring) after(n *Node, verdict string, t *Node, score bool) bool {
+	for _, alt := range sc.needs[n] {
+		ctx, ok := alt.with(picks{n.index: verdict})
+		if !ok {
+			continue
+		}
+		if score && sc.leads(t, ctx) {
+			return true
+		}
+		if !score && slices.ContainsFunc(sc.needs[t], func(p picks) bool { _, ok := ctx.with(p); return ok }) {
+			return true
+		}
+	}
+	return false
+}
+
+// leads reports whether some run holding the verdicts in ctx runs x and
+// fires a leaf x leads to. It searches depth first and stops at the first
+// such run; past maxSearchSteps it answers true (unchecked, warned).
+func (sc *scoring) leads(x *Node, ctx picks) bool {
+	if sc.steps++; sc.steps > maxSearchSteps {
+		sc.exhausted = true
+		return true
+	}
+	for _, alt := range sc.needs[x] {
+		m, ok := ctx.with(alt)
+		if !ok {
+			continue
+		}
+		if x.Class.Produces() {
+			for _, ch := range x.Children {
+				if sc.leads(ch, m) {
+					return true
+				}
+			}
+			continue
+		}
+		for _, vd := range x.Spec.Verdicts {
+			if p, set := m[x.index]; set && p != vd.Key {
+				continue
+			}
+			t := x.Then[vd.Key]
+			if t == nil {
+				return true // a score or a child metric
+			}
+			if m2, ok := m.with(picks{x.index: vd.Key}); ok && sc.leads(t, m2) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // topoOrder orders nodes so that every node comes after all its parents,

@@ -2,6 +2,7 @@ package dag
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -337,5 +338,149 @@ nodes:
 func TestValidateNilSpec(t *testing.T) {
 	if _, _, err := Validate(nil, testEnv()); err == nil {
 		t.Fatal("nil spec validated")
+	}
+}
+
+// A graph where some node can never run, or some verdict can never be
+// followed by a score, is rejected before any case runs; it used to be
+// accepted and fail each case with "no leaf fired". The verdicts that
+// decide are named.
+func TestValidateLeafReach(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string // the problems, exactly
+	}{
+		{"then into a node that needs the other verdict's task", `
+nodes:
+  - {id: t, kind: task, instructions: x, params: [input], children: [a, j]}
+  - {id: a, kind: binary, criteria: c, verdicts: {"true": {then: j}, "false": {then: k}}}
+  - {id: k, kind: task, instructions: y, params: [input], children: [j]}
+  - {id: j, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
+`, []string{
+			`test.yaml:4: node "a": verdict "true": then "j", which can never run: no score can follow this verdict`,
+			`test.yaml:6: node "j": can never run: it needs the output of k, which comes only when a answers "false", but a leads to it only on "true"`,
+		}},
+		{"two tasks of exclusive verdicts", `
+nodes:
+  - {id: g, kind: traffic, params: [input], verdicts: {green: {then: t1}, amber: {then: t2}, red: {score: 0}}}
+  - {id: t1, kind: task, instructions: x, params: [input], children: [j]}
+  - {id: t2, kind: task, instructions: y, params: [input], children: [j]}
+  - {id: j, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
+`, []string{
+			`test.yaml:6: node "j": can never run: it needs the output of t1, which comes only when g answers "green", and the output of t2, which comes only when g answers "amber"`,
+		}},
+		{"then into a node that runs only after another verdict", `
+nodes:
+  - {id: t, kind: task, instructions: x, params: [input], children: [a, b]}
+  - {id: a, kind: binary, criteria: c, verdicts: {"true": {then: j}, "false": {then: k}}}
+  - {id: b, kind: binary, criteria: c, verdicts: {"true": {then: j}, "false": {score: 0}}}
+  - {id: k, kind: task, instructions: y, params: [input], children: [j]}
+  - {id: j, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
+`, []string{
+			`test.yaml:4: node "a": verdict "true": then "j", which never runs after this verdict: it needs the output of k, which comes only when a answers "false"`,
+		}},
+		{"then into a node whose way on needs the other verdict", `
+nodes:
+  - {id: r, kind: task, instructions: x, params: [input], children: [n, m]}
+  - {id: n, kind: binary, criteria: c, verdicts: {"true": {then: t}, "false": {then: k}}}
+  - {id: m, kind: binary, criteria: c, verdicts: {"true": {then: t}, "false": {score: 0}}}
+  - {id: t, kind: binary, criteria: c, verdicts: {"true": {then: u}, "false": {then: u}}}
+  - {id: k, kind: task, instructions: y, params: [input], children: [u]}
+  - {id: u, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
+`, []string{
+			`test.yaml:4: node "n": verdict "true": then "t", after which no score can follow: the nodes "t" leads to cannot run after this verdict`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := ParseYAML([]byte(tt.src), "test.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = Validate(spec, testEnv())
+			var de *Error
+			if !errors.As(err, &de) {
+				t.Fatalf("err = %v, want %d problems", err, len(tt.want))
+			}
+			if !slices.Equal(de.Problems, tt.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(de.Problems, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// Graphs where every verdict can reach a score validate, however their
+// verdicts combine.
+func TestValidateLeafReachAccepts(t *testing.T) {
+	for name, src := range map[string]string{
+		// u needs both a's "true" (through w) and b's "true": an AND of
+		// two gates, each verdict of which can still reach a score.
+		"two gates in series": `
+nodes:
+  - {id: t, kind: task, instructions: x, params: [input], children: [a, b]}
+  - {id: a, kind: binary, criteria: c, verdicts: {"true": {then: w}, "false": {score: 0}}}
+  - {id: b, kind: binary, criteria: c, verdicts: {"true": {then: u}, "false": {score: 5}}}
+  - {id: w, kind: task, instructions: y, params: [input], children: [u]}
+  - {id: u, kind: binary, criteria: c, verdicts: {"true": {score: 10}, "false": {score: 0}}}
+`,
+		// a node every verdict of which leads to the same next node adds
+		// no condition to it, however many are chained
+		"chained choices": chain(12),
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec, err := ParseYAML([]byte(src), "test.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, warnings, err := Validate(spec, testEnv())
+			if err != nil || len(warnings) > 0 {
+				t.Fatalf("err %v, warnings %q", err, warnings)
+			}
+		})
+	}
+}
+
+// chain is n traffic nodes, every verdict of each leading to the next.
+func chain(n int) string {
+	var b strings.Builder
+	b.WriteString("nodes:\n")
+	for i := 0; i < n; i++ {
+		next := fmt.Sprintf("{then: c%d}", i+1)
+		if i == n-1 {
+			next = "{score: 10}"
+		}
+		fmt.Fprintf(&b, "  - {id: c%d, kind: traffic, params: [input], verdicts: {red: %s, amber: %s, green: %s}}\n", i, next, next, next)
+	}
+	return b.String()
+}
+
+// A graph that runs in more ways than the check follows validates with a
+// warning: the run-time check ("no leaf fired") still stands behind it.
+func TestValidateLeafReachTooManyWays(t *testing.T) {
+	// Each stage reaches the next through one of two gates, so the ways
+	// to reach stage i double each time and none subsumes another.
+	var b strings.Builder
+	b.WriteString("nodes:\n")
+	const stages = 10
+	for i := 0; i < stages; i++ {
+		next := fmt.Sprintf("{then: d%d}", i+1)
+		if i == stages-1 {
+			next = "{score: 10}"
+		}
+		fmt.Fprintf(&b, "  - {id: d%d, kind: regex_match, params: [input], verdicts: {\"true\": {then: x%d}, \"false\": {then: y%d}}}\n", i, i, i)
+		fmt.Fprintf(&b, "  - {id: x%d, kind: regex_match, verdicts: {\"true\": %s, \"false\": {score: 1}}}\n", i, next)
+		fmt.Fprintf(&b, "  - {id: y%d, kind: regex_match, verdicts: {\"true\": %s, \"false\": {score: 2}}}\n", i, next)
+	}
+	spec, err := ParseYAML([]byte(b.String()), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, warnings, err := Validate(spec, testEnv())
+	if err != nil || g == nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "not checked that every verdict can reach a score") }) {
+		t.Errorf("warnings %q", warnings)
 	}
 }

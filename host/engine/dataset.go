@@ -17,12 +17,18 @@ import (
 
 // Dataset streams test cases from a JSONL file or a JSON array, one at a
 // time, so memory stays flat in the number of cases.
+//
+// A UTF-8 byte-order mark at the start of the file is skipped. A JSON array
+// must be the whole file: anything but whitespace after its closing bracket,
+// or a missing closing bracket, is an error rather than a shorter dataset.
 type Dataset struct {
 	path  string
 	f     *os.File
 	jsonl *bufio.Reader
 	arr   *json.Decoder
-	line  int // JSONL: line of the last case; JSON: index
+	rest  *bufio.Reader // JSON: the reader under arr, to check the tail
+	lines *lineCounter  // JSON: newlines arr has read, for file:line
+	line  int           // JSONL: line of the last case; JSON: index
 	ids   map[string]int
 	done  bool
 }
@@ -40,13 +46,17 @@ func OpenDataset(path string) (*Dataset, error) {
 	}
 	d := &Dataset{path: path, f: f, ids: map[string]int{}}
 	br := bufio.NewReaderSize(f, 1<<16)
+	if bom, _ := br.Peek(len(utf8BOM)); bytes.Equal(bom, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM)) // some editors write one; it is not data
+	}
 	first, err := peekNonSpace(br)
 	if err != nil && err != io.EOF {
 		f.Close()
 		return nil, fmt.Errorf("read dataset %s: %w", path, err)
 	}
 	if first == '[' {
-		d.arr = json.NewDecoder(br)
+		d.rest, d.lines = br, &lineCounter{r: br}
+		d.arr = json.NewDecoder(d.lines)
 		if _, err := d.arr.Token(); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: not a JSON array: %w", path, err)
@@ -57,16 +67,49 @@ func OpenDataset(path string) (*Dataset, error) {
 	return d, nil
 }
 
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 func peekNonSpace(br *bufio.Reader) (byte, error) {
 	for n := 1; ; n++ {
 		b, err := br.Peek(n)
 		if len(b) < n {
 			return 0, err
 		}
-		if c := b[n-1]; c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != 0xEF && c != 0xBB && c != 0xBF {
+		if c := b[n-1]; !isSpace(c) {
 			return c, nil
 		}
 	}
+}
+
+// lineCounter counts the newlines read through it. The JSON decoder reads
+// ahead, so the line at its offset is this count less the newlines still
+// in its buffer (Dataset.arrayLine).
+type lineCounter struct {
+	r     io.Reader
+	lines int
+}
+
+func (c *lineCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.lines += bytes.Count(p[:n], []byte{'\n'})
+	return n, err
+}
+
+// arrayLine is the 1-based line of the JSON decoder's input offset.
+func (d *Dataset) arrayLine() int {
+	var ahead newlines
+	_, _ = io.Copy(&ahead, d.arr.Buffered()) // a bytes.Reader: writes its slice, no copy
+	return 1 + d.lines.lines - int(ahead)
+}
+
+// newlines is a writer counting the newlines written to it.
+type newlines int
+
+func (n *newlines) Write(p []byte) (int, error) {
+	*n += newlines(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
 }
 
 // Close releases the file.
@@ -98,9 +141,6 @@ func (d *Dataset) Next(ctx context.Context) (*abi.TestCase, error) {
 		}
 		d.line++
 		line := bytes.TrimSpace(raw)
-		if d.line == 1 {
-			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 BOM some editors write
-		}
 		if len(line) == 0 || line[0] == '#' {
 			if err == io.EOF {
 				d.done = true
@@ -133,15 +173,48 @@ func (d *Dataset) readLong(prefix []byte) ([]byte, error) {
 func (d *Dataset) nextArray() (*abi.TestCase, error) {
 	if !d.arr.More() {
 		d.done = true
-		return nil, io.EOF
+		return nil, d.endArray()
 	}
 	var raw json.RawMessage
 	if err := d.arr.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%s: element %d (byte %d): %w", d.path, d.line, d.arr.InputOffset(), err)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("the file ends inside it: JSON array not closed")
+		}
+		return nil, fmt.Errorf("%s:%d: element %d: %w", d.path, d.arrayLine(), d.line, err)
 	}
 	idx := d.line
 	d.line++
-	return d.parse(raw, fmt.Sprintf("%s: element %d", d.path, idx), "case-"+strconv.Itoa(idx))
+	start := d.arrayLine() - bytes.Count(raw, []byte{'\n'})
+	return d.parse(raw, fmt.Sprintf("%s:%d: element %d", d.path, start, idx), "case-"+strconv.Itoa(idx))
+}
+
+// endArray consumes the closing bracket and checks that only whitespace
+// follows: a truncated file or two concatenated arrays must not pass for a
+// shorter dataset. It reads the tail in bounded chunks, never whole.
+func (d *Dataset) endArray() error {
+	if tok, err := d.arr.Token(); err != nil || tok != json.Delim(']') {
+		if err == nil || err == io.EOF {
+			err = errors.New("want ',' or ']'")
+		}
+		return fmt.Errorf("%s:%d: JSON array not closed after %d elements: %w", d.path, d.arrayLine(), d.line, err)
+	}
+	line := d.arrayLine()
+	tail := bufio.NewReader(io.MultiReader(d.arr.Buffered(), d.rest))
+	for {
+		c, err := tail.ReadByte()
+		if err == io.EOF {
+			return io.EOF
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: read: %w", d.path, line, err)
+		}
+		switch {
+		case c == '\n':
+			line++
+		case !isSpace(c):
+			return fmt.Errorf("%s:%d: data after the JSON array's closing ']' (a dataset is one array, or JSONL)", d.path, line)
+		}
+	}
 }
 
 // Field aliases accepted in datasets, as other tools name them.

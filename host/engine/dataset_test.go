@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,6 +53,16 @@ func TestDataset(t *testing.T) {
 		{"duplicate id", "{\"id\": \"a\"}\n{\"id\": \"a\"}\n", []string{"a||||"}, []string{"d.jsonl:2:", `duplicate case id "a"`}},
 		{"tool without name", `{"tools_called": [{"arguments": {}}]}`, nil, []string{"tools_called", "no name"}},
 		{"array element error", `[{"id": "a"}, 5]`, []string{"a||||"}, []string{"element 1"}},
+		{"json array after a bom", "\xef\xbb\xbf\n [{\"id\": \"a\"}]\n", []string{"a||||"}, nil},
+		{"json array, whitespace after", "[{\"id\": \"a\"}]\n\t \r\n", []string{"a||||"}, nil},
+		{"empty json array", "[]", nil, nil},
+		{"data after the array", "[{\"id\": \"a\"}]\n\n{\"id\": \"b\"}\n", []string{"a||||"}, []string{"d.jsonl:3:", "after the JSON array"}},
+		{"second array", "[{\"id\": \"a\"}][{\"id\": \"b\"}]", []string{"a||||"}, []string{"d.jsonl:1:", "after the JSON array"}},
+		{"garbage after the array", "[\n{\"id\": \"a\"}\n]\n x", []string{"a||||"}, []string{"d.jsonl:4:", "after the JSON array"}},
+		{"array not closed", "[\n{\"id\": \"a\"},\n{\"id\": \"b\"}\n", []string{"a||||", "b||||"}, []string{"d.jsonl:3:", "not closed after 2 elements"}},
+		{"array cut after a comma", "[{\"id\": \"a\"},", []string{"a||||"}, []string{"d.jsonl:1:", "element 1", "not closed"}},
+		{"element error names its line", "[\n  {\"id\": \"a\"},\n  {\"id\": \"b\",\n   \"input\": 3}\n]", []string{"a||||"}, []string{"d.jsonl:3: element 1", `field "input"`}},
+		{"stray bom byte is not a bom", "\xbf[{\"id\": \"a\"}]", nil, []string{"d.jsonl:1:", "not a JSON object"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,6 +92,9 @@ func FuzzDataset(f *testing.F) {
 	f.Add([]byte(`{"id": "a", "input": "q", "context": ["x"], "tools_called": [{"name": "t"}], "extra": {"k": 1}}`))
 	f.Add([]byte(`[{"id": 1}, {"question": "q"}]`))
 	f.Add([]byte("\xef\xbb\xbf{\"id\": \"bom\"}\n"))
+	f.Add([]byte("\xef\xbb\xbf [{\"id\": \"bom\"}]\n"))
+	f.Add([]byte(`[{"id": "a"}] [{"id": "b"}]`))
+	f.Add([]byte(`[{"id": "a"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f.jsonl")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -93,13 +108,28 @@ func FuzzDataset(f *testing.F) {
 		seen := map[string]bool{}
 		for i := 0; i < 1000; i++ {
 			c, err := ds.Next(context.Background())
+			if err == io.EOF {
+				break
+			}
 			if err != nil {
+				if !strings.HasPrefix(err.Error(), path+":") {
+					t.Fatalf("error does not name file:line: %v", err)
+				}
 				return
 			}
 			if c.ID == "" || seen[c.ID] {
 				t.Fatalf("case id %q empty or repeated", c.ID)
 			}
 			seen[c.ID] = true
+		}
+		// A JSON array read to the end is exactly what encoding/json reads
+		// from the whole file: nothing cut off, nothing after it.
+		body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+		if len(seen) < 1000 && len(body) > 0 && body[0] == '[' {
+			var all []json.RawMessage
+			if err := json.Unmarshal(body, &all); err != nil || len(all) != len(seen) {
+				t.Fatalf("read %d cases from an array encoding/json reads as %d cases (err %v)", len(seen), len(all), err)
+			}
 		}
 	})
 }

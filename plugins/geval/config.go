@@ -16,15 +16,15 @@ const (
 )
 
 // Config is the configuration of the geval metric kind. Exactly one of
-// Criteria and EvaluationSteps is needed; when both are given the steps win
-// and the kind reports a warning.
+// Criteria and EvaluationSteps is needed; both is an invalid_config error,
+// because one of them would be silently ignored.
 type Config struct {
 	// Name and Description name the metric inside the scoring prompt.
 	Name        string `json:"name,omitempty" jsonschema_description:"Name of the quality being judged (e.g. Correctness); shown to the judge in the scoring prompt."`
 	Description string `json:"description,omitempty" jsonschema_description:"One-line description of the metric; shown to the judge in the scoring prompt."`
 
-	Criteria        string   `json:"criteria,omitempty" jsonschema_description:"What to judge, in plain language. Evaluation steps are generated from it once per run (and cached across runs). Give criteria or evaluation_steps; when both are given the steps win and a warning is recorded."`
-	EvaluationSteps []string `json:"evaluation_steps,omitempty" jsonschema_description:"Explicit evaluation steps the judge follows, in order. When given, no steps are generated." jsonschema:"minItems=1"`
+	Criteria        string   `json:"criteria,omitempty" jsonschema_description:"What to judge, in plain language. Evaluation steps are generated from it once per run (and cached across runs). Give criteria or evaluation_steps, not both."`
+	EvaluationSteps []string `json:"evaluation_steps,omitempty" jsonschema_description:"Explicit evaluation steps the judge follows, in order. When given, no steps are generated. Give criteria or evaluation_steps, not both." jsonschema:"minItems=1"`
 
 	EvaluationParams []string `json:"evaluation_params" jsonschema:"required,minItems=1" jsonschema_description:"Test-case fields the judge sees, in order: input, actual_output, expected_output, context, retrieval_context, tools_called, expected_tools, or a free-form field of the case. A case lacking one is recorded as missing_field."`
 
@@ -48,7 +48,7 @@ type RubricBand struct {
 // setup is a Config resolved into what the kind acts on.
 type setup struct {
 	cfg      *Config
-	criteria string   // trimmed; "" when the steps win
+	criteria string   // trimmed; "" when the steps are provided
 	steps    []string // provided steps, nil when they are generated
 	bands    []score.Band
 	min, max int
@@ -86,15 +86,15 @@ func resolve(cfg *Config) (*setup, error) {
 
 	criteria := strings.TrimSpace(cfg.Criteria)
 	if len(cfg.EvaluationSteps) > 0 {
+		if criteria != "" {
+			return nil, invalid("evaluation_steps", "give criteria or evaluation_steps, not both: the steps would be used and the criteria silently ignored")
+		}
 		for i, st := range cfg.EvaluationSteps {
 			st = strings.TrimSpace(st)
 			if st == "" {
 				return nil, invalid("evaluation_steps", "evaluation_steps[%d] is empty", i)
 			}
 			s.steps = append(s.steps, st)
-		}
-		if criteria != "" {
-			s.warnings = append(s.warnings, "both criteria and evaluation_steps are set: evaluation_steps are used and criteria is ignored")
 		}
 	} else {
 		if criteria == "" {

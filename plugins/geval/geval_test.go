@@ -3,7 +3,6 @@ package geval_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"math"
 	"reflect"
 	"slices"
@@ -162,16 +161,14 @@ func TestStepsPromptStable(t *testing.T) {
 
 func TestStepsSource(t *testing.T) {
 	for _, tc := range []struct {
-		name, cfg   string
-		replies     []reply
-		wantCalls   int
-		wantSource  string
-		wantWarning bool
+		name, cfg  string
+		replies    []reply
+		wantCalls  int
+		wantSource string
 	}{
-		{"generated", criteriaCfg, []reply{stepsReply(false, "s1")}, 1, "generated", false},
-		{"cache", criteriaCfg, []reply{stepsReply(true, "s1")}, 1, "cache", false},
-		{"provided", `{"evaluation_steps":["s1","s2"],"evaluation_params":["actual_output"]}`, nil, 0, "provided", false},
-		{"both: steps win", `{"criteria":"ignored criteria","evaluation_steps":["s1","s2"],"evaluation_params":["actual_output"]}`, nil, 0, "provided", true},
+		{"generated", criteriaCfg, []reply{stepsReply(false, "s1")}, 1, "generated"},
+		{"cache", criteriaCfg, []reply{stepsReply(true, "s1")}, 1, "cache"},
+		{"provided", `{"evaluation_steps":["s1","s2"],"evaluation_params":["actual_output"]}`, nil, 0, "provided"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &scripted{replies: append(tc.replies, scoreReply("ok", 7, weighted(7)))}
@@ -195,16 +192,8 @@ func TestStepsSource(t *testing.T) {
 			if d.StepsSource != tc.wantSource || pd.StepsSource != tc.wantSource {
 				t.Errorf("steps_source = %q (prepare %q), want %q", d.StepsSource, pd.StepsSource, tc.wantSource)
 			}
-			warned := slices.ContainsFunc(h.logs, func(l logLine) bool {
-				return l.level == slog.LevelWarn && strings.Contains(l.msg, "evaluation_steps are used")
-			})
-			recorded := len(d.Warnings) == 1 && strings.Contains(d.Warnings[0], "criteria is ignored") &&
-				slices.Equal(pd.Warnings, d.Warnings)
-			if warned != tc.wantWarning || recorded != tc.wantWarning {
-				t.Errorf("warning logged %v, recorded %v (%q), want %v", warned, recorded, d.Warnings, tc.wantWarning)
-			}
-			if tc.wantWarning && strings.Contains(prompt(h.calls[len(h.calls)-1]), "ignored criteria") {
-				t.Error("scoring prompt contains the ignored criteria")
+			if len(d.Warnings)+len(pd.Warnings) > 0 {
+				t.Errorf("warnings %q / %q, want none", pd.Warnings, d.Warnings)
 			}
 		})
 	}
@@ -290,6 +279,8 @@ func TestInvalidConfig(t *testing.T) {
 		{"no params", `{"criteria":"c"}`, "evaluation_params", "evaluation_params is required"},
 		{"duplicate param", `{"criteria":"c","evaluation_params":["input","input"]}`, "evaluation_params", "twice"},
 		{"empty step", `{"evaluation_steps":["a"," "],"evaluation_params":["input"]}`, "evaluation_steps", "evaluation_steps[1] is empty"},
+		{"criteria and steps", `{"criteria":"c","evaluation_steps":["s"],"evaluation_params":["input"]}`, "evaluation_steps", "not both"},
+		{"criteria and empty step", `{"criteria":"c","evaluation_steps":[" "],"evaluation_params":["input"]}`, "evaluation_steps", "not both"},
 		{"unknown field", `{"criteria":"c","evaluation_params":["input"],"threshold":0.5}`, "", "unknown field"},
 		{"overlapping rubric", `{"criteria":"c","evaluation_params":["input"],"rubric":[{"score_range":[0,5],"expected_outcome":"bad"},{"score_range":[5,10],"expected_outcome":"good"}]}`, "rubric", "rubric"},
 		{"rubric band with one bound", `{"criteria":"c","evaluation_params":["input"],"rubric":[{"score_range":[0],"expected_outcome":"bad"}]}`, "rubric", "want [start, end]"},
