@@ -94,6 +94,7 @@ listed (those cases would be skipped for that metric).`,
 			defer eng.Close(context.WithoutCancel(ctx))
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s: ok (%d metrics, config hash %s)\n", cfg.File, len(cfg.Metrics), eng.ConfigHash())
+			writeIsolation(out, eng.ProcessIsolation())
 			if noData || (input == "" && cfg.Dataset == "") {
 				return nil
 			}

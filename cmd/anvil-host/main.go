@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentanvil/anvil/host/plugin"
 )
 
 // Exit codes: a CI gate reads them.
@@ -42,6 +43,10 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	plugin.MaybeRunTrampoline() // started as a process plugin's sandbox: never returns
+	if err := plugin.HardenHost(); err != nil {
+		fmt.Fprintln(os.Stderr, "anvil-host: warning:", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:]))

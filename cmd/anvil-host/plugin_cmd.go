@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/engine"
 	"github.com/agentanvil/anvil/host/plugin"
 )
 
@@ -24,7 +26,7 @@ const exitVerifyFailed = 1
 func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
-		Short: "Inspect and verify Wasm plugins",
+		Short: "Inspect and verify plugins (Wasm modules and native process plugins)",
 	}
 	cmd.AddCommand(newPluginInspectCmd(), newPluginVerifyCmd())
 	return cmd
@@ -35,15 +37,18 @@ func newPluginInspectCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
-		Short: "Print a Wasm plugin's descriptor and sha256 digest",
-		Long: `Load a Wasm plugin in the sandbox, ask it to describe itself and print
+		Short: "Print a plugin's descriptor and sha256 digest",
+		Long: `Load a plugin in its sandbox, ask it to describe itself and print
 what it offers and needs: name, version, ABI version, digest, capabilities
 asked for, and each kind with its role, the test-case fields it needs, its
-verdicts and a summary of its config schema.
+verdicts and a summary of its config schema. For a native process plugin,
+also the OS isolation this machine's kernel gave it.
 
-Without --sha256 the module is loaded unverified, only to describe it: this
-is how you learn the digest to pin in the config. With --sha256 the digest
-is checked first and a mismatch exits 1 without compiling anything.`,
+Without --sha256 a Wasm module is loaded unverified, only to describe it:
+this is how you learn the digest to pin in the config. With --sha256 the
+digest is checked first and a mismatch exits 1 without compiling or running
+anything. A file that is not a Wasm module is a native process plugin:
+describing it means running it, so it needs --sha256 (sha256sum prints it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info, verified, err := describePlugin(cmd.Context(), args[0], digest)
@@ -65,7 +70,7 @@ func newPluginVerifyCmd() *cobra.Command {
 	var digest string
 	cmd := &cobra.Command{
 		Use:   "verify PATH --sha256 HEX",
-		Short: "Check a Wasm plugin against its pinned digest and the ABI",
+		Short: "Check a plugin against its pinned digest and the ABI",
 		Long: `Check that the module at PATH has the given sha256 digest (before
 compiling anything) and that it is a loadable ABI v1 plugin: marker export,
 required exports and a consistent descriptor. Exit 0 when it is, 1 when it
@@ -89,23 +94,59 @@ is not.`,
 }
 
 // describePlugin loads the plugin once to read its Info: verified when a
-// digest is given, through the unverified inspect path otherwise.
+// digest is given, through the unverified inspect path otherwise. A file
+// that is not a Wasm module is taken for a native process plugin, which
+// is never run unverified.
 func describePlugin(ctx context.Context, path, digest string) (plugin.Info, bool, error) {
 	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeOptions{CacheDir: compileCacheDir()})
 	if err != nil {
 		return plugin.Info{}, false, err
 	}
 	defer rt.Close(ctx)
+	native, err := isNative(path)
+	if err != nil {
+		return plugin.Info{}, false, err
+	}
+	if native && digest == "" {
+		return plugin.Info{}, false, fmt.Errorf("%s is not a Wasm module: a native (process) plugin is run to describe it, "+
+			"so its digest must be pinned first: --sha256 (`sha256sum %s` prints it)", path, path)
+	}
 	if digest == "" {
 		info, err := rt.Inspect(ctx, path)
 		return info, false, err
 	}
-	p, err := rt.Load(ctx, path, digest, plugin.Options{Limits: plugin.Limits{PoolSize: 1}})
+	load := rt.Load
+	if native {
+		load = rt.LoadProcess
+	}
+	p, err := load(ctx, path, digest, plugin.Options{Limits: plugin.Limits{PoolSize: 1}})
 	if err != nil {
 		return plugin.Info{}, false, err
 	}
 	info := p.Info()
 	return info, true, p.Close(ctx)
+}
+
+// isNative reports whether the file at path is not a Wasm module (whose
+// first bytes are "\x00asm").
+func isNative(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil {
+		return true, nil // too short for Wasm; loading says what it is not
+	}
+	return string(magic) != "\x00asm", nil
+}
+
+// writeIsolation prints the OS isolation each process plugin obtained.
+func writeIsolation(w io.Writer, isos []engine.PluginIsolation) {
+	for _, i := range isos {
+		fmt.Fprintf(w, "plugin %s (%s, process): isolation %s\n", i.Name, i.ID, i.Report.Summary())
+	}
 }
 
 // verifyFailed prints why and exits 1 (run() prints nothing for exit 1,
@@ -127,7 +168,9 @@ func writeInspectJSON(w io.Writer, info plugin.Info, verified bool) error {
 		Transport  string         `json:"transport"`
 		HostABI    string         `json:"host_abi"`
 		Descriptor abi.Descriptor `json:"descriptor"`
-	}{info.Path, info.Digest, verified, info.Transport, fmt.Sprintf("%d.%d", abi.Major, abi.Minor), info.Descriptor}
+		// Isolation is a process plugin's OS isolation on this machine.
+		Isolation *plugin.IsolationReport `json:"isolation,omitempty"`
+	}{info.Path, info.Digest, verified, info.Transport, fmt.Sprintf("%d.%d", abi.Major, abi.Minor), info.Descriptor, info.Isolation}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
@@ -144,6 +187,9 @@ func writeInspect(w io.Writer, info plugin.Info, verified bool) error {
 	}
 	fmt.Fprintf(tw, "digest\t%s  (%s)\n", info.Digest, state)
 	fmt.Fprintf(tw, "transport\t%s\n", info.Transport)
+	if info.Isolation != nil {
+		fmt.Fprintf(tw, "isolation\t%s\n", info.Isolation.Summary())
+	}
 	fmt.Fprintf(tw, "abi\tv%d.%d (host speaks v%d.%d)\n", d.ABIMajor, d.ABIMinor, abi.Major, abi.Minor)
 	caps := "none"
 	if len(d.Capabilities) > 0 {

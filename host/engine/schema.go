@@ -11,6 +11,8 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentanvil/anvil/host/plugin"
 )
 
 // checkParams validates a metric's params against its kind's JSON Schema,
@@ -19,17 +21,11 @@ func checkParams(file string, params *yaml.Node, paramsJSON, schema []byte, what
 	if len(schema) == 0 {
 		return nil
 	}
-	c := jsonschema.NewCompiler()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	// The schema is the plugin's: it is compiled with no loader, so no
+	// $ref in it makes the host open a file or a URL.
+	sch, err := plugin.CompileSchema(schema)
 	if err != nil {
-		return fmt.Errorf("%s: kind publishes an unreadable config schema: %w", what, err)
-	}
-	if err := c.AddResource("kind.json", doc); err != nil {
-		return fmt.Errorf("%s: config schema: %w", what, err)
-	}
-	sch, err := c.Compile("kind.json")
-	if err != nil {
-		return fmt.Errorf("%s: config schema: %w", what, err)
+		return fmt.Errorf("%s: kind's config schema: %w", what, err)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(paramsJSON))
 	if err != nil {

@@ -76,7 +76,7 @@ func BenchmarkInstanceWarmup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := in.warm(ctx, w.opts.Limits.Timeout.Std(), w.opts.Limits.MaxOutputBytes); err != nil {
+		if _, err := w.warm(ctx, in); err != nil {
 			b.Fatal(err)
 		}
 		in.close(ctx)

@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -19,6 +18,9 @@ func checkDescriptor(d *abi.Descriptor, exports map[string]bool) error {
 	if d.ABIMajor != abi.Major {
 		errs = append(errs, fmt.Errorf("abi_major is %d but the module exports %s; this host speaks ABI v%d",
 			d.ABIMajor, abi.ExportMarker, abi.Major))
+	}
+	if d.ABIMinor < 0 {
+		errs = append(errs, fmt.Errorf("abi_minor is %d; want >= 0", d.ABIMinor))
 	}
 	if d.Name == "" {
 		errs = append(errs, errors.New("name is empty"))
@@ -47,13 +49,8 @@ func checkDescriptor(d *abi.Descriptor, exports map[string]bool) error {
 		}
 		names[k.Name] = true
 		if len(k.ConfigSchema) > 0 {
-			var schema any
-			if err := json.Unmarshal(k.ConfigSchema, &schema); err != nil {
-				errs = append(errs, fmt.Errorf("%s: config_schema is not valid JSON: %v", where, err))
-			} else if _, isObj := schema.(map[string]any); !isObj {
-				if _, isBool := schema.(bool); !isBool {
-					errs = append(errs, fmt.Errorf("%s: config_schema must be a JSON Schema object or boolean", where))
-				}
+			if _, err := CompileSchema(k.ConfigSchema); err != nil {
+				errs = append(errs, fmt.Errorf("%s: config_schema: %v", where, err))
 			}
 		}
 		need := abi.ExportMeasure

@@ -42,6 +42,12 @@ func TestGarbageResults(t *testing.T) {
 		{"noscore", measure, "neither score nor error"},
 		{"badscore", measure, "score 7 is outside [0,1]"},
 		{"array", measure, "want a JSON object"},
+		{"dupkey", measure, `duplicate key "score" at $.score`},
+		{"dupcase", measure, `duplicate key "Score" at $.Score`},
+		{"dupnested", measure, `duplicate key "a" at $.details.steps[0].a`},
+		{"bignum", measure, "number 1e400 at $.details.n does not fit a float64"},
+		{"badthreshold", measure, "threshold 7 is outside [0,1]"},
+		{"negscore", measure, "score -1e-07 is outside [0,1]"},
 		{"verdict out of set", node([]string{"false", "true"}), `verdict "maybe" is not one of`},
 		{"verdict free", node(nil), ""},
 	} {

@@ -4,15 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
+	"math"
 
 	extism "github.com/extism/go-sdk"
 
 	"github.com/agentanvil/anvil/abi"
 )
 
-// invocationKey carries the guard of the invocation a host function runs
-// in. The host functions are linked once per plugin; what differs per call
+// invocationKey carries the guard of the call a host function runs in.
+// The host functions are linked once per plugin; what differs per call
 // (the Services, the budgets spent so far) travels in the call's context.
 type invocationKey struct{}
 
@@ -20,20 +20,33 @@ func withGuard(ctx context.Context, g *guard) context.Context {
 	return context.WithValue(ctx, invocationKey{}, g)
 }
 
-func guardFrom(ctx context.Context) *guard {
-	g, _ := ctx.Value(invocationKey{}).(*guard)
-	return g
+// guardFrom returns the guard of the call ctx belongs to. Every call the
+// host makes carries one; a context without one gets a guard with no
+// Services, which serves nothing.
+func (w *wasmPlugin) guardFrom(ctx context.Context) *guard {
+	if g, ok := ctx.Value(invocationKey{}).(*guard); ok {
+		return g
+	}
+	return newGuard(nil, w.info, w.opts, w.logger)
 }
 
 // hostFunctions are the functions linked into the guest's
-// extism:host/user namespace. When the judge capability is not granted,
-// anvil_judge is a stub that answers capability_denied without reading the
-// request: a Go guest imports anvil_judge whether it judges or not, so the
-// import must resolve, but the real judge must not be reachable.
+// extism:host/user namespace. Both are thin: reading a block from guest
+// memory is all they add to the guard, which the process transport's
+// callbacks share. When the judge capability is not granted, anvil_judge
+// is a stub that holds no guard and answers capability_denied without
+// reading the request: a Go guest imports anvil_judge whether it judges
+// or not, so the import must resolve, but the real judge must not be
+// reachable.
 func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
-	judge := w.judgeDenied
-	if w.opts.Grants.Judge {
-		judge = w.judge
+	judge := func(ctx context.Context, p *extism.CurrentPlugin, off uint64) *abi.JudgeBatchResult {
+		return w.guardFrom(ctx).judgePayload(ctx, block{p: p, off: off, what: "judge batch"})
+	}
+	if !w.opts.Grants.Judge {
+		judge = func(context.Context, *extism.CurrentPlugin, uint64) *abi.JudgeBatchResult {
+			deny := &guard{info: w.info, grants: Grants{}}
+			return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: deny.denied()}
+		}
 	}
 	fns := []extism.HostFunction{
 		extism.NewHostFunctionWithStack(abi.HostJudge,
@@ -55,7 +68,7 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 			[]extism.ValueType{extism.ValueTypePTR}, []extism.ValueType{extism.ValueTypePTR}),
 		extism.NewHostFunctionWithStack(abi.HostLog,
 			func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-				w.log(ctx, p, stack[0])
+				w.guardFrom(ctx).logPayload(ctx, block{p: p, off: stack[0], what: "log record"})
 			},
 			[]extism.ValueType{extism.ValueTypePTR}, nil),
 	}
@@ -65,82 +78,27 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 	return fns
 }
 
-// judge is the granted anvil_judge: it reads a JudgeBatch, runs it through
-// the invocation's guard and returns the result. Every refusal is data.
-func (w *wasmPlugin) judge(ctx context.Context, p *extism.CurrentPlugin, off uint64) *abi.JudgeBatchResult {
-	g := guardFrom(ctx)
-	if g == nil {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(w.info, abi.Errorf(abi.CodeCapability,
-			"judge calls are only possible while measuring or running a node, not while describing"))}
-	}
-	raw, aerr := w.readBlock(p, off, "judge batch")
-	if aerr != nil {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: aerr}
-	}
-	var batch abi.JudgeBatch
-	if err := json.Unmarshal(raw, &batch); err != nil {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(w.info, abi.Errorf(abi.CodeABI, "decode judge batch: %v", err))}
-	}
-	if len(batch.Requests) == 0 {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}}
-	}
-	resps, jerr := g.judge(ctx, batch.Requests)
-	if jerr != nil {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: jerr}
-	}
-	return &abi.JudgeBatchResult{Responses: resps}
+// block is an Extism memory block a guest passed to a host function. Its
+// length is read from Extism's block table first, so the guard can refuse
+// a block before a byte of it is copied out of guest memory.
+type block struct {
+	p    *extism.CurrentPlugin
+	off  uint64
+	what string
 }
 
-// judgeDenied is the stub anvil_judge. It holds no Services, so nothing it
-// does can reach a judge; the refusal is the guard's own, word for word.
-func (w *wasmPlugin) judgeDenied(ctx context.Context, _ *extism.CurrentPlugin, _ uint64) *abi.JudgeBatchResult {
-	_, err := newGuard(nil, w.info, Grants{}, w.opts.Limits).judge(ctx, nil)
-	return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: err}
-}
-
-// log forwards a LogRecord to the invocation's Services, or to the runtime
-// logger outside an invocation. A malformed record is dropped with a host
-// warning: logging must never be able to fail a case.
-func (w *wasmPlugin) log(ctx context.Context, p *extism.CurrentPlugin, off uint64) {
-	raw, aerr := w.readBlock(p, off, "log record")
-	if aerr != nil {
-		w.logger.Warn("guest log record refused", "plugin", w.info.ID(), "error", aerr.Message)
-		return
-	}
-	var rec abi.LogRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		w.logger.Warn("guest log record does not decode", "plugin", w.info.ID(), "error", err)
-		return
-	}
-	if g := guardFrom(ctx); g != nil {
-		g.log(ctx, rec)
-		return
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(rec.Level)); err != nil {
-		level = slog.LevelInfo
-	}
-	args := []any{"plugin", w.info.ID()}
-	for k, v := range rec.Attrs {
-		args = append(args, k, v)
-	}
-	w.logger.Log(ctx, level, rec.Message, args...)
-}
-
-// readBlock copies an Extism memory block the guest passed to a host
-// function, refusing it before copying when it is larger than the
-// per-invocation payload cap.
-func (w *wasmPlugin) readBlock(p *extism.CurrentPlugin, off uint64, what string) ([]byte, *abi.Error) {
-	n, err := p.Length(off)
+func (b block) size() (int, *abi.Error) {
+	n, err := b.p.Length(b.off)
 	if err != nil {
-		return nil, named(w.info, abi.Errorf(abi.CodeABI, "%s: bad memory block %d: %v", what, off, err))
+		return 0, abi.Errorf(abi.CodeABI, "%s: bad memory block %d: %v", b.what, b.off, err)
 	}
-	if max := w.opts.Limits.MaxOutputBytes; n > uint64(max) {
-		return nil, named(w.info, abi.Errorf(abi.CodeOutputTooLarge, "%s is %d bytes, max_output_bytes is %d", what, n, max))
-	}
-	b, err := p.ReadBytes(off)
+	return int(min(n, math.MaxInt)), nil
+}
+
+func (b block) read() ([]byte, *abi.Error) {
+	raw, err := b.p.ReadBytes(b.off)
 	if err != nil {
-		return nil, named(w.info, abi.Errorf(abi.CodeABI, "%s: read memory block %d: %v", what, off, err))
+		return nil, abi.Errorf(abi.CodeABI, "%s: read memory block %d: %v", b.what, b.off, err)
 	}
-	return b, nil
+	return raw, nil
 }

@@ -46,7 +46,7 @@ func (ip *inproc) Prepare(ctx context.Context, svc Services, req *abi.PrepareReq
 	if err != nil {
 		return nil, err
 	}
-	res.Error = named(ip.info, res.Error)
+	res.Error = ownError(ip.info, res.Error)
 	return &res, nil
 }
 
@@ -62,7 +62,7 @@ func (ip *inproc) Measure(ctx context.Context, svc Services, req *abi.MeasureReq
 	if err != nil {
 		return nil, err
 	}
-	res.Error = named(ip.info, res.Error)
+	res.Error = ownError(ip.info, res.Error)
 	return &res, nil
 }
 
@@ -78,7 +78,7 @@ func (ip *inproc) Node(ctx context.Context, svc Services, req *abi.NodeRequest) 
 	if err != nil {
 		return nil, err
 	}
-	res.Error = named(ip.info, res.Error)
+	res.Error = ownError(ip.info, res.Error)
 	return &res, nil
 }
 
@@ -92,7 +92,8 @@ func (ip *inproc) call(ctx context.Context, svc Services, req, out any,
 	if merr != nil {
 		return named(ip.info, abi.Errorf(abi.CodeABI, "encode request: %v", merr))
 	}
-	g := newGuard(svc, ip.info, ip.opts.Grants, ip.opts.Limits)
+	g := newGuard(svc, ip.info, ip.opts, nil)
+	defer g.finish(ctx)
 	defer func() {
 		if r := recover(); r != nil {
 			err = named(ip.info, abi.Errorf(abi.CodeTrap, "panic: %v", r))

@@ -52,11 +52,15 @@ const minWarmup = 10 * time.Second
 // warm runs the guest's runtime initialisation (a Go guest's _initialize
 // and package inits) and anvil_describe once, so that cost is paid before
 // the instance serves a case, outside that case's deadline. It returns the
-// descriptor JSON.
-func (in *instance) warm(ctx context.Context, timeout time.Duration, maxOut int) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(timeout, minWarmup))
+// descriptor JSON. The call has a guard without Services: a judge call is
+// refused, and log records go to the runtime logger within the same
+// bounds as an invocation's.
+func (w *wasmPlugin) warm(ctx context.Context, in *instance) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, max(w.opts.Limits.Timeout.Std(), minWarmup))
 	defer cancel()
-	return in.call(ctx, abi.ExportDescribe, nil, maxOut)
+	g := newGuard(nil, w.info, w.opts, w.logger)
+	defer g.finish(ctx)
+	return in.call(withGuard(ctx, g), abi.ExportDescribe, nil, w.opts.Limits.MaxOutputBytes)
 }
 
 // call runs one export. The error is an *abi.Error without plugin name
@@ -65,7 +69,15 @@ func (in *instance) warm(ctx context.Context, timeout time.Duration, maxOut int)
 // must be discarded.
 func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut int) ([]byte, error) {
 	in.stderr.Reset()
-	rc, out, err := in.p.CallWithContext(ctx, fn, input)
+	st := &callState{maxBytes: maxOut}
+	rc, out, err := in.p.CallWithContext(withCallState(ctx, st), fn, input)
+	if st.refused != nil {
+		// A bound stopped Extism before it copied a block (see bounds.go).
+		e := *st.refused
+		e.Message = fn + ": " + e.Message
+		e.Stderr = in.stderr.String()
+		return nil, &e
+	}
 	if err != nil {
 		return nil, in.classify(ctx, fn, rc, err)
 	}

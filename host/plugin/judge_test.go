@@ -16,6 +16,7 @@ func TestJudgePath(t *testing.T) {
 	ctx := context.Background()
 	type want struct {
 		code    abi.Code // result error; "" = success
+		message string   // in the error's message
 		reason  string
 		judged  int64 // requests that reached Services
 		batches float64
@@ -40,6 +41,15 @@ func TestJudgePath(t *testing.T) {
 			want: want{code: abi.CodeBudget, judged: 2}},
 		{name: "payload too large", opts: Options{Grants: Grants{Judge: true}, Limits: Limits{MaxOutputBytes: 4096}}, prompts: []string{strings.Repeat("x", 8192)},
 			want: want{code: abi.CodeOutputTooLarge}},
+		// The first batch is checked before it is sent, on an estimate of
+		// its prompts and reply caps: three ~1000-token prompts do not fit
+		// 1500 tokens, though nothing has been spent yet.
+		{name: "token budget, first batch", opts: Options{Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeTokens: 1500}},
+			prompts: []string{strings.Repeat("w", 4000), strings.Repeat("x", 4000), strings.Repeat("y", 4000)}, batch: 3,
+			want: want{code: abi.CodeBudget, message: "judge-token budget: 0 used + ~3"}},
+		{name: "token budget, one request too large", opts: Options{Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeTokens: 500}},
+			prompts: []string{"a", strings.Repeat("x", 4000)}, batch: 2,
+			want: want{code: abi.CodeBudget, message: "requests[1] alone may spend ~1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := load(t, "judge", tc.opts)
@@ -58,8 +68,8 @@ func TestJudgePath(t *testing.T) {
 				t.Errorf("%d requests reached Services, want %d", got, tc.want.judged)
 			}
 			if tc.want.code != "" {
-				if res.Error == nil || res.Error.Code != tc.want.code || res.Error.Plugin != "judge@0.1.0" {
-					t.Fatalf("want %s from judge@0.1.0, got %s", tc.want.code, mustJSON(t, res))
+				if res.Error == nil || res.Error.Code != tc.want.code || res.Error.Plugin != "judge@0.1.0" || !strings.Contains(res.Error.Message, tc.want.message) {
+					t.Fatalf("want %s %q from judge@0.1.0, got %s", tc.want.code, tc.want.message, mustJSON(t, res))
 				}
 				return
 			}

@@ -3,9 +3,10 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"os"
+	"runtime"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -48,7 +49,7 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	if opts.Limits.MemoryPages > 65536 {
 		return nil, fmt.Errorf("plugin %s: memory_pages %d is above the Wasm maximum 65536", path, opts.Limits.MemoryPages)
 	}
-	wasm, err := os.ReadFile(path)
+	wasm, err := readModule(path, opts.Limits.MaxModuleBytes)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", path, err)
 	}
@@ -69,15 +70,11 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	if err := checkMarker(exports); err != nil {
 		return nil, loadError(w.info, abi.CodeABI, "%v", err)
 	}
+	if err := checkModuleShape(wasm); err != nil {
+		return nil, loadError(w.info, abi.CodeABI, "module refused before compiling: %v", err)
+	}
 
-	err = r.compileOnce(ctx, got, func() error {
-		var err error
-		w.compiled, err = extism.NewCompiledPlugin(ctx, manifest(wasm, opts.Limits), extism.PluginConfig{
-			RuntimeConfig: r.base.WithMemoryLimitPages(opts.Limits.MemoryPages),
-			EnableWasi:    true, // Go and most other guests import WASI; what it can reach is decided per instance
-		}, w.hostFunctions())
-		return err
-	})
+	err = r.compileOnce(ctx, got, func() error { return r.compile(ctx, w, wasm) })
 	if err != nil {
 		return nil, loadError(w.info, abi.CodeABI, "compile: %v", err)
 	}
@@ -92,13 +89,13 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	if err != nil {
 		return nil, loadError(w.info, abi.CodeABI, "%v", err)
 	}
-	raw, err := first.warm(ctx, opts.Limits.Timeout.Std(), opts.Limits.MaxOutputBytes)
+	raw, err := w.warm(ctx, first)
 	if err != nil {
 		first.close(ctx)
 		return nil, describeError(w.info, err)
 	}
 	var d abi.Descriptor
-	if err := decodeResult(raw, &d); err != nil {
+	if err := decodeStrict(raw, &d); err != nil {
 		first.close(ctx)
 		return nil, loadError(w.info, abi.CodeABI, "%s result: %v", abi.ExportDescribe, err)
 	}
@@ -119,7 +116,7 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 		if err != nil {
 			return nil, abi.Errorf(abi.CodeTrap, "%v", err)
 		}
-		if _, err := in.warm(ctx, opts.Limits.Timeout.Std(), opts.Limits.MaxOutputBytes); err != nil {
+		if _, err := w.warm(ctx, in); err != nil {
 			in.close(ctx)
 			return nil, err
 		}
@@ -128,6 +125,50 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	w.pool.add(first)
 	ok = true
 	return w, nil
+}
+
+// compile compiles the module under opts.Limits.CompileTimeout. wazero
+// checks its context only between functions, and only when it compiles on
+// several workers, so both are arranged; checkModuleShape has bounded what
+// one function can cost. When the deadline passes the load fails at once,
+// and the compilation, abandoned, stops before its next function and frees
+// what it made.
+func (r *Runtime) compile(ctx context.Context, w *wasmPlugin, wasm []byte) error {
+	limit := w.opts.Limits.CompileTimeout.Std()
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cctx = experimental.WithCompilationWorkers(cctx, max(2, runtime.GOMAXPROCS(0)))
+	cctx = experimental.WithFunctionListenerFactory(cctx, bounds{maxBytes: w.opts.Limits.MaxOutputBytes})
+	type compiled struct {
+		p   *extism.CompiledPlugin
+		err error
+	}
+	done := make(chan compiled, 1)
+	go func() {
+		p, err := extism.NewCompiledPlugin(cctx, manifest(wasm, w.opts.Limits), extism.PluginConfig{
+			RuntimeConfig: r.base.WithMemoryLimitPages(w.opts.Limits.MemoryPages),
+			EnableWasi:    true, // Go and most other guests import WASI; what it can reach is decided per instance
+		}, w.hostFunctions())
+		done <- compiled{p, err}
+	}()
+	select {
+	case c := <-done:
+		if c.err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return fmt.Errorf("not finished within compile_timeout %s; the module is refused", limit)
+		}
+		w.compiled = c.p
+		return c.err
+	case <-cctx.Done():
+		go func() {
+			if c := <-done; c.p != nil {
+				_ = c.p.Close(context.WithoutCancel(ctx))
+			}
+		}()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("not finished within compile_timeout %s; the module is refused", limit)
+	}
 }
 
 // manifest is the Extism manifest of a sandboxed plugin: no hosts, no

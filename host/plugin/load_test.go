@@ -86,8 +86,12 @@ func TestLoadRefusesBadModules(t *testing.T) {
 			`name "Bad Name"`,
 			`kinds[1] "dup": a metric kind of that name is already declared`,
 			`kinds[2] "odd": role "gate"`,
-			`kinds[3] "schema": config_schema must be a JSON Schema object`,
+			`kinds[3] "schema": config_schema: a JSON Schema is an object or a boolean`,
 			`kinds[4] "prep": declares prepare but the module lacks the export anvil_prepare`,
+			`kinds[5] "reffile": config_schema: `, `reference to "file:///etc/passwd" outside the schema`,
+			`kinds[6] "refstdin": config_schema: `, `reference to "file:///dev/stdin" outside the schema`,
+			`kinds[7] "refhttp": config_schema: `, `reference to "http://127.0.0.1:9/schema.json" outside the schema`,
+			`kinds[8] "refrelative": config_schema: `,
 		}},
 	} {
 		t.Run(tc.guest, func(t *testing.T) {

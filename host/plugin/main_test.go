@@ -30,13 +30,16 @@ var guestSources = map[string]string{
 	"nomeasure":  "./testdata/zoo/nomeasure",
 	"baddesc":    "./testdata/zoo/baddesc",
 	"garbage":    "./testdata/zoo/garbage",
+	"dupdesc":    "./testdata/zoo/dupdesc",
+	"unasked":    "./testdata/zoo/unasked",
 }
 
 // nativeSource is the process-transport guest: one binary, hard-linked
 // under each of nativeNames (it is whichever plugin its name says).
 const nativeSource = "./testdata/native"
 
-var nativeNames = []string{"textcheck", "geval", "dag", "rag", "hostile", "canary", "abi2", "nocookie", "descmajor"}
+var nativeNames = []string{"textcheck", "geval", "dag", "rag", "hostile", "canary", "abi2", "nocookie", "descmajor",
+	"unasked", "dupdesc", "refschema"}
 
 var (
 	guestDir  string   // where TestMain put the .wasm files
@@ -45,6 +48,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	MaybeRunTrampoline() // this binary is the sandbox trampoline of the process plugins it starts
 	flag.Parse()
 	os.Exit(runMain(m))
 }

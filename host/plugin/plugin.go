@@ -1,13 +1,24 @@
 // Package plugin loads metric and node kinds and hands them to the rest of
 // the host behind one interface, whatever the transport: inproc (a kind
 // linked into the binary through sdk), wasm (an Extism module on wazero,
-// sandboxed) and process (a native go-plugin binary, not sandboxed).
+// sandboxed) and process (a native go-plugin binary, OS-isolated on Linux:
+// isolation.go).
 //
 // Invariants: the engine and the DAG scheduler see only Plugin; every error
 // a Plugin returns names plugin@version and digest; host services reach a
-// guest only through Services, wrapped in the grants and per-invocation
-// limits of the plugin's configuration, so a budget or capability denial is
+// guest only through Services, wrapped in one guard per invocation (the
+// capability asked for AND granted, the judge budgets checked before a
+// batch is sent, the log bounded), whatever the transport, so a denial is
 // a typed abi.Error in the response, never a crash.
+//
+// The host fails closed on what a plugin controls: everything a guest
+// writes is decoded strictly (decodeStrict: one object, no key twice,
+// numbers a double holds, fields in range) and the fields of an error the
+// host owns are the host's; nothing a guest says makes the host open a
+// file or a URL (schemas compile with no loader) or copy more than
+// max_output_bytes out of guest memory (bounds.go); and a module is sized,
+// its structure checked and its compilation bounded in time before it can
+// cost the host more than its limits.
 package plugin
 
 import (
@@ -49,6 +60,9 @@ type Info struct {
 	Transport string
 	// Path the plugin was loaded from, if any.
 	Path string
+	// Isolation is the OS isolation a process plugin obtained at load;
+	// nil for the other transports.
+	Isolation *IsolationReport
 }
 
 // ID is "name@version", the form errors use.
@@ -93,6 +107,15 @@ type Limits struct {
 	MaxOutputBytes int `yaml:"max_output_bytes" json:"max_output_bytes"`
 	// PoolSize is the number of pre-initialised instances kept per plugin (wasm).
 	PoolSize int `yaml:"pool_size" json:"pool_size"`
+	// MaxLogRecords and MaxLogBytes bound the anvil_log records one
+	// invocation may leave; the excess is dropped and counted.
+	MaxLogRecords int `yaml:"max_log_records" json:"max_log_records"`
+	MaxLogBytes   int `yaml:"max_log_bytes" json:"max_log_bytes"`
+	// MaxModuleBytes caps the size of a Wasm module file, checked before it
+	// is read.
+	MaxModuleBytes int64 `yaml:"max_module_bytes" json:"max_module_bytes"`
+	// CompileTimeout bounds compiling a Wasm module (on a cold cache).
+	CompileTimeout duration.Duration `yaml:"compile_timeout" json:"compile_timeout"`
 }
 
 // DefaultLimits are applied to zero fields.
@@ -103,6 +126,10 @@ var DefaultLimits = Limits{
 	MaxJudgeTokens: 256_000,
 	MaxOutputBytes: 1 << 20,
 	PoolSize:       4,
+	MaxLogRecords:  128,
+	MaxLogBytes:    64 << 10,
+	MaxModuleBytes: 64 << 20, // a Go guest is 3–10 MB
+	CompileTimeout: duration.Duration(time.Minute),
 }
 
 // WithDefaults fills zero fields from DefaultLimits.
@@ -126,6 +153,18 @@ func (l Limits) WithDefaults() Limits {
 	if l.PoolSize == 0 {
 		l.PoolSize = d.PoolSize
 	}
+	if l.MaxLogRecords == 0 {
+		l.MaxLogRecords = d.MaxLogRecords
+	}
+	if l.MaxLogBytes == 0 {
+		l.MaxLogBytes = d.MaxLogBytes
+	}
+	if l.MaxModuleBytes == 0 {
+		l.MaxModuleBytes = d.MaxModuleBytes
+	}
+	if l.CompileTimeout == 0 {
+		l.CompileTimeout = d.CompileTimeout
+	}
 	return l
 }
 
@@ -133,6 +172,12 @@ func (l Limits) WithDefaults() Limits {
 type Options struct {
 	Grants Grants
 	Limits Limits
+	// Isolation is the OS isolation policy of a process plugin
+	// (isolation.go); other transports ignore it.
+	Isolation IsolationMode
+
+	// sandbox simulates kernel refusals (tests only).
+	sandbox sandboxKnobs
 }
 
 // named fills in plugin and digest on an error that concerns this plugin.
@@ -145,6 +190,19 @@ func named(info Info, e *abi.Error) *abi.Error {
 	}
 	if e.Digest == "" {
 		e.Digest = info.Digest
+	}
+	return e
+}
+
+// ownError makes an error a guest returned in its result the host's: the
+// fields the host owns are the host's, whatever the guest wrote there —
+// plugin and digest name this plugin (a guest cannot put another plugin's
+// name on its failures), stderr is only ever what the host captured, and
+// retryable is a judge fault's property, which a guest cannot declare.
+func ownError(info Info, e *abi.Error) *abi.Error {
+	if e != nil {
+		e.Plugin, e.Digest = info.ID(), info.Digest
+		e.Stderr, e.Retryable = "", false
 	}
 	return e
 }

@@ -85,14 +85,16 @@ var processExports = map[string]bool{
 // "process" transport) and reads its descriptor. digest is the binary's
 // pinned sha256 ("sha256:<hex>" or bare hex); the file is hashed before it
 // is started — a mismatch is refused naming path, wanted and actual
-// digest, and nothing runs — and again (go-plugin's SecureConfig check)
-// immediately before every start, restarts included. An empty digest is
-// refused: native code is not sandboxed, so pinning it matters more here
-// than anywhere.
+// digest, and nothing runs — and again immediately before every start,
+// restarts included, on the open file that is then executed. An empty
+// digest is refused: native code is not the Wasm sandbox, so pinning it
+// matters more here than anywhere.
 //
 // The process gets an empty environment except go-plugin's handshake
-// variables, no stdin, its own process group and its binary's directory
-// as working directory. LoadProcess refuses a binary that is not a
+// variables, no stdin, its binary's directory as working directory and,
+// on Linux, the OS isolation of sandbox_linux.go (opts.Isolation decides
+// whether a missing measure is a warning or a load error; Info().Isolation
+// records what was obtained). LoadProcess refuses a binary that is not a
 // go-plugin gRPC plugin, speaks another ABI major (naming both), or
 // describes itself inconsistently.
 func (r *Runtime) LoadProcess(ctx context.Context, path, digest string, opts Options) (Plugin, error) {
@@ -136,7 +138,7 @@ func (r *Runtime) LoadProcess(ctx context.Context, path, digest string, opts Opt
 		return nil, err
 	}
 	var d abi.Descriptor
-	if err := decodeResult(raw, &d); err != nil {
+	if err := decodeStrict(raw, &d); err != nil {
 		pr.stop("descriptor refused")
 		return nil, loadError(p.info, abi.CodeABI, "describe result: %v", err)
 	}
@@ -156,6 +158,7 @@ func (r *Runtime) LoadProcess(ctx context.Context, path, digest string, opts Opt
 				"plugin", p.info.ID(), "digest", got, "capability", c)
 		}
 	}
+	p.noteIsolation(pr)
 	p.cur = pr
 	return p, nil
 }
@@ -193,13 +196,7 @@ func (p *processPlugin) Node(ctx context.Context, svc Services, req *abi.NodeReq
 	return nodeVia(ctx, p, processOps, svc, req)
 }
 
-// own stamps this plugin on an error the guest returned in its result.
-func (p *processPlugin) own(e *abi.Error) *abi.Error {
-	if e != nil {
-		e.Plugin, e.Digest = p.info.ID(), p.info.Digest
-	}
-	return e
-}
+func (p *processPlugin) own(e *abi.Error) *abi.Error { return ownError(p.info, e) }
 
 // Close waits (until ctx ends) for calls in flight, then stops the process.
 // Calls that start afterwards fail.
@@ -302,7 +299,7 @@ func (p *processPlugin) acquire(ctx context.Context) (*proc, error) {
 // be too).
 func (p *processPlugin) sameDescriptor(pr *proc, raw []byte) error {
 	var d abi.Descriptor
-	err := decodeResult(raw, &d)
+	err := decodeStrict(raw, &d)
 	if err == nil {
 		a, _ := json.Marshal(d)
 		b, _ := json.Marshal(p.info.Descriptor)
@@ -333,7 +330,8 @@ func (p *processPlugin) invoke(ctx context.Context, svc Services, method, what s
 
 	callCtx, cancel := context.WithTimeout(ctx, p.opts.Limits.Timeout.Std())
 	defer cancel()
-	g := newGuard(svc, p.info, p.opts.Grants, p.opts.Limits)
+	g := newGuard(svc, p.info, p.opts, p.logger)
+	defer g.finish(ctx)
 	token, forget := pr.register(callCtx, g)
 	defer forget()
 	raw, err := pr.invoke(callCtx, method, in, token, p.opts.Limits.MaxOutputBytes)
@@ -344,7 +342,7 @@ func (p *processPlugin) invoke(ctx context.Context, svc Services, method, what s
 		return named(p.info, abi.Errorf(abi.CodeOutputTooLarge, "%s: result is %d bytes, max_output_bytes is %d",
 			what, len(raw), p.opts.Limits.MaxOutputBytes))
 	}
-	derr := decodeResult(raw, out)
+	derr := decodeStrict(raw, out)
 	if derr == nil && check != nil {
 		derr = check()
 	}

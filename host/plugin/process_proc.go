@@ -2,12 +2,9 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"regexp"
@@ -19,7 +16,6 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentanvil/anvil/abi"
@@ -59,6 +55,9 @@ func (pr *proc) stop(reason string) string {
 			_ = pr.runner.Kill(context.Background())
 		}
 		pr.client.Kill()
+		if pr.runner != nil {
+			pr.runner.release() // the connection to it is closed now
+		}
 		if pr.cb != nil {
 			pr.cb.Stop()
 		}
@@ -124,25 +123,25 @@ func (p *processPlugin) startProcess() (*proc, error) {
 		// Not the host's environment: go-plugin's handshake variables only.
 		SkipHostEnv: true,
 		// go-plugin checks ClientConfig.SecureConfig against Cmd.Path,
-		// which a RunnerFunc start does not have; the same check runs
-		// here, at the same moment: after the environment is prepared,
-		// immediately before the process is created.
+		// which a RunnerFunc start does not have; a stronger check runs
+		// here, at the same moment (after the environment is prepared,
+		// immediately before the process is created): on the open file
+		// that is then executed, not on the path.
 		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
-			sc := &goplugin.SecureConfig{Checksum: p.sum, Hash: sha256.New()}
-			ok, err := sc.Check(p.path)
-			if err == nil && !ok {
-				got, _ := fileDigest(p.path)
-				err = fmt.Errorf("%w: want %s, got %s; the binary changed since it was loaded, refusing to start it",
-					ErrDigestMismatch, p.info.Digest, got)
-			}
+			bin, err := openVerified(p.path, p.sum, p.info.Digest)
 			if err != nil {
 				refused = err
 				_ = os.RemoveAll(socketDir)
 				return nil, err
 			}
-			pr.runner = newProcRunner(p.path, cmd.Env)
+			pr.runner = newProcRunner(launch{path: p.path, bin: bin, env: cmd.Env, socketDir: socketDir,
+				mode: p.opts.Isolation, knobs: p.opts.sandbox})
 			return pr.runner, nil
 		},
+		// A plugin that runs as nobody (under a root host) must reach its
+		// socket directory and the host's callback socket.
+		UnixSocketConfig: &goplugin.UnixSocketConfig{Group: socketGroup(p.opts.sandbox)},
+
 		Stderr:       pr.stderr,
 		SyncStderr:   pr.stderr,
 		SyncStdout:   io.Discard,
@@ -187,9 +186,16 @@ func (p *processPlugin) startFailure(pr *proc, refused, err error) error {
 	if pr.runner != nil {
 		exit = pr.runner.exit()
 	}
+	var iso *isolationError
 	switch {
 	case refused != nil:
 		return p.fault(abi.CodeABI, "", "%v", refused)
+	case errors.As(err, &iso):
+		if p.info.Descriptor.Version != "" {
+			return err // a restart: startError names the plugin
+		}
+		// At load its name is not known yet, nor trusted: its path names it.
+		return fmt.Errorf("plugin %s@%s: %w", p.info.Path, p.info.Digest, err)
 	case pluginVersionRE.MatchString(msg):
 		v := pluginVersionRE.FindStringSubmatch(msg)[1]
 		return p.fault(abi.CodeABI, stderr, "the process speaks Anvil ABI v%s (go-plugin protocol version %s); this host speaks ABI v%d",
@@ -225,105 +231,4 @@ func (*hostSide) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error {
 
 func (*hostSide) GRPCClient(_ context.Context, b *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &dispensed{conn: c, broker: b}, nil
-}
-
-// callbacks is the host's callback service for one process: judge
-// batches and log records, routed to the invocation whose token they
-// carry, through its guard. Every refusal is data, as in anvil_judge.
-type callbacks struct {
-	p  *processPlugin
-	pr *proc
-}
-
-var _ native.HostServer = (*callbacks)(nil)
-
-func tokenOf(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(native.MetaInvocation); len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
-func (c *callbacks) Judge(ctx context.Context, raw []byte) ([]byte, error) {
-	res := c.judge(ctx, raw)
-	b, err := json.Marshal(res)
-	if err != nil {
-		res = &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(c.p.info, abi.Errorf(abi.CodeJudge, "encode judge result: %v", err))}
-		b, _ = json.Marshal(res)
-	}
-	return b, nil
-}
-
-func (c *callbacks) judge(ctx context.Context, raw []byte) *abi.JudgeBatchResult {
-	p := c.p
-	if !p.opts.Grants.Judge {
-		// The refusal is the guard's own, word for word, and the request
-		// is not even read: ungranted is not linked.
-		_, err := newGuard(nil, p.info, Grants{}, p.opts.Limits).judge(ctx, nil)
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: err}
-	}
-	inv := c.pr.lookup(tokenOf(ctx))
-	if inv == nil {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(p.info, abi.Errorf(abi.CodeCapability,
-			"judge calls are only possible while measuring or running a node, not while describing"))}
-	}
-	if limit := p.opts.Limits.MaxOutputBytes; len(raw) > limit {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(p.info, abi.Errorf(abi.CodeOutputTooLarge,
-			"judge batch is %d bytes, max_output_bytes is %d", len(raw), limit))}
-	}
-	var batch abi.JudgeBatch
-	if err := json.Unmarshal(raw, &batch); err != nil {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(p.info, abi.Errorf(abi.CodeABI, "decode judge batch: %v", err))}
-	}
-	if len(batch.Requests) == 0 {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}}
-	}
-	// The judge calls end with the invocation (its deadline) or with the
-	// callback (the guest gave up on it), whichever is first.
-	jctx, cancel := context.WithCancel(inv.ctx)
-	defer cancel()
-	defer context.AfterFunc(ctx, cancel)()
-	resps, jerr := inv.g.judge(jctx, batch.Requests)
-	if jerr != nil {
-		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: jerr}
-	}
-	return &abi.JudgeBatchResult{Responses: resps}
-}
-
-// Log forwards a record to the invocation's Services, or to the runtime
-// logger outside an invocation. A malformed record is dropped with a host
-// warning: logging must never be able to fail a case.
-func (c *callbacks) Log(ctx context.Context, raw []byte) error {
-	p := c.p
-	if limit := p.opts.Limits.MaxOutputBytes; len(raw) > limit {
-		p.logger.Warn("guest log record refused", "plugin", p.info.ID(), "error",
-			fmt.Sprintf("log record is %d bytes, max_output_bytes is %d", len(raw), limit))
-		return nil
-	}
-	var rec abi.LogRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		p.logger.Warn("guest log record does not decode", "plugin", p.info.ID(), "error", err)
-		return nil
-	}
-	if inv := c.pr.lookup(tokenOf(ctx)); inv != nil {
-		inv.g.log(inv.ctx, rec)
-		return nil
-	}
-	logOutside(ctx, p.logger, p.info.ID(), rec)
-	return nil
-}
-
-// logOutside logs a guest's record that arrived outside an invocation
-// (while describing) to the runtime logger.
-func logOutside(ctx context.Context, logger *slog.Logger, pluginID string, rec abi.LogRecord) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(rec.Level)); err != nil {
-		level = slog.LevelInfo
-	}
-	args := []any{"plugin", pluginID}
-	for k, v := range rec.Attrs {
-		args = append(args, k, v)
-	}
-	logger.Log(ctx, level, rec.Message, args...)
 }

@@ -79,7 +79,8 @@ func TestProcessHostileContained(t *testing.T) {
 			for _, kv := range env {
 				name, _, _ := strings.Cut(kv.(string), "=")
 				switch name {
-				case "ANVIL_PLUGIN", "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_UNIX_SOCKET_DIR":
+				case "ANVIL_PLUGIN", "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_UNIX_SOCKET_DIR",
+					"PLUGIN_UNIX_SOCKET_GROUP": // under a root host: the plugin runs as nobody
 				default:
 					t.Errorf("guest environment has %q beyond go-plugin's handshake", kv)
 				}
@@ -299,7 +300,10 @@ func TestProcessRefused(t *testing.T) {
 		dir := t.TempDir()
 		canary := filepath.Join(dir, "canary")
 		copyFile(t, nativePath("canary"), canary)
-		_, err := testRT.LoadProcess(ctx, canary, bad, Options{})
+		// Unsandboxed, so that the canary can leave its mark if it runs:
+		// the digest check comes before any sandbox.
+		unconfined := Options{sandbox: sandboxKnobs{off: true}}
+		_, err := testRT.LoadProcess(ctx, canary, bad, unconfined)
 		if !errors.Is(err, ErrDigestMismatch) || !strings.Contains(err.Error(), canary) ||
 			!strings.Contains(err.Error(), "want "+bad) || !strings.Contains(err.Error(), "got "+digest) {
 			t.Fatalf("want a mismatch naming path, want and got, got %v", err)
@@ -308,7 +312,7 @@ func TestProcessRefused(t *testing.T) {
 			t.Fatalf("the binary ran although its digest was wrong (%v)", err)
 		}
 		// The canary does leave its mark when it runs.
-		p, err := testRT.LoadProcess(ctx, canary, digest, Options{})
+		p, err := testRT.LoadProcess(ctx, canary, digest, unconfined)
 		if err != nil {
 			t.Fatal(err)
 		}

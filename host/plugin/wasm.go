@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,11 +77,12 @@ func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what stri
 			return w.startError(what, err)
 		}
 		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout.Std())
-		g := newGuard(svc, w.info, w.opts.Grants, w.opts.Limits)
+		g := newGuard(svc, w.info, w.opts, w.logger)
 		raw, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes)
 		cancel()
+		g.finish(ctx)
 		if cerr == nil {
-			derr := decodeResult(raw, out)
+			derr := decodeStrict(raw, out)
 			if derr == nil && check != nil {
 				derr = check()
 			}
@@ -130,46 +130,19 @@ func (w *wasmPlugin) startError(what string, err error) error {
 	return fmt.Errorf("plugin %s@%s: %s: waiting for an instance: %w", w.info.ID(), w.info.Digest, what, err)
 }
 
-// own stamps this plugin on an error the guest returned in its result, so
-// a guest cannot put another plugin's name on its failures.
-func (w *wasmPlugin) own(e *abi.Error) *abi.Error {
-	if e != nil {
-		e.Plugin, e.Digest = w.info.ID(), w.info.Digest
-	}
-	return e
-}
-
-// decodeResult decodes a guest's JSON result: it must be one JSON object.
-// Unknown fields are accepted — a newer ABI minor may add optional ones.
-func decodeResult(raw []byte, out any) error {
-	if len(raw) == 0 {
-		return errors.New("no output (the guest returned without writing one, or exited)")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var obj json.RawMessage
-	if err := dec.Decode(&obj); err != nil {
-		return fmt.Errorf("not JSON: %v", err)
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON object")
-	}
-	if len(obj) == 0 || obj[0] != '{' {
-		return fmt.Errorf("want a JSON object, got %.40s", obj)
-	}
-	return json.Unmarshal(obj, out)
-}
+func (w *wasmPlugin) own(e *abi.Error) *abi.Error { return ownError(w.info, e) }
 
 // checkMeasure applies the rules every measure result must meet, whatever
 // language the guest is written in.
 func checkMeasure(r *abi.MeasureResult) error {
-	if r.Error != nil {
-		return nil
+	if r.Score != nil && !(*r.Score >= 0 && *r.Score <= 1) {
+		return fmt.Errorf("score %v is outside [0,1]", *r.Score)
 	}
-	if r.Score == nil {
+	if !(r.Threshold >= 0 && r.Threshold <= 1) {
+		return fmt.Errorf("threshold %v is outside [0,1]", r.Threshold)
+	}
+	if r.Error == nil && r.Score == nil {
 		return errors.New("neither score nor error")
-	}
-	if s := *r.Score; s < 0 || s > 1 {
-		return fmt.Errorf("score %v is outside [0,1]", s)
 	}
 	return nil
 }

@@ -10,6 +10,12 @@
 //	abi2                        go-plugin handshake for ABI major 2
 //	nocookie                    a go-plugin binary of another application
 //	descmajor                   hand-written wire (no sdk/native), descriptor abi_major 2
+//	unasked, dupdesc, refschema the sandbox's attacks on the host (failclosed.go)
+//	advertise-tcp-<port>,       a handshake naming an address the host must not dial
+//	advertise-unix-<hex path>   (escape.go)
+//
+// The hostile kind's escape attempts (snoop, net, write, privs, spawn)
+// are in escape.go.
 package main
 
 import (
@@ -36,7 +42,14 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == grandchildArg {
+		select {} // what "spawn" leaves behind: it lives until killed
+	}
 	name := filepath.Base(os.Args[0])
+	if strings.HasPrefix(name, "advertise-") {
+		advertise(name) // escape.go
+		return
+	}
 	switch name {
 	case "textcheck":
 		native.Serve(textcheck.Plugin())
@@ -67,6 +80,8 @@ func main() {
 			Plugins:         goplugin.PluginSet{native.PluginSetName: &rawPlugin{}},
 			GRPCServer:      goplugin.DefaultGRPCServer,
 		})
+	case "unasked", "dupdesc", "refschema": // failclosed.go
+		serveSandbox(name)
 	case "descmajor":
 		goplugin.Serve(&goplugin.ServeConfig{
 			HandshakeConfig: native.Handshake(),
@@ -112,7 +127,10 @@ func hostile() *sdk.Plugin {
 	return &sdk.Plugin{
 		Name:    "hostile",
 		Version: "0.0.2",
-		Kinds:   []sdk.Kind{&sdk.MetricKind[config]{Name: "hostile", Measure: measure}},
+		// It asks for the judge, so that a grant makes judge calls
+		// possible and the budgets can be tested.
+		Capabilities: []abi.Capability{abi.CapJudge},
+		Kinds:        []sdk.Kind{&sdk.MetricKind[config]{Name: "hostile", Measure: measure}},
 	}
 }
 
@@ -122,6 +140,7 @@ type config struct {
 	Calls     int    `json:"calls,omitempty"`
 	N         int    `json:"n,omitempty"`
 	Key       string `json:"key,omitempty"`
+	Path      string `json:"path,omitempty"`
 }
 
 func measure(ctx context.Context, h sdk.Host, cfg *config, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
@@ -181,6 +200,10 @@ func measure(ctx context.Context, h sdk.Host, cfg *config, req *abi.MeasureReque
 			return nil, err
 		}
 		return result(1, req.Case.ID+"|"+req.Case.Input, nil), nil
+	case "logflood", "forge": // failclosed.go
+		return sandboxBehaviour(ctx, h, cfg, req)
+	case "snoop", "net", "write", "privs", "spawn": // escape.go
+		return result(0, cfg.Behaviour+" observed", escape(ctx, cfg.Behaviour, cfg.N, cfg.Path, cfg.Key)), nil
 	default:
 		return nil, &abi.Error{Code: abi.CodeInvalidConfig, Field: "behaviour", Message: "unknown behaviour " + cfg.Behaviour}
 	}

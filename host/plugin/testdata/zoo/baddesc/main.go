@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // Command baddesc describes itself inconsistently in every way the host
-// checks.
+// checks, including config schemas that refer to files and URLs.
 package main
 
 import "github.com/extism/go-pdk"
@@ -16,7 +16,13 @@ func describe() int32 {
 		`{"name":"dup","role":"metric"},` +
 		`{"name":"odd","role":"gate"},` +
 		`{"name":"schema","role":"metric","config_schema":"not a schema"},` +
-		`{"name":"prep","role":"metric","prepare":true}]}`)
+		`{"name":"prep","role":"metric","prepare":true},` +
+		// Schemas that point outside themselves: the host must refuse
+		// them without opening a file (one that never ends, too) or a URL.
+		`{"name":"reffile","role":"metric","config_schema":{"$ref":"file:///etc/passwd"}},` +
+		`{"name":"refstdin","role":"metric","config_schema":{"type":"object","properties":{"x":{"$ref":"file:///dev/stdin"}}}},` +
+		`{"name":"refhttp","role":"metric","config_schema":{"$ref":"http://127.0.0.1:9/schema.json"}},` +
+		`{"name":"refrelative","role":"metric","config_schema":{"$id":"file:///etc/","$ref":"passwd"}}]}`)
 	return 0
 }
 

@@ -87,6 +87,16 @@ func measure(ctx context.Context, h sdk.Host, cfg *config, req *abi.MeasureReque
 		}
 	case "log":
 		h.Log(ctx, slog.LevelWarn, "hostile says hello", "case", req.Case.ID, "n", 3)
+	case "logflood":
+		line := strings.Repeat("z", cfg.Size)
+		for i := 0; i < cfg.Calls; i++ {
+			h.Log(ctx, slog.LevelInfo, line, "i", i)
+		}
+	case "forge":
+		// An error dressed up as another plugin's, with a made-up stderr
+		// and a retry hint: the fields the host owns.
+		return nil, &abi.Error{Code: abi.CodeMetric, Message: "forged", Plugin: "geval@9.9.9",
+			Digest: "sha256:" + strings.Repeat("0", 64), Stderr: "panic: not really", Retryable: true}
 	default:
 		return nil, &abi.Error{Code: abi.CodeInvalidConfig, Field: "behaviour", Message: "unknown behaviour " + cfg.Behaviour}
 	}
@@ -123,6 +133,9 @@ func init() {
 	guest.Serve(&sdk.Plugin{
 		Name:    "hostile",
 		Version: "0.0.1",
+		// It asks for the judge, so that a grant makes judge calls
+		// possible and the budgets can be tested; "unasked" does not.
+		Capabilities: []abi.Capability{abi.CapJudge},
 		Kinds: []sdk.Kind{&sdk.MetricKind[config]{
 			Name:    "hostile",
 			Measure: measure,
