@@ -1,10 +1,18 @@
 // Package config reads anvil.yaml: judges, plugins, metrics and defaults.
 //
-// Invariants: decoding is strict — an unknown key or a wrong type is an
-// error naming file:line; paths in the file are resolved relative to the
-// file; every error names the file and, where there is one, the line and
-// the field. Metric params are kept as YAML nodes so later checks (a DAG,
-// a kind's JSON Schema) can point at the line that is wrong.
+// Invariants: decoding is strict — an unknown key, a repeated key, a wrong
+// type or a second YAML document is an error naming file:line and the key
+// in words (`unknown key "treshold" in metric "x" (did you mean
+// "threshold"?)`), never a Go type; paths in the file are resolved
+// relative to the file; every error names the file and, where there is
+// one, the line and the field. A number given says what it means: absent
+// (or null) takes the default, while an explicit 0 or a negative count,
+// limit or timeout is an error — defaults are applied later, by the judge
+// and plugin layers, and would otherwise replace it silently (the rule and
+// its one exception, max_retries: 0, are in strict.go). Durations are
+// host/internal/duration everywhere: "30s" or a number of seconds. Metric
+// params are kept as YAML nodes so later checks (a DAG, a kind's JSON
+// Schema) can point at the line that is wrong.
 package config
 
 import (
@@ -32,6 +40,8 @@ type Config struct {
 	Plugins  map[string]*Plugin       `yaml:"plugins"`
 	Metrics  []*Metric                `yaml:"metrics"`
 	Defaults Defaults                 `yaml:"defaults"`
+
+	judgeLines map[string]int // judge name → line of its key
 }
 
 // Defaults apply where a metric or the command line says nothing.
@@ -53,12 +63,17 @@ type Plugin struct {
 	// from source (scripts/build-plugins writes <module>.sha256).
 	SHA256File string `yaml:"sha256_file"`
 	// Transport is how the plugin runs: "wasm" (the default: a sandboxed
-	// module) or "process" (a native go-plugin binary, not sandboxed; see
-	// docs/process-plugins.md).
+	// module) or "process" (a native go-plugin binary, OS-isolated on
+	// Linux; see docs/process-plugins.md).
 	Transport string        `yaml:"transport"`
 	Grants    plugin.Grants `yaml:"grants"`
 	Limits    plugin.Limits `yaml:"limits"`
 	Line      int           `yaml:"-"`
+
+	// Isolation (transport: process) is "best_effort" (the default) or
+	// "required": then a plugin the kernel cannot fully isolate is a
+	// load error, and its code does not run (docs/process-plugins.md).
+	Isolation plugin.IsolationMode `yaml:"isolation"`
 }
 
 // Metric is a configured metric instance.

@@ -62,7 +62,7 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 			continue
 		}
 		var p plugin.Plugin
-		switch opts := (plugin.Options{Grants: pc.Grants, Limits: pc.Limits}); pc.Transport {
+		switch opts := (plugin.Options{Grants: pc.Grants, Limits: pc.Limits, Isolation: pc.Isolation}); pc.Transport {
 		case "", plugin.TransportWasm:
 			p, err = rt.Load(ctx, e.cfg.Resolve(pc.Path), digest, opts)
 		case plugin.TransportProcess:
