@@ -16,6 +16,7 @@ import (
 	"github.com/agentanvil/anvil/host/config"
 	"github.com/agentanvil/anvil/host/engine"
 	"github.com/agentanvil/anvil/host/judge/judgetest"
+	"github.com/agentanvil/anvil/host/store"
 	"github.com/agentanvil/anvil/sdk"
 )
 
@@ -284,5 +285,30 @@ func TestResumeReportsATornLine(t *testing.T) {
 	}
 	if s.Resume == nil || s.Resume.TornLineBytes != int64(len(torn)) || s.Resume.Done != 2 || s.Cases != 4 {
 		t.Fatalf("resume report %+v, cases %d", s.Resume, s.Cases)
+	}
+}
+
+func TestUnreadableCacheEntriesAreReportedInTheSummary(t *testing.T) {
+	srv := fakeJudge(t)
+	e := newEnv(t, configFor(srv.URL(), true, correctness))
+	e.run(t, "rw", engine.RunOptions{})
+	st, err := store.Open(context.Background(), e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	st.EachJudge(context.Background(), func(en store.Entry) error { keys = append(keys, en.Key); return nil })
+	for _, k := range keys {
+		if err := st.PutJudge(context.Background(), k, "judge-model", []byte("{not a reply")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	s := e.run(t, "rw", engine.RunOptions{})
+	if len(keys) != 4 || s.Cache == nil || s.Cache.Unreadable != int64(len(keys)) {
+		t.Fatalf("%d entries corrupted; summary cache = %+v", len(keys), s.Cache)
+	}
+	if s.Verdict != engine.VerdictFailed || s.Metrics[0].Scored != 3 || s.Metrics[0].Judge.Calls != 3 {
+		t.Fatalf("the run must go on calling the judge: %+v", s.Metrics[0])
 	}
 }

@@ -150,6 +150,9 @@ func (e *Engine) judgeReports() []JudgeReport {
 // cacheReport is the judge cache's state over the run, nil when all is well.
 func (e *Engine) cacheReport() *CacheReport {
 	r := &CacheReport{Error: e.storeErr}
+	for _, j := range e.judges.byName {
+		r.Unreadable += j.Totals().CacheUnreadable
+	}
 	if r.Error == "" && r.Unreadable == 0 {
 		return nil
 	}
@@ -163,4 +166,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// JudgeCost implements plugin.JudgeCoster: what req may spend, input and
+// reply, before it is sent, as the judge it is routed to plans it (its
+// default reply cap, samples drawn as separate calls). A plugin's
+// max_judge_tokens is checked against it before every batch.
+func (s *services) JudgeCost(req abi.JudgeRequest) int {
+	name := req.Judge
+	if name == "" {
+		name = s.defaultJudge
+	}
+	j := s.judges.byName[name]
+	if j == nil {
+		return 0 // answered with a judge_error, never sent
+	}
+	f, err := j.Forecast(req)
+	if err != nil {
+		return 0 // refused by the judge itself, never sent
+	}
+	return f.InputTokens + f.Replies*f.MaxTokens
 }

@@ -33,6 +33,9 @@ type Totals struct {
 	OutputTokens int64 `json:"output_tokens"`
 	// UsageUnknown is the calls whose reply had no usage block.
 	UsageUnknown int64 `json:"usage_unknown"`
+	// CacheUnreadable is cache reads that failed or entries that did not
+	// decode; each was treated as a miss.
+	CacheUnreadable int64 `json:"cache_unreadable"`
 	// USD is the cost of those tokens at the configured prices.
 	USD float64 `json:"usd"`
 	// Errors is the number of requests answered with an error.
@@ -44,7 +47,7 @@ type Totals struct {
 type counters struct {
 	requests, cacheHits, shared, calls, attempts atomic.Int64
 	inputTokens, outputTokens, errors            atomic.Int64
-	usageUnknown                                 atomic.Int64
+	usageUnknown, cacheUnreadable                atomic.Int64
 	usdBits                                      atomic.Uint64 // float64 bits
 }
 
@@ -64,16 +67,17 @@ func (c *counters) usd() float64 { return math.Float64frombits(c.usdBits.Load())
 func (j *Judge) Totals() Totals {
 	c := &j.counters
 	return Totals{
-		Requests:     c.requests.Load(),
-		CacheHits:    c.cacheHits.Load(),
-		Shared:       c.shared.Load(),
-		Calls:        c.calls.Load(),
-		Attempts:     c.attempts.Load(),
-		InputTokens:  c.inputTokens.Load(),
-		OutputTokens: c.outputTokens.Load(),
-		UsageUnknown: c.usageUnknown.Load(),
-		USD:          c.usd(),
-		Errors:       c.errors.Load(),
+		Requests:        c.requests.Load(),
+		CacheHits:       c.cacheHits.Load(),
+		Shared:          c.shared.Load(),
+		Calls:           c.calls.Load(),
+		Attempts:        c.attempts.Load(),
+		InputTokens:     c.inputTokens.Load(),
+		OutputTokens:    c.outputTokens.Load(),
+		UsageUnknown:    c.usageUnknown.Load(),
+		CacheUnreadable: c.cacheUnreadable.Load(),
+		USD:             c.usd(),
+		Errors:          c.errors.Load(),
 	}
 }
 

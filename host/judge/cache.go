@@ -19,6 +19,13 @@ func (j *Judge) cached(ctx context.Context, p *plan) abi.JudgeResponse {
 	if ok {
 		return resp
 	}
+	if readErr != nil && ctx.Err() == nil {
+		// Counted once per request, whatever the layers below look up
+		// again; summary.json reports the total.
+		j.counters.cacheUnreadable.Add(1)
+		j.log.LogAttrs(ctx, slog.LevelWarn, "judge cache unreadable; treating it as a miss",
+			slog.String("judge", j.cfg.Name), slog.String("error", readErr.Error()))
+	}
 	if j.cacheMode == CacheReplay {
 		if readErr != nil {
 			return abi.JudgeResponse{Error: j.errorf(abi.CodeCacheMiss, false,
@@ -65,23 +72,23 @@ func (j *Judge) lookup(ctx context.Context, p *plan) (abi.JudgeResponse, bool, e
 }
 
 // readEntry reads and decodes a cache entry. A cache that cannot be read,
-// or an entry that cannot be decoded, is logged and treated as a miss:
-// losing the cache costs money, not correctness.
+// or an entry that cannot be decoded, is an error the caller treats as a
+// miss: losing the cache costs money, not correctness. cached reports it.
 func (j *Judge) readEntry(ctx context.Context, key string) (abi.JudgeResponse, bool, error) {
 	raw, ok, err := j.cache.GetJudge(ctx, key)
 	if err != nil {
-		j.log.LogAttrs(ctx, slog.LevelWarn, "judge cache read failed; treating it as a miss",
-			slog.String("judge", j.cfg.Name), slog.String("error", err.Error()))
-		return abi.JudgeResponse{}, false, err
+		if ctx.Err() != nil {
+			// The caller gave up (a stopped run): not a fault of the cache.
+			return abi.JudgeResponse{}, false, ctx.Err()
+		}
+		return abi.JudgeResponse{}, false, fmt.Errorf("cache read failed: %w", err)
 	}
 	if !ok {
 		return abi.JudgeResponse{}, false, nil
 	}
 	var resp abi.JudgeResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		j.log.LogAttrs(ctx, slog.LevelWarn, "judge cache entry unreadable; treating it as a miss",
-			slog.String("judge", j.cfg.Name), slog.String("key", key), slog.String("error", err.Error()))
-		return abi.JudgeResponse{}, false, fmt.Errorf("entry %.12s… is not a judge response: %w", key, err)
+		return abi.JudgeResponse{}, false, fmt.Errorf("cache entry %.12s… is not a judge response: %w", key, err)
 	}
 	return resp, true, nil
 }
