@@ -312,3 +312,23 @@ func TestUnreadableCacheEntriesAreReportedInTheSummary(t *testing.T) {
 		t.Fatalf("the run must go on calling the judge: %+v", s.Metrics[0])
 	}
 }
+
+func TestAnEndlessDigestFileIsNotReadWhole(t *testing.T) {
+	cfg := `version: 1
+dataset: cases.jsonl
+plugins:
+  x: {path: x.wasm, sha256_file: /dev/zero}
+metrics:
+  - name: lie
+    kind: liar
+`
+	e := newEnv(t, cfg)
+	c, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.New(context.Background(), c, engine.Options{StorePath: e.store, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), "plugins.x") {
+		t.Fatalf("err = %v, want a refusal naming plugins.x", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -90,9 +91,16 @@ func pluginDigest(cfg *config.Config, pc *config.Plugin) (string, error) {
 	if pc.SHA256 != "" {
 		return pc.SHA256, nil
 	}
-	b, err := os.ReadFile(cfg.Resolve(pc.SHA256File))
+	f, err := os.Open(cfg.Resolve(pc.SHA256File))
 	if err != nil {
 		return "", fmt.Errorf("sha256_file: %w (build the plugin first: scripts/build-plugins)", err)
+	}
+	defer f.Close()
+	// A digest file is one line; a path to something endless (/dev/zero)
+	// must not be read whole.
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", fmt.Errorf("sha256_file %s: %w", pc.SHA256File, err)
 	}
 	fields := strings.Fields(string(b)) // "<hex>  <name>" as sha256sum writes it, or bare hex
 	if len(fields) == 0 {
