@@ -10,7 +10,7 @@
 #   JUDGE_CONCURRENCY [8]    the judge's max_concurrency (in-flight HTTP calls)
 #   ALTS [20]                alternatives per token in the fake judge's logprobs
 #   KEEP [0]                 1 keeps the work dir (cases, results, logs)
-#   PROFILE [0]              1 runs bench/cmd/profilehost (the same engine
+#   PROFILE [0]              1 runs host/internal/cmd/profilehost (the same engine
 #                            calls as `anvil-host run`) instead, writing CPU,
 #                            allocation, mutex and block profiles to the work
 #                            dir (implies KEEP=1); read them with
@@ -64,7 +64,7 @@ json_num() {
 
 echo "building anvil-host, fakejudge, gencases, measure into $work/bin ..." >&2
 mkdir -p "$work/bin"
-go build -C "$root" -o "$work/bin/" ./cmd/anvil-host ./bench/cmd/fakejudge ./bench/cmd/gencases ./bench/cmd/measure ./bench/cmd/profilehost
+go build -C "$root" -o "$work/bin/" ./cmd/anvil-host ./bench/cmd/fakejudge ./bench/cmd/gencases ./bench/cmd/measure ./host/internal/cmd/profilehost
 bin="$work/bin"
 
 # The config template, with the judge's max_concurrency set.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/score"
+	"github.com/agentanvil/anvil/score"
 )
 
 // Defaults of the optional config fields.

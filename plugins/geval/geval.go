@@ -27,7 +27,7 @@ import (
 	"log/slog"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/score"
+	"github.com/agentanvil/anvil/score"
 	"github.com/agentanvil/anvil/sdk"
 )
 

@@ -11,7 +11,7 @@ import (
 )
 
 // The wire of the process transport. It is public because two sides
-// speak it — this package in the guest, host/plugin in the host — and
+// speak it — this package in the guest, host/internal/plugin in the host — and
 // because a guest written in another language implements it by hand; see
 // docs/process-plugins.md.
 const (
@@ -131,7 +131,7 @@ var pluginServiceDesc = grpc.ServiceDesc{
 	Metadata: "anvil/v1/plugin (hand-written; messages are google.protobuf.BytesValue)",
 }
 
-// HostServer is the host's side of the callback service. host/plugin
+// HostServer is the host's side of the callback service. host/internal/plugin
 // implements it; a guest never does.
 type HostServer interface {
 	// Judge answers the JSON of an abi.JudgeBatch with the JSON of an

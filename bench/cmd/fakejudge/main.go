@@ -42,7 +42,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/judge/judgetest"
+	"github.com/agentanvil/anvil/host/judgetest"
 )
 
 func main() {

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/report"
+)
+
+// common flags of run, estimate and validate.
+type loadFlags struct {
+	config   string
+	cache    string
+	store    string
+	logLevel string
+}
+
+func (f *loadFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.config, "config", "c", "anvil.yaml", "config file")
+	cmd.Flags().StringVar(&f.cache, "cache", "", "judge cache: off, rw (read-write) or replay (offline; a miss is an error); default from config, else rw")
+	cmd.Flags().StringVar(&f.store, "store", "", "SQLite store path; default defaults.store in the config (relative to it), else .anvil/store.db beside the config file")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+}
+
+func (f *loadFlags) load(ctx context.Context, stderr io.Writer) (*config.Config, *engine.Engine, error) {
+	switch f.cache {
+	case "", "off", "rw", "replay":
+	default:
+		return nil, nil, usageErr(fmt.Errorf("--cache %q: want off, rw or replay", f.cache))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, nil, usageErr(fmt.Errorf("--log-level: %w", err))
+	}
+	cfg, err := config.Load(f.config)
+	if err != nil {
+		return nil, nil, usageErr(err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	eng, err := engine.New(ctx, cfg, engine.Options{
+		Logger:          logger,
+		Cache:           f.cache,
+		StorePath:       f.store,
+		CompileCacheDir: compileCacheDir(),
+	})
+	if err != nil {
+		return nil, nil, usageErr(err)
+	}
+	for _, w := range eng.Warnings() {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	return cfg, eng, nil
+}
+
+// compileCacheDir is where wazero keeps compiled plugins across runs.
+func compileCacheDir() string {
+	if d := os.Getenv("ANVIL_COMPILE_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "anvil", "wazero")
+	}
+	return ""
+}
+
+func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// positiveFlags rejects an explicit zero or negative value for each named
+// integer flag: "--limit 0" is a mistake, not a request for the default.
+func positiveFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if n, err := cmd.Flags().GetInt(name); err == nil && n <= 0 {
+			return usageErr(fmt.Errorf("--%s %d: must be a positive number (leave it out for the default)", name, n))
+		}
+	}
+	return nil
+}
+
+// verdictExit maps a finished run's verdict to its exit code.
+func verdictExit(s *engine.Summary) error {
+	switch s.Verdict {
+	case engine.VerdictPassed:
+		return nil
+	case engine.VerdictFailed:
+		return &exitError{code: exitThreshold, err: fmt.Errorf("a gated metric failed its threshold")}
+	default:
+		return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: %s", strings.Join(s.Unverified, "; "))}
+	}
+}
+
+// runFailure reports a run that stopped early: the partial table when there
+// is a summary, how to resume, and the exit code of its kind.
+func runFailure(stdout io.Writer, err error) error {
+	var re *engine.RunError
+	if !errors.As(err, &re) {
+		return &exitError{code: exitUnverified, err: err}
+	}
+	if re.Summary != nil {
+		_ = report.Table(stdout, re.Summary)
+		if re.Summary.Incomplete != nil {
+			fmt.Fprintf(stdout, "INCOMPLETE: %s\nresume with: %s\n", re.Summary.Incomplete.Reason, re.Summary.Incomplete.Resume)
+		}
+	}
+	switch re.Kind {
+	case engine.ErrInput:
+		return &exitError{code: exitUsage, err: err}
+	case engine.ErrInterrupted:
+		return &exitError{code: exitInterrupted, err: err}
+	default:
+		return &exitError{code: exitUnverified, err: err}
+	}
+}
+
+func newRunCmd() *cobra.Command {
+	var lf loadFlags
+	var ro engine.RunOptions
+	var noProgress bool
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Evaluate a dataset with the configured metrics",
+		Long: `Evaluate every case of the dataset with every configured metric.
+
+The dataset is read whole first: a record that does not parse or a
+duplicate id stops the run before the first judge call.
+
+Outputs (in --output-dir): results.jsonl (one line per case, appended and
+fsync'd as each case finishes), cases/<id>.json, summary.json, junit.xml,
+report.html. A run first removes an earlier run's summary and reports from
+the directory; a run that stops early writes summary.json marked incomplete,
+with the command that resumes it.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			stderr := cmd.ErrOrStderr()
+			if err := positiveFlags(cmd, "limit", "concurrency"); err != nil {
+				return err
+			}
+			_, eng, err := lf.load(ctx, stderr)
+			if err != nil {
+				return err
+			}
+			defer eng.Close(context.WithoutCancel(ctx))
+			if ro.OutputDir == "" {
+				ro.OutputDir = eng.OutputDir()
+			}
+			var bar *progressbar.ProgressBar
+			if f, ok := stderr.(*os.File); ok && !noProgress && term.IsTerminal(int(f.Fd())) {
+				ro.Progress = func(done, total int) {
+					if bar == nil {
+						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
+							progressbar.OptionSetDescription("cases"), progressbar.OptionShowCount(),
+							progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+					}
+					bar.Set(done)
+				}
+			}
+			s, err := eng.Run(ctx, ro)
+			if bar != nil {
+				bar.Finish()
+			}
+			if err != nil {
+				return runFailure(cmd.OutOrStdout(), err)
+			}
+			if err := report.Write(ro.OutputDir, s); err != nil {
+				return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
+			}
+			if err := report.Table(cmd.OutOrStdout(), s); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", ro.OutputDir)
+			return verdictExit(s)
+		},
+	}
+	lf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&ro.Input, "input", "", "dataset (JSONL or JSON array); default from config")
+	f.StringVarP(&ro.OutputDir, "output-dir", "o", "", "output directory; default from config, else anvil-results")
+	f.IntVar(&ro.Limit, "limit", 0, "evaluate only the first N cases of the dataset")
+	f.IntVar(&ro.Concurrency, "concurrency", 0, "cases in flight (judges throttle calls with their own limits); default from config, else twice the largest judge max_concurrency, at least 8")
+	f.BoolVar(&ro.Resume, "resume", false, "skip cases already in results.jsonl under the same config hash")
+	f.BoolVar(&noProgress, "no-progress", false, "no progress bar even on a terminal")
+	return cmd
+}

@@ -1,0 +1,207 @@
+// Package config reads anvil.yaml: judges, plugins, metrics and defaults.
+//
+// Invariants: decoding is strict — an unknown key, a repeated key, a wrong
+// type or a second YAML document is an error naming file:line and the key
+// in words (`unknown key "treshold" in metric "x" (did you mean
+// "threshold"?)`), never a Go type; paths in the file are resolved
+// relative to the file; every error names the file and, where there is
+// one, the line and the field. A number given says what it means: absent
+// (or null) takes the default, while an explicit 0 or a negative count,
+// limit or timeout is an error — defaults are applied later, by the judge
+// and plugin layers, and would otherwise replace it silently (the rule and
+// its one exception, max_retries: 0, are in strict.go). Durations are
+// host/internal/duration everywhere: "30s" or a number of seconds. Metric
+// params are kept as YAML nodes so later checks (a DAG, a kind's JSON
+// Schema) can point at the line that is wrong.
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentanvil/anvil/host/internal/judge"
+	"github.com/agentanvil/anvil/host/internal/plugin"
+)
+
+// Config is a parsed anvil.yaml.
+type Config struct {
+	// File is the path the config was read from; Dir its directory.
+	File string `yaml:"-"`
+	Dir  string `yaml:"-"`
+
+	Version  int                      `yaml:"version"`
+	Dataset  string                   `yaml:"dataset"`
+	Judges   map[string]*judge.Config `yaml:"judges"`
+	Plugins  map[string]*Plugin       `yaml:"plugins"`
+	Metrics  []*Metric                `yaml:"metrics"`
+	Defaults Defaults                 `yaml:"defaults"`
+
+	judgeLines map[string]int // judge name → line of its key
+}
+
+// Defaults apply where a metric or the command line says nothing.
+type Defaults struct {
+	Judge       string   `yaml:"judge"`
+	Threshold   *float64 `yaml:"threshold"`
+	Concurrency int      `yaml:"concurrency"`
+	OutputDir   string   `yaml:"output_dir"`
+	Store       string   `yaml:"store"`
+	Cache       string   `yaml:"cache"`
+}
+
+// Plugin is a plugin the operator allows, pinned by digest.
+type Plugin struct {
+	Path string `yaml:"path"`
+	// SHA256 pins the module ("sha256:<hex>" or bare hex).
+	SHA256 string `yaml:"sha256"`
+	// SHA256File names a file holding the digest, for plugins built locally
+	// from source (scripts/build-plugins writes <module>.sha256).
+	SHA256File string `yaml:"sha256_file"`
+	// Transport is how the plugin runs: "wasm" (the default: a sandboxed
+	// module) or "process" (a native go-plugin binary, OS-isolated on
+	// Linux; see docs/process-plugins.md).
+	Transport string        `yaml:"transport"`
+	Grants    plugin.Grants `yaml:"grants"`
+	Limits    plugin.Limits `yaml:"limits"`
+	Line      int           `yaml:"-"`
+
+	// Isolation (transport: process) is "best_effort" (the default) or
+	// "required": then a plugin the kernel cannot fully isolate is a
+	// load error, and its code does not run (docs/process-plugins.md).
+	Isolation plugin.IsolationMode `yaml:"isolation"`
+}
+
+// Metric is a configured metric instance.
+type Metric struct {
+	Name string `yaml:"name"`
+	Kind string `yaml:"kind"`
+	// Judge names a judge in Judges; empty means Defaults.Judge.
+	Judge     string   `yaml:"judge"`
+	Threshold *float64 `yaml:"threshold"`
+	// Gate false makes the metric informational: it never fails the run.
+	Gate *bool `yaml:"gate"`
+	// MaxErrorRate is the share of cases (0..1) that may end in a judge,
+	// plugin or metric error before the gate cannot verify the metric
+	// (exit 3); nil means 0: any error on a gated metric fails it.
+	MaxErrorRate *float64 `yaml:"max_error_rate"`
+	// Standalone also runs a metric used as a DAG child on its own; by
+	// default a DAG child runs only inside its DAG.
+	Standalone bool `yaml:"standalone"`
+	// Params is the kind's config, kept as YAML for line-accurate errors.
+	Params yaml.Node `yaml:"params"`
+
+	// Key is the metric's unique key: Name, or name#1, name#2 when names repeat.
+	Key  string `yaml:"-"`
+	Line int    `yaml:"-"`
+}
+
+// Gated reports whether a failing threshold fails the run.
+func (m *Metric) Gated() bool { return m.Gate == nil || *m.Gate }
+
+// ParamsJSON converts Params to JSON for a plugin.
+func (m *Metric) ParamsJSON() (json.RawMessage, error) {
+	if m.Params.Kind == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	var v any
+	if err := m.Params.Decode(&v); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(normalise(v))
+	if err != nil {
+		return nil, fmt.Errorf("metric %s params: %w", m.Key, err)
+	}
+	return b, nil
+}
+
+// normalise turns YAML's map[any]any (non-string keys) into JSON-encodable maps.
+func normalise(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalise(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = normalise(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = normalise(x)
+		}
+		return t
+	}
+	return v
+}
+
+// Threshold of a metric, falling back to the defaults and then 0.5.
+func (c *Config) Threshold(m *Metric) float64 {
+	switch {
+	case m.Threshold != nil:
+		return *m.Threshold
+	case c.Defaults.Threshold != nil:
+		return *c.Defaults.Threshold
+	}
+	return 0.5
+}
+
+// JudgeName of a metric.
+func (c *Config) JudgeName(m *Metric) string {
+	if m.Judge != "" {
+		return m.Judge
+	}
+	return c.Defaults.Judge
+}
+
+// Metric returns the metric with the given key or name.
+func (c *Config) Metric(key string) (*Metric, bool) {
+	for _, m := range c.Metrics {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// Hash identifies what the results of a run depend on: metrics, their
+// params, judges' models and plugin digests — not concurrency, paths or
+// limits. --resume only reuses results written under the same hash.
+func (c *Config) Hash(pluginDigests map[string]string) string {
+	type metricID struct {
+		Key, Kind, Judge, Model string
+		Threshold               float64
+		Params                  json.RawMessage
+	}
+	var ms []metricID
+	for _, m := range c.Metrics {
+		p, _ := m.ParamsJSON()
+		model := ""
+		if j := c.Judges[c.JudgeName(m)]; j != nil {
+			model = j.Model
+		}
+		ms = append(ms, metricID{m.Key, m.Kind, c.JudgeName(m), model, c.Threshold(m), p})
+	}
+	names := make([]string, 0, len(pluginDigests))
+	for n := range pluginDigests {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var ds []string
+	for _, n := range names {
+		ds = append(ds, n+"="+pluginDigests[n])
+	}
+	b, _ := json.Marshal(struct {
+		Metrics []metricID
+		Plugins []string
+	}{ms, ds})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}

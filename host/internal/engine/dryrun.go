@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/judge"
+)
+
+// dryRun answers judge requests for `estimate` without calling the judge:
+// a request already in the cache is served from it and is free; any other
+// is priced from the judge's own forecast of it (the calls it makes — one
+// per sample when a judge without logprobs samples a score — and their
+// input) and answered with the smallest reply its schema allows, so the
+// metric's own logic decides what it would ask next. Running the real
+// metric code is what keeps the estimate honest — a separate cost model
+// would drift from what the kinds actually send.
+type dryRun struct {
+	outputTokens int // assumed size of one uncached reply
+}
+
+// Estimate is the projected cost of one metric.
+type Estimate struct {
+	Metric string `json:"metric"`
+	Kind   string `json:"kind"`
+	Judge  string `json:"judge,omitempty"`
+	Cases  int    `json:"cases"`
+	// JudgeCalls is upstream completions, as `run` counts them.
+	JudgeCalls int `json:"judge_calls"`
+	// CachedCalls is requests the cache would answer, for free.
+	CachedCalls  int     `json:"cached_calls"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	USD          float64 `json:"usd"`
+	// Refused is cases on which the judge would refuse a request as too
+	// large for it (request_too_large): not sent, not priced.
+	Refused int    `json:"refused,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeRequest) abi.JudgeResponse {
+	if cached, ok := j.Cached(ctx, req); ok {
+		// Served from the cache in a real run too: free, and no tokens spent.
+		cached.Usage = abi.Usage{Model: j.Model(), CacheHit: true}
+		return cached
+	}
+	f, err := j.Forecast(req)
+	if err != nil {
+		// What the real run would answer without sending anything.
+		return abi.JudgeResponse{Error: err, Usage: abi.Usage{Model: j.Model()}}
+	}
+	out := d.outputTokens
+	if f.MaxTokens > 0 && f.MaxTokens < out {
+		out = f.MaxTokens
+	}
+	out *= f.Replies
+	resp := abi.JudgeResponse{Usage: abi.Usage{
+		Model: j.Model(), InputTokens: f.InputTokens, OutputTokens: out, USD: j.Price(f.InputTokens, out),
+		Calls: f.Calls, Attempts: f.Calls,
+	}}
+	if len(req.Schema) > 0 {
+		var schema map[string]any
+		if json.Unmarshal(req.Schema, &schema) == nil {
+			resp.JSON, _ = json.Marshal(sampleOf(schema))
+			resp.Content = string(resp.JSON)
+		}
+	}
+	if req.Score != nil {
+		resp.Score = &abi.ScoreResult{Raw: req.Score.Max, Value: float64(req.Score.Max), Mode: abi.ScoreRaw, Cause: "estimate: no call made"}
+	}
+	return resp
+}
+
+// sampleOf builds a minimal instance of a JSON Schema: enough for a kind to
+// parse the reply and go on.
+func sampleOf(s map[string]any) any {
+	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	if c, ok := s["const"]; ok {
+		return c
+	}
+	typ, _ := s["type"].(string)
+	if list, ok := s["type"].([]any); ok && len(list) > 0 {
+		typ, _ = list[0].(string)
+	}
+	switch typ {
+	case "object":
+		obj := map[string]any{}
+		props, _ := s["properties"].(map[string]any)
+		for name, p := range props {
+			if ps, ok := p.(map[string]any); ok {
+				obj[name] = sampleOf(ps)
+			}
+		}
+		return obj
+	case "array":
+		items, _ := s["items"].(map[string]any)
+		n := 3
+		if m, ok := s["minItems"].(float64); ok && int(m) > n {
+			n = int(m)
+		}
+		arr := make([]any, n)
+		for i := range arr {
+			arr[i] = sampleOf(items)
+		}
+		return arr
+	case "integer", "number":
+		if m, ok := s["minimum"].(float64); ok {
+			return m
+		}
+		return 0
+	case "boolean":
+		return true
+	case "null":
+		return nil
+	}
+	return "estimate placeholder text of a typical length for a judge reply"
+}

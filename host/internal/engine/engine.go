@@ -1,0 +1,202 @@
+// Package engine runs an evaluation: it streams cases from a dataset, runs
+// every configured metric on each with bounded concurrency, and appends
+// each finished case to results.jsonl (fsync'd) the moment it is final.
+//
+// Invariants: one case's failure — a judge fault, a plugin trap, a missing
+// field — is recorded on that case and never stops the run; a crash loses
+// at most the cases in flight, and --resume skips every case already
+// written under the same config hash; memory is flat in the number of
+// cases (cases stream in, results stream out, the summary keeps scores only).
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"sync"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/store"
+	"github.com/agentanvil/anvil/sdk"
+)
+
+// Options configure an Engine beyond its config file.
+type Options struct {
+	Logger *slog.Logger
+	// Cache overrides defaults.cache: "off", "rw" or "replay".
+	Cache string
+	// StorePath overrides defaults.store.
+	StorePath string
+	// CompileCacheDir holds wazero's compiled modules across runs.
+	CompileCacheDir string
+	// Getenv resolves API keys and OPENAI_* fallbacks; os.Getenv when nil.
+	Getenv func(string) string
+
+	// extraPlugins are linked in beside the first-party kinds (tests).
+	extraPlugins []*sdk.Plugin
+}
+
+// RunOptions configure one run.
+type RunOptions struct {
+	Input       string // dataset; overrides the config's dataset
+	OutputDir   string
+	Limit       int
+	Concurrency int
+	Resume      bool
+	// Progress is called after each finished case with done and total
+	// (total 0 when unknown).
+	Progress func(done, total int)
+}
+
+// Engine is a loaded configuration, ready to run.
+type Engine struct {
+	cfg     *config.Config
+	opts    Options
+	logger  *slog.Logger
+	store   *store.Store
+	judges  *judges
+	runtime *plugin.Runtime
+	plugins map[string]plugin.Plugin // by config name, and first-party by plugin name
+	digests map[string]string
+	kinds   map[string]kindRef
+	metrics []*metric          // run at top level, in config order
+	all     map[string]*metric // every metric by key, DAG children included
+	hash    string
+	warns   []string
+	// storeErr is why the store could not be opened (the run then goes on
+	// without a cache and says so in the summary).
+	storeErr string
+}
+
+// Warnings found while loading (rubric gaps, both criteria and steps, …).
+func (e *Engine) Warnings() []string { return e.warns }
+
+// ConfigHash identifies the results this configuration produces.
+func (e *Engine) ConfigHash() string { return e.hash }
+
+// Close releases plugins, the runtime and the store.
+func (e *Engine) Close(ctx context.Context) error {
+	var errs []error
+	seen := map[plugin.Plugin]bool{}
+	for _, p := range e.plugins {
+		if !seen[p] {
+			seen[p] = true
+			errs = append(errs, p.Close(ctx))
+		}
+	}
+	if e.runtime != nil {
+		errs = append(errs, e.runtime.Close(ctx))
+	}
+	if e.store != nil {
+		errs = append(errs, e.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// evaluate runs every metric on one case, concurrently.
+func (e *Engine) evaluate(ctx context.Context, c *abi.TestCase, dry *dryRun) *CaseResult {
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	var wg sync.WaitGroup
+	for i, m := range e.metrics {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Metrics[i] = e.measure(ctx, m, c, dry)
+		}()
+	}
+	wg.Wait()
+	return r
+}
+
+func (e *Engine) metricKeys() []string {
+	keys := make([]string, len(e.metrics))
+	for i, m := range e.metrics {
+		keys[i] = m.key
+	}
+	return keys
+}
+
+func (e *Engine) prepareSummaries() []PrepareSummary {
+	var out []PrepareSummary
+	for _, m := range e.allInOrder() {
+		if m.prepared == nil && m.prepareErr == nil && m.prepareDetails == nil {
+			continue
+		}
+		p := PrepareSummary{Metric: m.key, Details: m.prepareDetails, Usage: m.prepareUsage}
+		if m.prepareErr != nil {
+			p.Error = m.prepareErr.Error()
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// OutputDir is the configured output directory (defaults.output_dir,
+// resolved against the config file), or "anvil-results".
+func (e *Engine) OutputDir() string {
+	if d := e.cfg.Resolve(e.cfg.Defaults.OutputDir); d != "" {
+		return d
+	}
+	return "anvil-results"
+}
+
+// allInOrder lists every metric, DAG children included, in config order.
+func (e *Engine) allInOrder() []*metric {
+	var out []*metric
+	for _, mc := range e.cfg.Metrics {
+		if m := e.all[mc.Key]; m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Graph returns the validated graph of a dag metric.
+func (e *Engine) Graph(metricKey string) (*dag.Graph, bool) {
+	m := e.all[metricKey]
+	if m == nil || m.graph == nil {
+		return nil, false
+	}
+	return m.graph, true
+}
+
+// DAGMetrics lists the keys of the dag metrics, in config order.
+func (e *Engine) DAGMetrics() []string {
+	var out []string
+	for _, m := range e.allInOrder() {
+		if m.graph != nil {
+			out = append(out, m.key)
+		}
+	}
+	return out
+}
+
+// Store is the engine's store, nil when the cache is off.
+func (e *Engine) Store() *store.Store { return e.store }
+
+// defaultConcurrency keeps enough cases in flight to saturate the judges:
+// twice the largest judge's max_concurrency (a case also spends time in
+// plugins and between its calls), at least 8. The judges' own limits then
+// throttle the calls themselves.
+func (e *Engine) defaultConcurrency() int {
+	n := 8
+	for _, j := range e.judges.byName {
+		n = max(n, 2*j.Config().MaxConcurrency)
+	}
+	return n
+}
+
+// prepareAll runs every metric's once-per-run work concurrently: each
+// criteria-only G-Eval waits one judge latency for its steps, and those
+// waits need not add up.
+func (e *Engine) prepareAll(ctx context.Context, dry *dryRun) {
+	var wg sync.WaitGroup
+	for _, m := range e.allInOrder() {
+		wg.Go(func() { e.prepare(ctx, m, dry) })
+	}
+	wg.Wait()
+}

@@ -1,0 +1,205 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/judgetest"
+)
+
+// everyKindJudge answers every first-party kind by the name of the schema
+// it sends (json_schema mode), so no reply needs a repair: G-Eval steps and
+// scores, three statements / claims / truths with three verdicts, and the
+// DAG path task → true → formal, the path estimate's dry run takes. What a
+// reply extracts carries a fingerprint of its request, so the requests
+// built from it differ between cases: identical requests in flight
+// together would share one call, which no estimate can foresee.
+func everyKindJudge(t *testing.T) *judgetest.Server {
+	t.Helper()
+	s := judgetest.New(t)
+	s.SetDefault(judgetest.ReplyFunc(func(r judgetest.RecordedRequest) judgetest.Reply {
+		sum := sha256.Sum256([]byte(r.LastMessage()))
+		fp := hex.EncodeToString(sum[:4])
+		three := func(key string) judgetest.Reply {
+			return judgetest.Reply{Content: fmt.Sprintf(`{%q: ["One %s.", "Two %s.", "Three %s."]}`, key, fp, fp, fp)}
+		}
+		name := ""
+		if r.ResponseFormat != nil && r.ResponseFormat.JSONSchema != nil {
+			name = r.ResponseFormat.JSONSchema.Name
+		}
+		switch name {
+		case "geval_steps":
+			return judgetest.Reply{Content: `{"steps": ["Compare the facts.", "Check agreement.", "Penalise contradictions."]}`}
+		case "geval_score":
+			return judgetest.JSONScoreReply("Agrees.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})
+		case "rag_statements":
+			return three("statements")
+		case "rag_claims":
+			return three("claims")
+		case "rag_truths":
+			return three("truths")
+		case "rag_verdicts":
+			return judgetest.Reply{Content: `{"verdicts": [{"verdict": "yes", "reason": "a"}, {"verdict": "yes", "reason": "b"}, {"verdict": "no", "reason": "c"}]}`}
+		case "dag_task":
+			return judgetest.Reply{Content: fmt.Sprintf(`{"output": "C1 (%s): refund window is 30 days"}`, fp)}
+		case "dag_binary":
+			return judgetest.Reply{Content: `{"reason": "Supported.", "verdict": true}`}
+		case "dag_choice":
+			return judgetest.Reply{Content: `{"reason": "Precise.", "verdict": "formal"}`}
+		}
+		t.Errorf("unexpected judge request (response_format %+v): %s", r.ResponseFormat, r.LastMessage())
+		return judgetest.Reply{Status: 400, ErrorMessage: "unscripted"}
+	}))
+	return s
+}
+
+const ragCases = `{"id": "r1", "input": "Refund window?", "actual_output": "Refunds within 30 days, with a receipt, by mail.", "retrieval_context": ["Refunds are accepted within 30 days."]}
+{"id": "r2", "input": "Shipping?", "actual_output": "Free over $50, two days, tracked.", "retrieval_context": ["Shipping is free over $50."]}
+{"id": "r3", "input": "Support hours?", "actual_output": "9 to 5, weekdays, by phone.", "retrieval_context": ["Support: 9-5 on weekdays."]}
+`
+
+const sampledGEval = `  - name: sampled
+    kind: geval
+    threshold: 0.5
+    params:
+      criteria: Is the actual output correct given the expected output?
+      evaluation_params: [input, actual_output, expected_output]
+      samples: 3
+`
+
+const ragMetrics = `  - name: relevancy
+    kind: answer_relevancy
+    threshold: 0.5
+  - name: faithful
+    kind: faithfulness
+    threshold: 0.5
+    params: {extract_truths: true}
+`
+
+func estimateOf(t *testing.T, e env) *engine.EstimateReport {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(context.Background(), cfg, engine.Options{
+		Cache: "off", StorePath: e.store,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Getenv: func(k string) string {
+			if k == "ANVIL_TEST_KEY" {
+				return "test-key"
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	rep, err := eng.Estimate(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// wantRowsSumToTotal checks the estimate's one arithmetic promise.
+func wantRowsSumToTotal(t *testing.T, rep *engine.EstimateReport) {
+	t.Helper()
+	var sum engine.Estimate
+	for _, m := range rep.Metrics {
+		sum.JudgeCalls += m.JudgeCalls
+		sum.CachedCalls += m.CachedCalls
+		sum.InputTokens += m.InputTokens
+		sum.OutputTokens += m.OutputTokens
+		sum.Refused += m.Refused
+	}
+	tot := rep.Total
+	if sum.JudgeCalls != tot.JudgeCalls || sum.CachedCalls != tot.CachedCalls || sum.InputTokens != tot.InputTokens ||
+		sum.OutputTokens != tot.OutputTokens || sum.Refused != tot.Refused {
+		t.Errorf("rows sum to %+v; total is %+v", sum, tot)
+	}
+}
+
+// TestEstimateCallsAreTheCallsARunMakes: estimate's judge calls equal the
+// completions a cold run with the cache off makes at the server, for every
+// kind of metric (replies that need no repair, which no estimate predicts).
+func TestEstimateCallsAreTheCallsARunMakes(t *testing.T) {
+	tests := []struct {
+		name     string
+		logprobs bool
+		metrics  string
+		cases    string
+		want     int
+	}{
+		// 1 steps call in prepare + 3 scored cases (c4 lacks expected_output).
+		{"geval criteria only", true, correctness, cases, 1 + 3},
+		// A judge without logprobs samples each score: 3 calls a case.
+		{"geval samples without logprobs", false, sampledGEval, cases, 1 + 3*3},
+		// Relevancy: statements + verdicts; faithfulness: claims and truths
+		// in one batch + verdicts.
+		{"answer_relevancy and faithfulness", true, ragMetrics, ragCases, 3*2 + 3*3},
+		// task → binary (true) → choice, on both cases.
+		{"dag", true, sharedNodeDAG, dagCases, 2 * 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := everyKindJudge(t)
+			e := newEnv(t, configFor(srv.URL(), tc.logprobs, tc.metrics))
+			writeFiles(t, e.dir, map[string]string{"cases.jsonl": tc.cases})
+
+			rep := estimateOf(t, e)
+			if srv.Calls() != 0 {
+				t.Fatalf("estimate called the judge %d times", srv.Calls())
+			}
+			wantRowsSumToTotal(t, rep)
+
+			e.run(t, "off", engine.RunOptions{})
+			if got := srv.Calls(); rep.Total.JudgeCalls != got || got != tc.want {
+				t.Errorf("estimate says %d judge calls, the run made %d; want both %d", rep.Total.JudgeCalls, got, tc.want)
+			}
+			if rep.Total.InputTokens == 0 || rep.Total.OutputTokens == 0 || rep.Total.USD <= 0 {
+				t.Errorf("total = %+v; want tokens and USD", rep.Total)
+			}
+		})
+	}
+}
+
+func TestEstimateSaysWhatItDoesNotPredict(t *testing.T) {
+	srv := everyKindJudge(t)
+	e := newEnv(t, configFor(srv.URL(), true, correctness))
+	rep := estimateOf(t, e)
+	notes := strings.Join(rep.Notes, "\n")
+	for _, want := range []string{"upstream completions", "repair", "not predicted", "150 tokens"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+func TestEstimateCountsRequestsTooLargeAsRefused(t *testing.T) {
+	srv := everyKindJudge(t)
+	cfg := strings.Replace(configFor(srv.URL(), true, correctness), "    model: judge-model\n", "    model: judge-model\n    max_input_tokens: 60\n", 1)
+	e := newEnv(t, cfg)
+	rep := estimateOf(t, e)
+	m := rep.Metrics[0]
+	// Even the steps request is over 60 tokens: prepare is refused, and
+	// every case carries its error.
+	if m.JudgeCalls != 0 || m.Cases != 4 || m.Refused != 4 || !strings.Contains(m.Note, "request_too_large") {
+		t.Errorf("estimate = %+v; want no calls, 4 refused cases, a note naming request_too_large", m)
+	}
+	wantRowsSumToTotal(t, rep)
+	e.run(t, "off", engine.RunOptions{})
+	if srv.Calls() != 0 {
+		t.Errorf("the run sent %d requests larger than max_input_tokens", srv.Calls())
+	}
+}

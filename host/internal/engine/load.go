@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/judge"
+	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/store"
+	dagkinds "github.com/agentanvil/anvil/plugins/dag"
+	"github.com/agentanvil/anvil/plugins/geval"
+	"github.com/agentanvil/anvil/plugins/rag"
+	"github.com/agentanvil/anvil/sdk"
+)
+
+// kindRef is where a kind lives.
+type kindRef struct {
+	plugin plugin.Plugin
+	desc   abi.KindDescriptor
+	source string // config plugin name, or "builtin"
+}
+
+// FirstParty are the kinds linked into the host.
+func FirstParty() []*sdk.Plugin {
+	return []*sdk.Plugin{geval.Plugin(), dagkinds.Plugin(), rag.Plugin()}
+}
+
+// New loads a configuration: judges, store, plugins (digests verified),
+// metrics (params checked against each kind's schema, DAGs validated).
+// Every problem found is reported, each naming file:line where known.
+func New(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	e := &Engine{cfg: cfg, opts: opts, logger: opts.Logger, plugins: map[string]plugin.Plugin{},
+		digests: map[string]string{}, kinds: map[string]kindRef{}}
+	ok := false
+	defer func() {
+		if !ok {
+			e.Close(ctx)
+		}
+	}()
+	if err := e.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.buildJudges(); err != nil {
+		return nil, err
+	}
+	if err := e.loadPlugins(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.resolveMetrics(); err != nil {
+		return nil, err
+	}
+	e.hash = cfg.Hash(e.digests)
+	ok = true
+	return e, nil
+}
+
+func (e *Engine) cacheMode() string {
+	mode := e.opts.Cache
+	if mode == "" {
+		mode = e.cfg.Defaults.Cache
+	}
+	if mode == "" {
+		mode = "rw"
+	}
+	return mode
+}
+
+// DefaultStore is where the store lives, relative to the config file's
+// directory, when neither --store nor defaults.store names it.
+const DefaultStore = ".anvil/store.db"
+
+// StorePath is the one rule for where the store is: the --store flag as
+// given; else defaults.store, relative to the config file; else
+// .anvil/store.db in the config file's directory (the current directory
+// when there is no config file). run, estimate, validate and cache all use it.
+func StorePath(cfg *config.Config, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if cfg == nil {
+		return DefaultStore
+	}
+	if cfg.Defaults.Store != "" {
+		return cfg.Resolve(cfg.Defaults.Store)
+	}
+	return cfg.Resolve(DefaultStore)
+}
+
+// openStore opens the judge cache. A store that cannot be opened (corrupt,
+// unreadable) does not stop a read-write run: it goes on without a cache,
+// warns, and says so in summary.json. Replay mode needs the store and
+// fails.
+func (e *Engine) openStore(ctx context.Context) error {
+	if e.cacheMode() == "off" {
+		return nil
+	}
+	path := StorePath(e.cfg, e.opts.StorePath)
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		if e.cacheMode() == "replay" {
+			return fmt.Errorf("open store %s (needed by --cache replay): %w", path, err)
+		}
+		e.storeErr = fmt.Sprintf("store %s unusable, ran without a judge cache: %v (`anvil-host cache clear --store %s` resets it)", path, err, path)
+		e.logger.Warn("judge cache unusable; running without it", "store", path, "err", err)
+		return nil
+	}
+	e.store = st
+	return nil
+}
+
+// defaultJudgeName is used when the config has no judges section: the
+// judge then comes from OPENAI_BASE_URL, OPENAI_API_KEY and ANVIL_JUDGE_MODEL.
+const defaultJudgeName = "default"
+
+// buildJudges creates a client per configured judge. Missing base URL, key
+// or model fall back to OPENAI_BASE_URL, OPENAI_API_KEY and
+// ANVIL_JUDGE_MODEL, as the OpenAI SDKs do. A judge with no key that is not
+// a local server is recorded as unavailable: its metrics are skipped with a
+// message saying how to configure it, and deterministic metrics still run.
+func (e *Engine) buildJudges() error {
+	e.judges = &judges{byName: map[string]*judge.Judge{}, unavailable: map[string]string{}, recorded: map[string]string{}}
+	cfgs := e.cfg.Judges
+	if len(cfgs) == 0 {
+		cfgs = map[string]*judge.Config{defaultJudgeName: {Name: defaultJudgeName}}
+		if e.cfg.Defaults.Judge == "" {
+			e.cfg.Defaults.Judge = defaultJudgeName
+		}
+	}
+	mode := map[string]judge.CacheMode{"off": judge.CacheOff, "rw": judge.CacheReadWrite, "replay": judge.CacheReplay}[e.cacheMode()]
+	names := make([]string, 0, len(cfgs))
+	for n := range cfgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs []string
+	for _, name := range names {
+		jc := *cfgs[name]
+		jc.Name = name
+		if jc.BaseURL == "" {
+			jc.BaseURL = e.opts.Getenv("OPENAI_BASE_URL")
+		}
+		if jc.BaseURL == "" {
+			jc.BaseURL = "https://api.openai.com/v1"
+		}
+		if jc.APIKeyEnv == "" {
+			jc.APIKeyEnv = "OPENAI_API_KEY"
+		}
+		if jc.Model == "" {
+			jc.Model = e.opts.Getenv("ANVIL_JUDGE_MODEL")
+		}
+		if jc.Model == "" {
+			jc.Model = "gpt-4o-mini"
+		}
+		jc = jc.WithDefaults()
+		if err := jc.Validate(); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", e.cfg.File, err))
+			continue
+		}
+		key := e.opts.Getenv(jc.APIKeyEnv)
+		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key), judge.OnUnavailable(e.judges.down)}
+		if e.store != nil {
+			jopts = append(jopts, judge.WithCache(e.store, mode))
+		}
+		if key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay" {
+			if jc.OfflineRecording != "" {
+				path := e.cfg.Resolve(jc.OfflineRecording)
+				rec, err := loadRecording(path)
+				if err != nil {
+					errs = append(errs, fmt.Sprintf("%s: judge %s: %v", e.cfg.File, name, err))
+					continue
+				}
+				e.judges.recorded[name] = fmt.Sprintf(
+					"judge %q has no API key in $%s: its answers are REPLAYED from %s, %s; set $%s to call the real judge",
+					name, jc.APIKeyEnv, jc.OfflineRecording, rec.note, jc.APIKeyEnv)
+				jopts = append(jopts, judge.WithCache(rec, judge.CacheReplay))
+			} else {
+				// Still built: estimate prices its requests without calling it.
+				e.judges.unavailable[name] = fmt.Sprintf(
+					"judge %q is not configured: no API key in $%s (set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server); `anvil-host estimate` shows what it would cost",
+					name, jc.APIKeyEnv)
+			}
+		}
+		j, err := judge.New(jc, jopts...)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: judge %s: %v", e.cfg.File, name, err))
+			continue
+		}
+		e.judges.byName[name] = j
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// isLocal reports whether a base URL is a server on this machine, which
+// needs no key (Ollama, llama.cpp, vLLM, LM Studio).
+func isLocal(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

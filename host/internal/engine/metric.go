@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/plugin"
+)
+
+// metric is a configured metric, resolved to what runs it.
+type metric struct {
+	cfg        *config.Metric
+	key        string
+	kind       string
+	threshold  float64
+	gated      bool
+	judgeName  string
+	judgeModel string
+	params     json.RawMessage
+
+	// A plugin kind.
+	plugin plugin.Plugin
+	desc   abi.KindDescriptor
+	// A dag metric.
+	graph *dag.Graph
+	// dagFields are graph.RequiredFields(), computed once at load: every
+	// case is checked against them.
+	dagFields []string
+
+	needsJudge bool
+	// childOnly names the dag metric this metric is a child of, when it
+	// runs only inside that DAG (not standalone).
+	childOnly string
+	// skip, when set, is why every case is skipped (no judge configured).
+	skip string
+
+	prepared       json.RawMessage
+	prepareDetails json.RawMessage
+	prepareErr     *abi.Error
+	prepareUsage   JudgeUsage
+}
+
+// requiredFields are the fields every case needs for this metric.
+func (m *metric) requiredFields() []string {
+	if m.graph != nil {
+		return m.dagFields
+	}
+	return m.desc.RequiredFields
+}
+
+// prepare runs the kind's once-per-run work.
+func (e *Engine) prepare(ctx context.Context, m *metric, dry *dryRun) {
+	if m.plugin == nil || !m.desc.Prepare || m.skip != "" {
+		return
+	}
+	svc := e.services(m, dry)
+	res, err := m.plugin.Prepare(ctx, svc, &abi.PrepareRequest{
+		Kind: m.kind, Metric: m.key, Config: m.params, JudgeModel: m.judgeModel,
+	})
+	m.prepareUsage = svc.spent()
+	switch {
+	case err != nil:
+		m.prepareErr = asABI(err)
+	case res.Error != nil:
+		m.prepareErr = res.Error
+	default:
+		m.prepared, m.prepareDetails = res.State, res.Details
+	}
+	if m.prepareErr != nil {
+		e.logger.Error("prepare failed; every case of this metric will carry the error", "metric", m.key, "err", m.prepareErr)
+	}
+}
+
+func (e *Engine) services(m *metric, dry *dryRun) *services {
+	return &services{judges: e.judges, defaultJudge: m.judgeName, logger: e.logger, dryRun: dry}
+}
+
+// measure runs one metric on one case. It never fails: every outcome,
+// including a plugin trap or a judge fault, is a MetricResult.
+func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun) (r MetricResult) {
+	start := time.Now()
+	r = MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
+	defer func() {
+		r.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+		if r.Error != nil && r.Error.Code == abi.CodeRequestTooLarge {
+			r.Error = tooLargeOnCase(r.Error, c)
+		}
+	}()
+	if m.skip != "" {
+		r.Status, r.Reason = StatusSkipped, m.skip
+		return r
+	}
+	if missing := c.Missing(m.requiredFields()); len(missing) > 0 {
+		r.Status = StatusSkipped
+		r.Reason = fmt.Sprintf("case has no %s (needed by metric %s)", missing[0], m.key)
+		r.Error = &abi.Error{Code: abi.CodeMissingField, Field: missing[0], Message: r.Reason}
+		return r
+	}
+	if m.prepareErr != nil {
+		r.setError(m.prepareErr)
+		return r
+	}
+	if m.graph != nil {
+		return e.measureDAG(ctx, m, c, dry, r)
+	}
+	svc := e.services(m, dry)
+	res, err := m.plugin.Measure(ctx, svc, &abi.MeasureRequest{
+		Kind: m.kind, Metric: m.key, Config: m.params, Prepared: m.prepared,
+		Threshold: m.threshold, JudgeModel: m.judgeModel, Case: *c,
+	})
+	r.Usage = svc.spent()
+	if err != nil {
+		r.setError(asABI(err))
+		return r
+	}
+	r.fromMeasure(res)
+	return r
+}
+
+// fromMeasure copies a plugin's result in and decides its verdict. The
+// verdict is the host's: a guest's success and threshold are advisory and
+// never change the status (a guest cannot pass a case the host would fail,
+// nor loosen or tighten the configured threshold). A result with neither a
+// score nor an error, or with a score outside [0,1], is an ABI violation.
+func (r *MetricResult) fromMeasure(res *abi.MeasureResult) {
+	r.Reason, r.ScoreMode, r.Details = res.Reason, res.ScoreMode, res.Details
+	if res.Error != nil {
+		r.setError(res.Error)
+		return
+	}
+	if res.Score == nil {
+		r.setError(abi.Errorf(abi.CodeABI, "the plugin returned neither a score nor an error"))
+		return
+	}
+	s := *res.Score
+	if math.IsNaN(s) || s < 0 || s > 1 {
+		r.setError(abi.Errorf(abi.CodeABI, "the plugin returned score %v, outside [0,1]", s))
+		return
+	}
+	r.Score = &s
+	r.Status = verdict(s, r.Threshold)
+	if res.Success != (r.Status == StatusPassed) {
+		r.VerdictNote = fmt.Sprintf("the plugin said success=%v; the host decides: score %.4g against threshold %.4g is %s",
+			res.Success, s, r.Threshold, r.Status)
+	}
+}
+
+// verdict is the one pass/fail rule: a score passes when it reaches the
+// threshold.
+func verdict(score, threshold float64) string {
+	if score >= threshold {
+		return StatusPassed
+	}
+	return StatusFailed
+}
+
+// setError records an error and classifies it: judge faults and plugin
+// faults are counted apart from metric failures.
+func (r *MetricResult) setError(e *abi.Error) {
+	r.Error = e
+	r.Score = nil
+	switch e.Code {
+	case abi.CodeMissingField:
+		r.Status = StatusSkipped
+		r.Reason = e.Message
+		return
+	case abi.CodeJudge, abi.CodeCacheMiss, abi.CodeTruncated, abi.CodeRequestTooLarge, abi.CodeJudgeUnavailable:
+		r.ErrorClass = "judge"
+	case abi.CodeTrap, abi.CodeTimeout, abi.CodeABI, abi.CodeOutputTooLarge, abi.CodeBudget, abi.CodeCapability:
+		r.ErrorClass = "plugin"
+	default:
+		r.ErrorClass = "metric"
+	}
+	r.Status = StatusError
+}
+
+func asABI(err error) *abi.Error {
+	var ae *abi.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return &abi.Error{Code: abi.CodeMetric, Message: err.Error()}
+}
+
+// tooLargeOnCase names the case and its largest field in a judge's
+// request_too_large error: the judge sees only messages, the engine knows
+// which part of the case made them large.
+func tooLargeOnCase(e *abi.Error, c *abi.TestCase) *abi.Error {
+	cp := *e
+	field, size := "", 0
+	names := append([]string(nil), abi.StandardFields...)
+	names = append(names, sortedKeys(c.Extra)...)
+	for _, f := range names {
+		if text, ok := c.Field(f); ok && len(text) > size {
+			field, size = f, len(text)
+		}
+	}
+	cp.Message = fmt.Sprintf("case %q: %s", c.ID, e.Message)
+	if field != "" {
+		cp.Field = field
+		cp.Message += fmt.Sprintf(" (its largest field is %s, %d characters)", field, size)
+	}
+	return &cp
+}

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/judge"
+)
+
+// judges is the set of configured judges a run may call.
+type judges struct {
+	byName map[string]*judge.Judge
+	// unavailable maps a configured judge that cannot be called (no key) to
+	// the message telling the operator how to configure it.
+	unavailable map[string]string
+	// recorded maps a judge answered from a recorded session (no key, and
+	// the config names an offline recording) to the note saying so.
+	recorded map[string]string
+
+	mu     sync.Mutex
+	onDown func(error) // the running run's stop, while one runs
+}
+
+// services implements plugin.Services for one metric on one case: it routes
+// each judge request to the metric's judge (or the one the request names)
+// and sums the usage into the metric's result.
+type services struct {
+	judges       *judges
+	defaultJudge string
+	logger       *slog.Logger
+	dryRun       *dryRun // estimate: price requests instead of sending them
+
+	mu    sync.Mutex
+	usage JudgeUsage
+}
+
+func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse {
+	out := make([]abi.JudgeResponse, len(reqs))
+	var wg sync.WaitGroup
+	for i := range reqs {
+		name := reqs[i].Judge
+		if name == "" {
+			name = s.defaultJudge
+		}
+		j := s.judges.byName[name]
+		if _, off := s.judges.unavailable[name]; off && s.dryRun == nil {
+			j = nil
+		}
+		if j == nil {
+			msg := "no judge named " + name + " is configured"
+			if why, ok := s.judges.unavailable[name]; ok {
+				msg = why
+			}
+			out[i] = abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "%s", msg)}
+			continue
+		}
+		wg.Add(1)
+		go func(i int, j *judge.Judge) {
+			defer wg.Done()
+			if s.dryRun != nil {
+				out[i] = s.dryRun.respond(ctx, j, reqs[i])
+			} else {
+				out[i] = j.Do(ctx, reqs[i])
+			}
+		}(i, j)
+	}
+	wg.Wait()
+	s.mu.Lock()
+	for _, r := range out {
+		s.usage.add(r.Usage)
+	}
+	s.mu.Unlock()
+	return out
+}
+
+func (s *services) Log(ctx context.Context, pluginID string, rec abi.LogRecord) {
+	level := slog.LevelInfo
+	switch rec.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	attrs := []any{"plugin", pluginID}
+	for k, v := range rec.Attrs {
+		attrs = append(attrs, k, v)
+	}
+	s.logger.Log(ctx, level, rec.Message, attrs...)
+}
+
+func (s *services) spent() JudgeUsage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
+}
+
+// watch calls stop with the cause when a judge becomes unavailable (its
+// breaker opened: the judge is down or refuses the key), so a run stops at
+// once instead of failing every remaining case. It returns a function that
+// stops watching. A judge already unavailable stops the run at once.
+func (js *judges) watch(stop func(error)) (unwatch func()) {
+	js.mu.Lock()
+	js.onDown = stop
+	js.mu.Unlock()
+	for _, name := range sortedKeys(js.byName) {
+		if err := js.byName[name].Unavailable(); err != nil {
+			stop(err)
+			break
+		}
+	}
+	return func() {
+		js.mu.Lock()
+		js.onDown = nil
+		js.mu.Unlock()
+	}
+}
+
+// down is every judge's OnUnavailable: it passes the cause to the run
+// that watches.
+func (js *judges) down(err error) {
+	js.mu.Lock()
+	stop := js.onDown
+	js.mu.Unlock()
+	if stop != nil {
+		stop(err)
+	}
+}
+
+// judgeReports says, per configured judge, where its answers come from.
+func (e *Engine) judgeReports() []JudgeReport {
+	var out []JudgeReport
+	for _, name := range sortedKeys(e.judges.byName) {
+		j := e.judges.byName[name]
+		r := JudgeReport{Name: name, Model: j.Model(), Source: "api"}
+		if note, ok := e.judges.recorded[name]; ok {
+			r.Source, r.Note = "recording", note
+		} else if why, ok := e.judges.unavailable[name]; ok {
+			r.Source, r.Note = "unavailable", why
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// cacheReport is the judge cache's state over the run, nil when all is well.
+func (e *Engine) cacheReport() *CacheReport {
+	r := &CacheReport{Error: e.storeErr}
+	for _, j := range e.judges.byName {
+		r.Unreadable += j.Totals().CacheUnreadable
+	}
+	if r.Error == "" && r.Unreadable == 0 {
+		return nil
+	}
+	return r
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// JudgeCost implements plugin.JudgeCoster: what req may spend, input and
+// reply, before it is sent, as the judge it is routed to plans it (its
+// default reply cap, samples drawn as separate calls). A plugin's
+// max_judge_tokens is checked against it before every batch.
+func (s *services) JudgeCost(req abi.JudgeRequest) int {
+	name := req.Judge
+	if name == "" {
+		name = s.defaultJudge
+	}
+	j := s.judges.byName[name]
+	if j == nil {
+		return 0 // answered with a judge_error, never sent
+	}
+	f, err := j.Forecast(req)
+	if err != nil {
+		return 0 // refused by the judge itself, never sent
+	}
+	return f.InputTokens + f.Replies*f.MaxTokens
+}

@@ -1,0 +1,224 @@
+package judge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/score"
+)
+
+// cacheKeyVersion changes whenever what a cached value means changes, so an
+// old store is missed rather than misread.
+const cacheKeyVersion = "anvil-judge-v1"
+
+// defaultSampleTemperature is used for score sampling when the spec sets none.
+const defaultSampleTemperature = 1.0
+
+// plan is a request resolved against the judge's configuration: everything
+// that decides what goes on the wire and what comes back, and therefore
+// everything the cache key covers.
+type plan struct {
+	req abi.JudgeRequest
+	// schema is nil when the request has none.
+	schema *compiledSchema
+	// schemaName is sent with json_schema mode.
+	schemaName string
+	// mode is the configured structured-output mode. What is sent may be
+	// weaker once the server has rejected it (Judge.sendMode); the cache
+	// key keeps the configured mode, so a reply obtained in a weaker mode
+	// answers the same request in later runs.
+	mode schemaMode
+	// strict sends strict: true with json_schema.
+	strict bool
+	// temperature and maxTokens as sent (nil / 0: not sent).
+	temperature *float64
+	maxTokens   int
+	// topLogprobs > 0 requests logprobs with that many alternatives.
+	topLogprobs int
+	// returnTokens says the caller asked for the tokens (not only the score).
+	returnTokens bool
+	// score is the request's spec with defaults applied, nil when none.
+	score *abi.ScoreSpec
+	// samples > 1 selects the sampling fallback, at sampleTemperature.
+	samples           int
+	sampleTemperature float64
+	// key addresses the cache.
+	key string
+	// inputTokens estimates the request's input (messages and schema, in
+	// any mode) before extra messages: for the size checks and pacing.
+	inputTokens int
+}
+
+// keyMaterial is hashed into the cache key. Field order is fixed by the
+// struct, and the schema is canonicalised, so equal requests hash equally.
+type keyMaterial struct {
+	Version           string          `json:"v"`
+	Model             string          `json:"model"`
+	Messages          []abi.Message   `json:"messages"`
+	Schema            json.RawMessage `json:"schema,omitempty"`
+	SchemaName        string          `json:"schema_name,omitempty"`
+	SchemaMode        schemaMode      `json:"schema_mode,omitempty"`
+	Strict            bool            `json:"strict,omitempty"`
+	Temperature       *float64        `json:"temperature,omitempty"`
+	MaxTokens         int             `json:"max_tokens,omitempty"`
+	TopLogprobs       int             `json:"top_logprobs,omitempty"`
+	ReturnTokens      bool            `json:"return_tokens,omitempty"`
+	Samples           int             `json:"samples,omitempty"`
+	SampleTemperature float64         `json:"sample_temperature,omitempty"`
+	Score             *abi.ScoreSpec  `json:"score,omitempty"`
+}
+
+// plan resolves req, or explains why it cannot be sent.
+func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
+	if req.Judge != "" && req.Judge != j.cfg.Name {
+		return nil, j.errorf(abi.CodeJudge, false, "request names judge %q but was routed to this judge", req.Judge)
+	}
+	if len(req.Messages) == 0 {
+		return nil, j.errorf(abi.CodeABI, false, "request has no messages")
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "user", "assistant":
+		default:
+			return nil, j.errorf(abi.CodeABI, false, "message %d has role %q; want system, user or assistant", i, m.Role)
+		}
+	}
+	if req.TopLogprobs < 0 || req.MaxTokens < 0 {
+		return nil, j.errorf(abi.CodeABI, false, "top_logprobs and max_tokens must not be negative")
+	}
+
+	p := &plan{req: req, temperature: j.cfg.Temperature, maxTokens: j.cfg.MaxTokens}
+	if req.Temperature != nil {
+		p.temperature = req.Temperature
+	}
+	if req.MaxTokens > 0 {
+		p.maxTokens = req.MaxTokens
+	}
+
+	if len(req.Schema) > 0 {
+		cs, err := j.schemas.compile(req.Schema)
+		if err != nil {
+			return nil, j.errorf(abi.CodeABI, false, "request schema: %v", err)
+		}
+		p.schema = cs
+		p.schemaName = schemaName(req.SchemaName)
+		p.mode = j.schemaMode()
+		p.strict = p.mode == modeJSONSchema && j.cfg.JSONSchemaStrict
+	}
+
+	if req.Score != nil {
+		spec := *req.Score
+		if spec.Max <= spec.Min {
+			e := j.errorf(abi.CodeInvalidConfig, false, "score range [%d,%d] is empty or inverted", spec.Min, spec.Max)
+			e.Field = "score"
+			return nil, e
+		}
+		if spec.Field == "" {
+			spec.Field = score.DefaultField
+		}
+		p.score = &spec
+		if !j.cfg.SupportsLogprobs && spec.Samples > 1 {
+			p.samples = spec.Samples
+			p.sampleTemperature = defaultSampleTemperature
+			if spec.SampleTemperature != nil {
+				p.sampleTemperature = *spec.SampleTemperature
+			}
+		}
+	}
+
+	if j.cfg.SupportsLogprobs {
+		want := req.TopLogprobs
+		if want == 0 && p.score != nil {
+			// Weighting needs the alternatives at the score position even
+			// when the caller did not ask to see the tokens.
+			want = j.cfg.MaxTopLogprobs
+		}
+		p.topLogprobs = min(want, j.cfg.MaxTopLogprobs)
+		p.returnTokens = req.TopLogprobs > 0
+	}
+
+	p.inputTokens = estimateMessages(req.Messages)
+	if p.schema != nil {
+		p.inputTokens += estimateSchema(p.schema.canonical)
+	}
+	key, err := p.cacheKey(j.cfg.Model)
+	if err != nil {
+		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)
+	}
+	p.key = key
+	return p, nil
+}
+
+func (p *plan) cacheKey(model string) (string, error) {
+	km := keyMaterial{
+		Version:           cacheKeyVersion,
+		Model:             model,
+		Messages:          p.req.Messages,
+		SchemaMode:        p.mode,
+		Strict:            p.strict,
+		Temperature:       p.temperature,
+		MaxTokens:         p.maxTokens,
+		TopLogprobs:       p.topLogprobs,
+		ReturnTokens:      p.returnTokens,
+		Samples:           p.samples,
+		SampleTemperature: p.sampleTemperature,
+		Score:             p.score,
+	}
+	if p.schema != nil {
+		km.Schema = p.schema.canonical
+		km.SchemaName = p.schemaName
+	}
+	b, err := json.Marshal(km)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// canonicalJSON re-encodes a JSON document with sorted object keys and no
+// insignificant whitespace, keeping numbers exactly as written.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// schemaName makes a provider-acceptable response_format name:
+// [a-zA-Z0-9_-], at most 64 characters.
+func schemaName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+		if b.Len() == 64 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "response"
+	}
+	return b.String()
+}

@@ -1,0 +1,366 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/judge"
+)
+
+// guard is the one gate between a guest and the host's services, whatever
+// the transport: the Wasm host functions, the process transport's gRPC
+// callbacks and the inproc sdk.Host all go through it, so a capability,
+// a budget and a log bound behave the same everywhere. One guard serves
+// one invocation (or one describe call, with no Services).
+//
+// What a guard enforces, in order: the capability (asked in the
+// descriptor AND granted by the operator), the payload size (before a
+// byte is copied), the JSON rules of guest output (decodeStrict), the
+// ranges of the request's numbers, the judge-call budget and the
+// judge-token budget — the latter on an estimate of every request before
+// it is sent, settled against what the judge reports afterwards.
+type guard struct {
+	svc    Services // nil outside an invocation: describing, warming
+	info   Info
+	grants Grants
+	limits Limits
+	// logger receives log records when there are no Services.
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	calls  int
+	tokens int // spent, plus what batches in flight reserved
+
+	logs *logTally
+}
+
+// logTally counts log records, kept and dropped: one invocation's, or
+// those a process sends outside any invocation over its life.
+type logTally struct {
+	mu             sync.Mutex
+	records, bytes int
+	// dropped counts records over the limits or malformed; problem is the
+	// first reason, for the summary record.
+	dropped, droppedBytes int
+	problem               string
+}
+
+func newGuard(svc Services, info Info, opts Options, logger *slog.Logger) *guard {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &guard{svc: svc, info: info, grants: opts.Grants, limits: opts.Limits, logger: logger, logs: &logTally{}}
+}
+
+// JudgeCoster is implemented by Services that can bound what a judge
+// request may spend before it is sent: the judge it is routed to knows its
+// default reply cap and whether samples will be drawn. Services without it
+// are charged the host's estimate of the prompt plus the request's own
+// max_tokens, times its samples.
+type JudgeCoster interface {
+	// JudgeCost bounds the input+output tokens req may spend.
+	JudgeCost(req abi.JudgeRequest) int
+}
+
+// payload is a guest's message to a host service that has not been read
+// yet: its size comes first, so what the host refuses is never copied.
+type payload interface {
+	size() (int, *abi.Error)
+	read() ([]byte, *abi.Error)
+}
+
+// bytesPayload is a payload a transport has already received (bounded by
+// the transport itself).
+type bytesPayload []byte
+
+func (b bytesPayload) size() (int, *abi.Error)    { return len(b), nil }
+func (b bytesPayload) read() ([]byte, *abi.Error) { return b, nil }
+
+// denied says why the judge may not be called in this guard, or nil.
+func (g *guard) denied() *abi.Error {
+	switch {
+	case !g.grants.Judge:
+		return named(g.info, abi.Errorf(abi.CodeCapability,
+			"capability %q is not granted to this plugin (grant it under plugins.<name>.grants in the config)", abi.CapJudge))
+	case !g.info.Descriptor.Asks(abi.CapJudge):
+		return named(g.info, abi.Errorf(abi.CodeCapability,
+			"capability %q is granted but the plugin's descriptor does not ask for it; a capability is usable only when asked for and granted", abi.CapJudge))
+	case g.svc == nil:
+		return named(g.info, abi.Errorf(abi.CodeCapability,
+			"judge calls are only possible while preparing, measuring or running a node, not while describing"))
+	}
+	return nil
+}
+
+// judgePayload answers a JudgeBatch a remote guest sent. Every refusal is
+// data in the result; a denied capability is answered without reading the
+// batch at all.
+func (g *guard) judgePayload(ctx context.Context, p payload) *abi.JudgeBatchResult {
+	refuse := func(e *abi.Error) *abi.JudgeBatchResult {
+		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: e}
+	}
+	if err := g.denied(); err != nil {
+		return refuse(err)
+	}
+	n, aerr := p.size()
+	if aerr != nil {
+		return refuse(named(g.info, aerr))
+	}
+	if max := g.limits.MaxOutputBytes; n > max {
+		return refuse(named(g.info, abi.Errorf(abi.CodeOutputTooLarge, "judge batch is %d bytes, max_output_bytes is %d", n, max)))
+	}
+	raw, aerr := p.read()
+	if aerr != nil {
+		return refuse(named(g.info, aerr))
+	}
+	var batch abi.JudgeBatch
+	if err := decodeStrict(raw, &batch); err != nil {
+		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "judge batch: %v", err)))
+	}
+	resps, err := g.judge(ctx, batch.Requests)
+	if err != nil {
+		return refuse(err)
+	}
+	return &abi.JudgeBatchResult{Responses: resps}
+}
+
+// judge answers a batch, or a batch-level error when the capability is
+// denied, a request breaks the ABI, or a budget cannot cover the batch.
+func (g *guard) judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, *abi.Error) {
+	if err := g.denied(); err != nil {
+		return nil, err
+	}
+	if err := checkJudgeRequests(reqs); err != nil {
+		return nil, named(g.info, abi.Errorf(abi.CodeABI, "judge batch: %v", err))
+	}
+	if len(reqs) == 0 {
+		return []abi.JudgeResponse{}, nil
+	}
+	costs := make([]int, len(reqs))
+	reserved := 0
+	for i, r := range reqs {
+		costs[i] = g.cost(r)
+		reserved = addCapped(reserved, costs[i])
+	}
+	if err := g.admit(len(reqs), reserved, costs); err != nil {
+		return nil, err
+	}
+
+	resps := g.svc.Judge(ctx, reqs)
+	spent := 0
+	if len(resps) == len(reqs) {
+		for _, r := range resps {
+			if !r.Usage.CacheHit {
+				spent = addCapped(spent, max(r.Usage.InputTokens, 0)+max(r.Usage.OutputTokens, 0))
+			}
+		}
+	}
+	g.mu.Lock()
+	g.tokens = addCapped(g.tokens-reserved, spent)
+	g.mu.Unlock()
+	if len(resps) != len(reqs) {
+		return nil, named(g.info, abi.Errorf(abi.CodeJudge, "host answered %d of %d judge requests", len(resps), len(reqs)))
+	}
+	return resps, nil
+}
+
+// admit reserves a batch's calls and estimated tokens, or refuses it whole.
+func (g *guard) admit(calls, tokens int, costs []int) *abi.Error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.calls+calls > g.limits.MaxJudgeCalls {
+		return named(g.info, abi.Errorf(abi.CodeBudget,
+			"judge-call budget: %d used + %d asked > max_judge_calls %d", g.calls, calls, g.limits.MaxJudgeCalls))
+	}
+	if limit := g.limits.MaxJudgeTokens; addCapped(g.tokens, tokens) > limit {
+		for i, c := range costs {
+			if c > limit {
+				return named(g.info, abi.Errorf(abi.CodeBudget,
+					"judge-token budget: requests[%d] alone may spend ~%d tokens (prompt estimate + reply cap), over max_judge_tokens %d; it was not sent",
+					i, c, limit))
+			}
+		}
+		return named(g.info, abi.Errorf(abi.CodeBudget,
+			"judge-token budget: %d used + ~%d this batch may spend > max_judge_tokens %d; it was not sent", g.tokens, tokens, limit))
+	}
+	g.calls += calls
+	g.tokens = addCapped(g.tokens, tokens)
+	return nil
+}
+
+// cost bounds what req may spend before it is sent.
+func (g *guard) cost(req abi.JudgeRequest) int {
+	if c, ok := g.svc.(JudgeCoster); ok {
+		return max(c.JudgeCost(req), 0)
+	}
+	n := addCapped(judge.EstimateTokens(req), req.MaxTokens)
+	if req.Score != nil && req.Score.Samples > 1 {
+		n = mulCapped(n, req.Score.Samples)
+	}
+	return n
+}
+
+// checkJudgeRequests applies the ABI's ranges to the numbers of a batch a
+// guest wrote. A score range that is empty is the judge's to report per
+// request (invalid_config), not a malformed batch.
+func checkJudgeRequests(reqs []abi.JudgeRequest) error {
+	temperature := func(p *float64) bool { return p == nil || (*p >= 0 && *p <= 2) }
+	for i, r := range reqs {
+		switch {
+		case r.TopLogprobs < 0:
+			return fmt.Errorf("requests[%d].top_logprobs is %d; want >= 0", i, r.TopLogprobs)
+		case r.MaxTokens < 0:
+			return fmt.Errorf("requests[%d].max_tokens is %d; want >= 0", i, r.MaxTokens)
+		case !temperature(r.Temperature):
+			return fmt.Errorf("requests[%d].temperature is %v; want [0,2]", i, *r.Temperature)
+		case r.Score != nil && r.Score.Samples < 0:
+			return fmt.Errorf("requests[%d].score.samples is %d; want >= 0", i, r.Score.Samples)
+		case r.Score != nil && !temperature(r.Score.SampleTemperature):
+			return fmt.Errorf("requests[%d].score.sample_temperature is %v; want [0,2]", i, *r.Score.SampleTemperature)
+		}
+	}
+	return nil
+}
+
+// logPayload records a LogRecord a remote guest sent, within the
+// invocation's record and byte limits; the excess and malformed records
+// are dropped and counted (finish reports them once). Logging never fails
+// a case.
+func (g *guard) logPayload(ctx context.Context, p payload) {
+	n, aerr := p.size()
+	if aerr != nil {
+		g.drop(0, aerr.Message)
+		return
+	}
+	if !g.take(n) {
+		return
+	}
+	raw, aerr := p.read()
+	if aerr != nil {
+		g.drop(0, aerr.Message)
+		return
+	}
+	var rec abi.LogRecord
+	if err := decodeStrict(raw, &rec); err != nil {
+		g.drop(0, fmt.Sprintf("log record: %s: %v", abi.CodeABI, err))
+		return
+	}
+	g.deliver(ctx, rec)
+}
+
+// log records a LogRecord an inproc kind made, under the same limits.
+func (g *guard) log(ctx context.Context, rec abi.LogRecord) {
+	n := len(rec.Level) + len(rec.Message)
+	for k, v := range rec.Attrs {
+		n += len(k) + len(fmt.Sprint(v))
+	}
+	if g.take(n) {
+		g.deliver(ctx, rec)
+	}
+}
+
+// take admits a record of n bytes, or counts it as dropped.
+func (g *guard) take(n int) bool {
+	t := g.logs
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case n > g.limits.MaxOutputBytes:
+		t.note(n, fmt.Sprintf("a %d-byte record is over max_output_bytes %d", n, g.limits.MaxOutputBytes))
+	case t.records >= g.limits.MaxLogRecords:
+		t.note(n, fmt.Sprintf("more than max_log_records %d records", g.limits.MaxLogRecords))
+	case t.bytes+n > g.limits.MaxLogBytes:
+		t.note(n, fmt.Sprintf("more than max_log_bytes %d bytes", g.limits.MaxLogBytes))
+	default:
+		t.records++
+		t.bytes += n
+		return true
+	}
+	return false
+}
+
+func (g *guard) drop(n int, why string) {
+	g.logs.mu.Lock()
+	g.logs.note(n, why)
+	g.logs.mu.Unlock()
+}
+
+// note counts a dropped record; t.mu is held.
+func (t *logTally) note(n int, why string) {
+	t.dropped++
+	t.droppedBytes = addCapped(t.droppedBytes, n)
+	if t.problem == "" {
+		t.problem = why
+	}
+}
+
+func (g *guard) deliver(ctx context.Context, rec abi.LogRecord) {
+	if g.svc != nil {
+		g.svc.Log(ctx, g.info.ID(), rec)
+		return
+	}
+	logOutside(ctx, g.logger, g.info.ID(), rec)
+}
+
+// finish reports, once, the log records the invocation dropped.
+func (g *guard) finish(ctx context.Context) {
+	t := g.logs
+	t.mu.Lock()
+	dropped, bytes, problem := t.dropped, t.droppedBytes, t.problem
+	t.dropped, t.droppedBytes, t.problem = 0, 0, ""
+	t.mu.Unlock()
+	if dropped == 0 {
+		return
+	}
+	g.deliver(context.WithoutCancel(ctx), abi.LogRecord{
+		Level:   "warn",
+		Message: fmt.Sprintf("anvil: %d log records of this invocation dropped (first: %s)", dropped, problem),
+		Attrs:   map[string]any{"dropped_records": dropped, "dropped_bytes": bytes},
+	})
+}
+
+// used reports the calls and tokens spent so far.
+func (g *guard) used() (calls, tokens int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.calls, g.tokens
+}
+
+func (g *guard) String() string {
+	c, t := g.used()
+	return fmt.Sprintf("%s: %d judge calls, %d tokens", g.info.ID(), c, t)
+}
+
+// logOutside logs a guest's record that has no Services to go to (while
+// describing) to the runtime logger.
+func logOutside(ctx context.Context, logger *slog.Logger, pluginID string, rec abi.LogRecord) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(rec.Level)); err != nil {
+		level = slog.LevelInfo
+	}
+	args := []any{"plugin", pluginID}
+	for k, v := range rec.Attrs {
+		args = append(args, k, v)
+	}
+	logger.Log(ctx, level, rec.Message, args...)
+}
+
+// addCapped and mulCapped add and multiply non-negative counts a guest
+// influences without wrapping around into a budget that looks unspent.
+func addCapped(a, b int) int {
+	if b > 0 && a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
+
+func mulCapped(a, b int) int {
+	if a > 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
+}

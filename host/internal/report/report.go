@@ -1,0 +1,202 @@
+// Package report turns a run's summary into what people and CI systems
+// read: a fixed-width table for the terminal and JUnit XML for CI.
+//
+// Invariants: output is deterministic for a given summary (metrics in
+// configuration order, cases in results order), so reports diff cleanly.
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentanvil/anvil/host/internal/engine"
+)
+
+// Table writes the end-of-run summary table.
+func Table(w io.Writer, s *engine.Summary) error {
+	for _, j := range s.Judges {
+		if j.Note != "" {
+			fmt.Fprintf(w, "judge %s: %s\n", j.Name, j.Note)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "METRIC\tKIND\tN\tMEAN\tP50\tPASS RATE\tTHRESH\tPASS\tFAIL\tERR\tSKIP\tMODES\tCALLS\tTOKENS\tUSD\tGATE")
+	for _, m := range s.Metrics {
+		label, _ := gate(m)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n",
+			m.Metric, m.Kind, m.N, num(m.Mean), num(m.P50), pct(m.PassRate), m.Threshold,
+			m.Passed, m.Failed, m.Errors, m.Skipped, modes(m.ScoreModes),
+			m.Judge.Calls, m.Judge.InputTokens+m.Judge.OutputTokens, usd(m.Judge.USD), label)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range s.Metrics {
+		if m.Skipped > 0 {
+			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, m.SkipReason)
+		}
+	}
+	for _, why := range s.Unverified {
+		fmt.Fprintf(w, "UNVERIFIED: %s\n", why)
+	}
+	if u := s.Judge.UsageUnknown; u > 0 {
+		fmt.Fprintf(w, "note: %d judge request(s) had no usage in the reply: their tokens and USD are estimated from the text\n", u)
+	}
+	if c := s.Cache; c != nil {
+		if c.Error != "" {
+			fmt.Fprintf(w, "note: cache: %s\n", c.Error)
+		}
+		if c.Unreadable > 0 {
+			fmt.Fprintf(w, "note: cache: %d unreadable entr(ies) were treated as misses and called again; `anvil-host cache clear` resets the cache\n", c.Unreadable)
+		}
+	}
+	if r := s.Resume; r != nil && r.TornLineBytes > 0 {
+		fmt.Fprintf(w, "note: resume: dropped a torn last line of results.jsonl (%d bytes); that case was evaluated again\n", r.TornLineBytes)
+	}
+	_, err := fmt.Fprintf(w, "\n%d cases · %d judge calls (%d requests, %d cached, %d HTTP attempts) · %d tokens · %s · judge errors %d · plugin errors %d · metric errors %d · %s\n",
+		s.Cases, s.Judge.Calls, s.Judge.Requests, s.Judge.CacheHits, s.Judge.Attempts,
+		s.Judge.InputTokens+s.Judge.OutputTokens, usd(s.Judge.USD),
+		s.JudgeErrors, s.PluginErrors, s.MetricErrors, strings.ToUpper(s.Verdict))
+	return err
+}
+
+func num(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+func pct(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", *v*100)
+}
+
+func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
+
+func modes(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, k := range []string{"weighted", "raw", "sampled"} {
+		if n := m[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", k, n))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// JUnit XML, in the shape Jenkins, GitLab and GitHub reporters read: one
+// testsuite per metric, one testcase per case.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	Output    string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit writes the XML for the case results of a run.
+func JUnit(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
+	root := junitSuites{Name: "anvil"}
+	idx := map[string]int{}
+	for _, m := range s.Metrics {
+		idx[m.Metric] = len(root.Suites)
+		root.Suites = append(root.Suites, junitSuite{Name: m.Metric})
+	}
+	for _, c := range cases {
+		for _, mr := range c.Metrics {
+			i, ok := idx[mr.Metric]
+			if !ok {
+				continue
+			}
+			suite := &root.Suites[i]
+			tc := junitCase{Name: c.CaseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+			score := "-"
+			if mr.Score != nil {
+				score = fmt.Sprintf("%.3f", *mr.Score)
+			}
+			tc.Output = fmt.Sprintf("score=%s threshold=%.2f mode=%s\n%s", score, mr.Threshold, mr.ScoreMode, mr.Reason)
+			switch mr.Status {
+			case engine.StatusFailed:
+				if mr.Gated {
+					tc.Failure = &junitMessage{Message: fmt.Sprintf("score %s below threshold %.2f", score, mr.Threshold), Type: "threshold", Text: mr.Reason}
+					suite.Failures++
+				}
+			case engine.StatusError:
+				msg := "error"
+				if mr.Error != nil {
+					msg = mr.Error.Error()
+				}
+				tc.Error = &junitMessage{Message: msg, Type: mr.ErrorClass}
+				suite.Errors++
+			case engine.StatusSkipped:
+				tc.Skipped = &junitMessage{Message: mr.Reason}
+				suite.Skipped++
+			}
+			suite.Tests++
+			suite.Cases = append(suite.Cases, tc)
+		}
+	}
+	// A gate that verified nothing is an error CI must see: a suite of
+	// skips reads as green in most CI systems.
+	for _, m := range s.Metrics {
+		if m.Verdict != engine.VerdictUnverified {
+			continue
+		}
+		suite := &root.Suites[idx[m.Metric]]
+		suite.Cases = append(suite.Cases, junitCase{Name: "(gate)", Classname: "anvil." + m.Metric,
+			Error: &junitMessage{Message: "could not verify: " + m.UnverifiedReason, Type: "unverified"}})
+		suite.Tests++
+		suite.Errors++
+	}
+	for _, su := range root.Suites {
+		root.Tests += su.Tests
+		root.Failures += su.Failures
+		root.Errors += su.Errors
+		root.Skipped += su.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

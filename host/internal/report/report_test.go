@@ -1,0 +1,118 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/report"
+)
+
+func ptr(v float64) *float64 { return &v }
+
+func summary() *engine.Summary {
+	return &engine.Summary{Cases: 3, Verdict: engine.VerdictFailed, Passed: false, JudgeErrors: 1,
+		Judge: engine.JudgeUsage{Requests: 3, Calls: 4, Attempts: 5, CacheHits: 1, InputTokens: 100, OutputTokens: 20, USD: 0.0012},
+		Metrics: []engine.MetricSummary{
+			{Metric: "correctness", Kind: "geval", Gated: true, Verdict: engine.VerdictFailed, Threshold: 0.6, N: 3, Scored: 2, Passed: 1, Failed: 1, Errors: 1,
+				Mean: ptr(0.5), P50: ptr(0.5), PassRate: ptr(0.5), ScoreModes: map[string]int{"weighted": 1, "raw": 1}},
+			{Metric: "exact", Kind: "exact_match", Gated: false, Verdict: engine.VerdictInformational, Threshold: 0.5, N: 3, Skipped: 3, SkipReason: "case has no expected_output"},
+		}}
+}
+
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Table(&b, summary()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"correctness", "0.500", "50.0%", "weighted:1,raw:1", "FAIL", "info",
+		"note: exact: 3 of 3 skipped: case has no expected_output", "3 cases · 4 judge calls (3 requests, 1 cached, 5 HTTP attempts) · 120 tokens · $0.0012 · judge errors 1", "FAILED"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	cases := []engine.CaseResult{
+		{CaseID: "a", Metrics: []engine.MetricResult{
+			{Metric: "correctness", Status: engine.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6},
+			{Metric: "exact", Status: engine.StatusSkipped, Reason: "case has no expected_output"}}},
+		{CaseID: "b", Metrics: []engine.MetricResult{
+			{Metric: "correctness", Status: engine.StatusFailed, Gated: true, Score: ptr(0.1), Threshold: 0.6, Reason: "wrong"},
+			{Metric: "exact", Status: engine.StatusSkipped}}},
+		{CaseID: "c", Metrics: []engine.MetricResult{
+			{Metric: "correctness", Status: engine.StatusError, Gated: true, ErrorClass: "judge", Error: abi.Errorf(abi.CodeJudge, "down")},
+			{Metric: "exact", Status: engine.StatusSkipped}}},
+	}
+	var b bytes.Buffer
+	if err := report.JUnit(&b, summary(), cases); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if doc.Tests != 6 || doc.Failures != 1 || doc.Errors != 1 || doc.Skipped != 3 {
+		t.Fatalf("totals tests=%d failures=%d errors=%d skipped=%d", doc.Tests, doc.Failures, doc.Errors, doc.Skipped)
+	}
+	if doc.Suites[0].Name != "correctness" || doc.Suites[0].Cases[1].Failure == nil ||
+		doc.Suites[0].Cases[1].Failure.Message != "score 0.100 below threshold 0.60" {
+		t.Fatalf("suite = %+v", doc.Suites[0])
+	}
+}
+
+func TestUnverifiedGateIsAnErrorInTheTableAndJUnit(t *testing.T) {
+	s := &engine.Summary{Cases: 2, Verdict: engine.VerdictUnverified,
+		Unverified: []string{"metric correctness: scored no case: all 2 skipped (no key)"},
+		Judges:     []engine.JudgeReport{{Name: "default", Model: "m", Source: "unavailable", Note: "no API key in $OPENAI_API_KEY"}},
+		Metrics: []engine.MetricSummary{{Metric: "correctness", Kind: "geval", Gated: true, Verdict: engine.VerdictUnverified,
+			UnverifiedReason: "scored no case: all 2 skipped (no key)", N: 2, Skipped: 2}}}
+	var b bytes.Buffer
+	if err := report.Table(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"judge default: no API key in $OPENAI_API_KEY", "UNVERIFIED: metric correctness: scored no case", "UNVERIFIED\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	cases := []engine.CaseResult{
+		{CaseID: "a", Metrics: []engine.MetricResult{{Metric: "correctness", Status: engine.StatusSkipped, Gated: true}}},
+		{CaseID: "b", Metrics: []engine.MetricResult{{Metric: "correctness", Status: engine.StatusSkipped, Gated: true}}},
+	}
+	b.Reset()
+	if err := report.JUnit(&b, s, cases); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests   int `xml:"tests,attr"`
+		Errors  int `xml:"errors,attr"`
+		Skipped int `xml:"skipped,attr"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Two skips alone read as green in CI; the gate's error does not.
+	if doc.Tests != 3 || doc.Errors != 1 || doc.Skipped != 2 || !strings.Contains(b.String(), "could not verify") {
+		t.Fatalf("junit = %s", b.String())
+	}
+}

@@ -1,0 +1,213 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/engine"
+)
+
+// MaxDetailsBytes caps one metric result's details held for report.html;
+// larger details are trimmed (a dag result loses its node outputs and
+// nested details) or replaced by a note. cases/<id>.json keeps them whole.
+const MaxDetailsBytes = 256 << 10
+
+// Write writes junit.xml and report.html into dir from results.jsonl, the
+// cases under cases/ and s.
+func Write(dir string, s *engine.Summary) error {
+	cases, err := readResults(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return JUnit(w, s, cases) }); err != nil {
+		return err
+	}
+	shown := forHTML(cases, MaxReportCases)
+	attachCases(filepath.Join(dir, "cases"), shown)
+	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return HTML(w, s, shown) })
+}
+
+// MaxReportCases bounds the cases report.html shows in full, so the page
+// (and the memory to build it) does not grow without bound with the run:
+// every case with a failure, error or skip is shown first, then passing
+// cases up to the bound. The summary numbers always cover every case, and
+// results.jsonl and cases/ hold them all.
+const MaxReportCases = 1000
+
+func forHTML(cases []engine.CaseResult, limit int) []engine.CaseResult {
+	if len(cases) <= limit {
+		return cases
+	}
+	keep := make([]bool, len(cases))
+	n := 0
+	for i, c := range cases {
+		if n < limit && !allPassed(c) {
+			keep[i] = true
+			n++
+		}
+	}
+	for i := range cases {
+		if n < limit && !keep[i] {
+			keep[i] = true
+			n++
+		}
+	}
+	out := make([]engine.CaseResult, 0, n)
+	for i, c := range cases {
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func allPassed(c engine.CaseResult) bool {
+	for _, m := range c.Metrics {
+		if m.Status != engine.StatusPassed {
+			return false
+		}
+	}
+	return true
+}
+
+func writeFile(path string, write func(*bufio.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+func readResults(path string) ([]engine.CaseResult, error) {
+	var out []engine.CaseResult
+	err := engine.EachResult(path, func(r *engine.CaseResult) error {
+		for i := range r.Metrics {
+			r.Metrics[i].Details = capDetails(r.Metrics[i].Kind, r.Metrics[i].Details)
+		}
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// capDetails keeps memory bounded: details over MaxDetailsBytes are
+// trimmed or replaced by a note saying where the full record is.
+func capDetails(kind string, d json.RawMessage) json.RawMessage {
+	if len(d) <= MaxDetailsBytes {
+		return d
+	}
+	if kind == "dag" {
+		var res dag.Result
+		if json.Unmarshal(d, &res) == nil {
+			for i := range res.Nodes {
+				res.Nodes[i].Output = capBytes(res.Nodes[i].Output, 2<<10)
+				res.Nodes[i].Details = nil
+			}
+			for i := range res.Metrics {
+				res.Metrics[i].Details = nil
+			}
+			if b, err := json.Marshal(&res); err == nil && len(b) <= MaxDetailsBytes {
+				return b
+			}
+		}
+	}
+	b, _ := json.Marshal(map[string]string{
+		"omitted": fmt.Sprintf("details of %d bytes are too large for the report; the run's cases/ directory has them", len(d)),
+	})
+	return b
+}
+
+// attachCases sets each result's Case from cases/<id>.json, trimmed to
+// what the page shows. The report is best-effort here: a missing or
+// unreadable case file only leaves that case without its fields.
+func attachCases(dir string, cases []engine.CaseResult) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(cases) == 0 {
+		return
+	}
+	want := make(map[string]int, len(cases))
+	for i, c := range cases {
+		want[c.CaseID] = i
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		var rec struct {
+			CaseID     string        `json:"case_id"`
+			ConfigHash string        `json:"config_hash"`
+			Case       *abi.TestCase `json:"case"`
+		}
+		if json.Unmarshal(data, &rec) != nil || rec.Case == nil {
+			continue
+		}
+		i, ok := want[rec.CaseID]
+		if !ok || rec.ConfigHash != cases[i].ConfigHash {
+			continue // a stale file from an earlier run
+		}
+		cases[i].Case = trimCase(rec.Case)
+	}
+}
+
+// trimCase caps what a case holds in memory to what the page can show.
+func trimCase(c *abi.TestCase) *abi.TestCase {
+	str := func(s string) string { return capBytes(s, FullTextBytes) }
+	list := func(in []string) []string {
+		const maxItems = 50
+		var out []string
+		for i, s := range in {
+			if i == maxItems {
+				out = append(out, fmt.Sprintf("… %d more items", len(in)-maxItems))
+				break
+			}
+			out = append(out, capBytes(s, 8<<10))
+		}
+		return out
+	}
+	raw := func(r json.RawMessage) json.RawMessage {
+		if len(r) <= 8<<10 {
+			return r
+		}
+		b, _ := json.Marshal(fmt.Sprintf("… %d bytes of JSON omitted", len(r)))
+		return b
+	}
+	tools := func(in []abi.ToolCall) []abi.ToolCall {
+		out := make([]abi.ToolCall, len(in))
+		for i, t := range in {
+			out[i] = abi.ToolCall{Name: t.Name, Arguments: raw(t.Arguments), Output: raw(t.Output)}
+		}
+		return out
+	}
+	out := &abi.TestCase{ID: c.ID, Input: str(c.Input), ActualOutput: str(c.ActualOutput), ExpectedOutput: str(c.ExpectedOutput),
+		Context: list(c.Context), RetrievalContext: list(c.RetrievalContext),
+		ToolsCalled: tools(c.ToolsCalled), ExpectedTools: tools(c.ExpectedTools)}
+	if len(c.Extra) > 0 {
+		out.Extra = make(map[string]json.RawMessage, len(c.Extra))
+		for k, v := range c.Extra {
+			out.Extra[k] = raw(v)
+		}
+	}
+	return out
+}
