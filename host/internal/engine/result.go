@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -122,4 +123,18 @@ func EachResult(path string, fn func(r *CaseResult) error) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	return nil
+}
+
+// ReadCase reads cases/<id>.json of the output directory dir: the case as
+// evaluated with every metric's details.
+func ReadCase(dir, caseID string) (*CaseResult, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cases", caseFileName(caseID)))
+	if err != nil {
+		return nil, fmt.Errorf("read case %q: %w", caseID, err)
+	}
+	var r CaseResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("read case %q: %w", caseID, err)
+	}
+	return &r, nil
 }
