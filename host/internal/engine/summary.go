@@ -234,7 +234,7 @@ func (ms *MetricSummary) gate() {
 		ms.ErrorRate = round4(float64(ms.Errors) / float64(ms.N))
 	}
 	switch {
-	case !ms.Gated && ms.N > 0:
+	case !ms.Gated:
 		ms.Verdict = VerdictInformational
 	case ms.Failed > 0:
 		ms.Verdict = VerdictFailed
@@ -246,9 +246,6 @@ func (ms *MetricSummary) gate() {
 		ms.UnverifiedReason = fmt.Sprintf("errors on %d of %d cases (%.1f%%) exceed max_error_rate %g", ms.Errors, ms.N, 100*float64(ms.Errors)/float64(ms.N), ms.MaxErrorRate)
 	default:
 		ms.Verdict = VerdictPassed
-	}
-	if !ms.Gated {
-		ms.Verdict, ms.UnverifiedReason = VerdictInformational, ""
 	}
 }
 
