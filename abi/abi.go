@@ -7,7 +7,8 @@
 // meaning. The major version lives in names (the marker export anvil_abi_v1),
 // the minor version lives in data (Descriptor.ABIMinor) and only ever adds
 // optional fields or optional exports. The specification a non-Go guest
-// author reads is v1/README.md; JSON Schemas of every message are in schema/.
+// author reads is v1/README.md; JSON Schemas of every message are in
+// v1/schema/, versioned with it.
 package abi
 
 // Version of the ABI this package describes.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +22,9 @@ import (
 
 const regenerate = "regenerate with `go generate ./abi` (or `go run ./abi/internal/schemagen` from the module root)"
 
+// schemaDir is gen.Dir as seen from this package's directory.
+var schemaDir = filepath.FromSlash(strings.TrimPrefix(gen.Dir, "abi/"))
+
 // TestSchemasUpToDate regenerates every schema in memory and compares it with
 // the committed file, so a change to an abi type cannot ship without its schema.
 func TestSchemasUpToDate(t *testing.T) {
@@ -31,10 +35,10 @@ func TestSchemasUpToDate(t *testing.T) {
 	want := map[string]bool{}
 	for _, f := range files {
 		want[f.Name] = true
-		path := filepath.Join("schema", f.Name)
+		path := filepath.Join(schemaDir, f.Name)
 		have, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
-			t.Errorf("abi/%s is missing; %s", path, regenerate)
+			t.Errorf("abi/%s is missing; %s", filepath.ToSlash(path), regenerate)
 			continue
 		}
 		if err != nil {
@@ -42,16 +46,16 @@ func TestSchemasUpToDate(t *testing.T) {
 		}
 		if !bytes.Equal(have, f.Data) {
 			t.Errorf("abi/%s is out of date with the abi Go types (first difference at line %d); %s",
-				path, firstDiffLine(have, f.Data), regenerate)
+				filepath.ToSlash(path), firstDiffLine(have, f.Data), regenerate)
 		}
 	}
-	entries, err := os.ReadDir("schema")
+	entries, err := os.ReadDir(schemaDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
 		if !want[e.Name()] {
-			t.Errorf("abi/schema/%s is not generated from any abi message; delete it or %s", e.Name(), regenerate)
+			t.Errorf("%s/%s is not generated from any abi message; delete it or %s", gen.Dir, e.Name(), regenerate)
 		}
 	}
 }
@@ -73,7 +77,7 @@ func compileSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	c := jsonschema.NewCompiler()
 	ids := map[string]string{}
 	for _, m := range gen.Messages {
-		path := filepath.Join("schema", m.Name+".json")
+		path := filepath.Join(schemaDir, m.Name+".json")
 		doc := readJSON(t, path)
 		id, _ := doc.(map[string]any)["$id"].(string)
 		if want := gen.BaseID + m.Name + ".json"; id != want {
@@ -88,7 +92,7 @@ func compileSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	for name, id := range ids {
 		s, err := c.Compile(id)
 		if err != nil {
-			t.Fatalf("schema/%s.json does not compile: %v", name, err)
+			t.Fatalf("%s/%s.json does not compile: %v", gen.Dir, name, err)
 		}
 		out[name] = s
 	}
@@ -111,6 +115,33 @@ func readJSON(t *testing.T, path string) any {
 
 func TestSchemasCompile(t *testing.T) {
 	compileSchemas(t)
+}
+
+// TestSchemasVersioned: the schemas live with the ABI major they describe
+// (abi/v1/schema/, next to abi/v1/README.md), and every committed schema's
+// $id names that major and is the raw URL of the file itself, so a v2
+// schema can never be taken for a v1 one, by a validator or by a reader.
+func TestSchemasVersioned(t *testing.T) {
+	major := fmt.Sprintf("/v%d/", abi.Major)
+	if want := fmt.Sprintf("abi/v%d/schema", abi.Major); gen.Dir != want {
+		t.Errorf("schemas are in %s; want %s, the directory of ABI major %d", gen.Dir, want, abi.Major)
+	}
+	paths, err := filepath.Glob(filepath.Join(schemaDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(gen.Messages) {
+		t.Errorf("%d schema files in %s; want one per message, %d", len(paths), gen.Dir, len(gen.Messages))
+	}
+	for _, path := range paths {
+		id, _ := readJSON(t, path).(map[string]any)["$id"].(string)
+		if !strings.Contains(id, major) {
+			t.Errorf("%s: $id %q does not name ABI major %d (%s)", path, id, abi.Major, major)
+		}
+		if want := "/" + gen.Dir + "/" + filepath.Base(path); !strings.HasSuffix(id, want) {
+			t.Errorf("%s: $id %q does not end in %s, the file's own path", path, id, want)
+		}
+	}
 }
 
 // vectors maps each golden vector file to its message: "measure_result.json"
@@ -181,7 +212,7 @@ func TestGoldenVectors(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := s.Validate(inst); err != nil {
-					t.Errorf("%s is not valid against schema/%s.json: %v", what, m.Name, err)
+					t.Errorf("%s is not valid against %s/%s.json: %v", what, gen.Dir, m.Name, err)
 				}
 			}
 		})

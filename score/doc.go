@@ -121,4 +121,12 @@
 //     zero) is caught by the caller, which returns the raw score with no
 //     indication (in some versions the ZeroDivisionError escapes instead);
 //     we report Mode "raw" and the Cause.
+//
+// # Dependencies
+//
+// The G-Eval guest (plugins/geval, a Wasm module) and the host weight
+// replies with this same code, so it is neutral: it imports the standard
+// library and abi only — nothing under host/, no runtime, no network — and
+// so links into a guest as small as it links into the host. TestNeutral
+// holds that, and that the G-Eval guest links nothing of the host.
 package score

@@ -1,9 +1,9 @@
 // Command schemagen writes the JSON Schemas of the ABI v1 messages to
-// abi/schema/, generated from the Go types in package abi.
+// abi/v1/schema/ (gen.Dir), generated from the Go types in package abi.
 //
 // Usage, from anywhere inside the module:
 //
-//	go run ./abi/internal/schemagen          # write abi/schema/*.json
+//	go run ./abi/internal/schemagen          # write abi/v1/schema/*.json
 //	go run ./abi/internal/schemagen -check   # exit 1 if they are out of date
 //
 // (or `go generate ./abi`). The test TestSchemasUpToDate in package abi
@@ -25,7 +25,7 @@ import (
 const module = "github.com/agentanvil/anvil"
 
 func main() {
-	out := flag.String("out", "", "output directory (default: <module root>/abi/schema)")
+	out := flag.String("out", "", "output directory (default: <module root>/"+gen.Dir+")")
 	check := flag.Bool("check", false, "do not write; exit 1 when a file is missing or differs")
 	flag.Parse()
 	if err := run(*out, *check); err != nil {
@@ -40,7 +40,7 @@ func run(out string, check bool) error {
 		if err != nil {
 			return err
 		}
-		out = filepath.Join(root, "abi", "schema")
+		out = filepath.Join(root, filepath.FromSlash(gen.Dir))
 	}
 	files, err := gen.Generate()
 	if err != nil {

@@ -13,6 +13,12 @@
 // host/internal/duration everywhere: "30s" or a number of seconds. Metric
 // params are kept as YAML nodes so later checks (a DAG, a kind's JSON
 // Schema) can point at the line that is wrong.
+//
+// Parsing a config links no judge client and no plugin runtime: the
+// judge and plugin settings are the types of host/internal/judgeconfig and
+// host/internal/pluginconfig (which judge and plugin alias), and this
+// package imports neither judge nor plugin — TestParsingLinksNoRuntime
+// holds that.
 package config
 
 import (
@@ -24,8 +30,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/agentanvil/anvil/host/internal/judge"
-	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
+	"github.com/agentanvil/anvil/host/internal/pluginconfig"
 )
 
 // Config is a parsed anvil.yaml.
@@ -34,12 +40,12 @@ type Config struct {
 	File string `yaml:"-"`
 	Dir  string `yaml:"-"`
 
-	Version  int                      `yaml:"version"`
-	Dataset  string                   `yaml:"dataset"`
-	Judges   map[string]*judge.Config `yaml:"judges"`
-	Plugins  map[string]*Plugin       `yaml:"plugins"`
-	Metrics  []*Metric                `yaml:"metrics"`
-	Defaults Defaults                 `yaml:"defaults"`
+	Version  int                            `yaml:"version"`
+	Dataset  string                         `yaml:"dataset"`
+	Judges   map[string]*judgeconfig.Config `yaml:"judges"`
+	Plugins  map[string]*Plugin             `yaml:"plugins"`
+	Metrics  []*Metric                      `yaml:"metrics"`
+	Defaults Defaults                       `yaml:"defaults"`
 
 	judgeLines map[string]int // judge name → line of its key
 }
@@ -65,15 +71,15 @@ type Plugin struct {
 	// Transport is how the plugin runs: "wasm" (the default: a sandboxed
 	// module) or "process" (a native go-plugin binary, OS-isolated on
 	// Linux; see docs/process-plugins.md).
-	Transport string        `yaml:"transport"`
-	Grants    plugin.Grants `yaml:"grants"`
-	Limits    plugin.Limits `yaml:"limits"`
-	Line      int           `yaml:"-"`
+	Transport string              `yaml:"transport"`
+	Grants    pluginconfig.Grants `yaml:"grants"`
+	Limits    pluginconfig.Limits `yaml:"limits"`
+	Line      int                 `yaml:"-"`
 
 	// Isolation (transport: process) is "best_effort" (the default) or
 	// "required": then a plugin the kernel cannot fully isolate is a
 	// load error, and its code does not run (docs/process-plugins.md).
-	Isolation plugin.IsolationMode `yaml:"isolation"`
+	Isolation pluginconfig.IsolationMode `yaml:"isolation"`
 }
 
 // Metric is a configured metric instance.

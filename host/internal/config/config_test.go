@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/host/internal/config"
-	"github.com/agentanvil/anvil/host/internal/judge"
-	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
+	"github.com/agentanvil/anvil/host/internal/pluginconfig"
 )
 
 const good = `version: 1
@@ -213,9 +213,9 @@ func TestNumbersGivenMustMeanSomething(t *testing.T) {
 }
 
 // Every count, limit and timeout of a judge and of a plugin's limits
-// follows the rule, found by reflection: a field added to judge.Config or
-// plugin.Limits is covered without a line of code, and a field of a kind
-// the rule does not cover fails here until it is decided.
+// follows the rule, found by reflection: a field added to judgeconfig.Config
+// or pluginconfig.Limits is covered without a line of code, and a field of
+// a kind the rule does not cover fails here until it is decided.
 func TestEveryLimitFollowsTheRule(t *testing.T) {
 	check := func(t *testing.T, typ reflect.Type, body func(key, val string) string, quote func(key string) string, except map[string]bool) {
 		for i := 0; i < typ.NumField(); i++ {
@@ -244,13 +244,13 @@ func TestEveryLimitFollowsTheRule(t *testing.T) {
 		}
 	}
 	t.Run("judge", func(t *testing.T) {
-		check(t, reflect.TypeFor[judge.Config](),
+		check(t, reflect.TypeFor[judgeconfig.Config](),
 			func(k, v string) string { return "judges:\n  j:\n    " + k + ": " + v + "\n" },
 			func(k string) string { return `x.yaml:3: key "` + k + `" in judge "j"` },
 			map[string]bool{"max_retries": true})
 	})
 	t.Run("plugin limits", func(t *testing.T) {
-		check(t, reflect.TypeFor[plugin.Limits](),
+		check(t, reflect.TypeFor[pluginconfig.Limits](),
 			func(k, v string) string {
 				return "plugins:\n  p:\n    path: p.wasm\n    sha256: x\n    limits:\n      " + k + ": " + v + "\n"
 			},
@@ -274,7 +274,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]int{"none": 0, "some": 2, "inherit": 0, "alias": 0, "unset": judge.DefaultMaxRetries} {
+	for name, want := range map[string]int{"none": 0, "some": 2, "inherit": 0, "alias": 0, "unset": judgeconfig.DefaultMaxRetries} {
 		if got := cfg.Judges[name].WithDefaults().MaxRetries; got != want {
 			t.Errorf("judge %s: %d retries after defaults, want %d", name, got, want)
 		}
@@ -430,7 +430,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // nonNegative fails on a negative or non-finite number in struct v; the
-// field tagged except may be -1 (judge.Config's "no retries").
+// field tagged except may be -1 (judgeconfig.Config's "no retries").
 func nonNegative(t *testing.T, v reflect.Value, except string) {
 	t.Helper()
 	for i := 0; i < v.NumField(); i++ {

@@ -54,7 +54,7 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	for name, j := range cfg.Judges {
 		if j != nil && s.zeros["judge max_retries "+name] {
-			j.MaxRetries = -1 // judge.Config's "no retries"; its 0 means the default
+			j.MaxRetries = -1 // judgeconfig.Config's "no retries"; its 0 means the default
 		}
 	}
 	recordLines(cfg, &doc)

@@ -22,7 +22,7 @@ import (
 // of its own, listed in zeroMeans. Fractions (threshold, max_error_rate)
 // are within [0, 1], other floats (prices, temperature) >= 0, and no number
 // is NaN or infinite. The rule is applied by Go kind, so a field added to
-// judge.Config or plugin.Limits is covered without a line here.
+// judgeconfig.Config or pluginconfig.Limits is covered without a line here.
 //
 // Keys are "<entity kind> <key path>".
 var zeroMeans = map[string]string{

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/host/internal/store"
+	"github.com/agentanvil/anvil/host/judgetest"
 )
 
 // The judge's Cache is what host/store provides.

@@ -91,62 +91,6 @@ func TestDurationForms(t *testing.T) {
 	}
 }
 
-func TestValidateNamesFields(t *testing.T) {
-	hot := 3.0
-	tests := []struct {
-		name string
-		edit func(*Config)
-		want []string
-	}{
-		{"ok", func(*Config) {}, nil},
-		{"no model", func(c *Config) { c.Model = "" }, []string{"model: required"}},
-		{"no url", func(c *Config) { c.BaseURL = "" }, []string{"base_url: required"}},
-		{"bad url", func(c *Config) { c.BaseURL = "api.openai.com" }, []string{"base_url:", "not an http(s) URL"}},
-		{"key in env field", func(c *Config) { c.APIKeyEnv = "sk-abc def" }, []string{"api_key_env:"}},
-		{"negative limits", func(c *Config) { c.MaxConcurrency = -1; c.RequestsPerMinute = -1; c.TokensPerMinute = -2 },
-			[]string{"max_concurrency:", "requests_per_minute:", "tokens_per_minute:"}},
-		{"price", func(c *Config) { c.Price.InputPerMillion = -1 }, []string{"price.input_per_million:"}},
-		{"top logprobs", func(c *Config) { c.MaxTopLogprobs = 21 }, []string{"max_top_logprobs: 21 is outside 0..20"}},
-		{"temperature", func(c *Config) { c.Temperature = &hot }, []string{"temperature: 3 is outside 0..2"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c := Config{Name: "j", BaseURL: "http://localhost:8080/v1", Model: "m"}
-			c = c.WithDefaults()
-			tc.edit(&c)
-			err := c.Validate()
-			if tc.want == nil {
-				if err != nil {
-					t.Fatalf("Validate = %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("Validate accepted a bad config")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-			if !strings.Contains(err.Error(), `judge "j"`) {
-				t.Errorf("error %q does not name the judge", err)
-			}
-		})
-	}
-}
-
-func TestDefaults(t *testing.T) {
-	c := Config{Model: "m", BaseURL: "http://x/v1"}.WithDefaults()
-	if c.Name != "m" || c.Timeout.Std() != DefaultTimeout || c.MaxConcurrency != DefaultMaxConcurrency ||
-		c.MaxRetries != DefaultMaxRetries || c.MaxTopLogprobs != DefaultMaxTopLogprobs {
-		t.Errorf("WithDefaults = %+v", c)
-	}
-	if n := (Config{Model: "m", MaxRetries: -1}).WithDefaults().MaxRetries; n != 0 {
-		t.Errorf("max_retries -1 became %d; want 0 (no retries)", n)
-	}
-}
-
 func TestCacheModeNames(t *testing.T) {
 	for _, m := range []CacheMode{CacheReadWrite, CacheOff, CacheReplay} {
 		got, ok := ParseCacheMode(m.String())

@@ -11,45 +11,6 @@ import (
 	"github.com/agentanvil/anvil/abi"
 )
 
-func TestDefaultMaxInputTokens(t *testing.T) {
-	tests := []struct {
-		model string
-		want  int
-	}{
-		{"gpt-4o-mini", 128_000},
-		{"gpt-4o-2024-08-06", 128_000},
-		{"openai/gpt-4o", 128_000},
-		{"ft:gpt-4o-mini-2024-07-18:acme::abc123", 128_000},
-		{"gpt-4.1-nano", 1_047_576},
-		{"gpt-4", 8_192},
-		{"gpt-4-turbo", 128_000},
-		{"gpt-3.5-turbo-0125", 16_385},
-		{"o1-mini", 128_000},
-		{"o3-mini", 200_000},
-		{"o4-mini", 200_000},
-		{"gpt-5-mini", 272_000},
-		{"claude-3-5-sonnet-20241022", 200_000},
-		{"anthropic.claude-3-haiku-20240307-v1:0", 200_000},
-		{"gemini-2.0-flash", 1_048_576},
-		{"meta-llama/Llama-3.1-8B-Instruct", 128_000},
-		{"llama3.3:70b", 128_000},
-		{"llama3:8b", 8_192},
-		{"mistral-large-latest", 128_000},
-		{"mixtral-8x7b-instruct", 65_536},
-		{"Qwen/Qwen2.5-7B-Instruct", 131_072},
-		{"deepseek-chat", 128_000},
-		// Unknown: no check; the server has the last word.
-		{"my-finetune", 0},
-		{"gpt-test", 0},
-		{"", 0},
-	}
-	for _, tc := range tests {
-		if got := DefaultMaxInputTokens(tc.model); got != tc.want {
-			t.Errorf("DefaultMaxInputTokens(%q) = %d; want %d", tc.model, got, tc.want)
-		}
-	}
-}
-
 func TestMaxInputTokensConfig(t *testing.T) {
 	var c Config
 	if err := yaml.Unmarshal([]byte("model: gpt-4o-mini\nbase_url: http://x/v1\nmax_input_tokens: 5000\n"), &c); err != nil {

@@ -235,7 +235,7 @@ func TestModuleFileBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Write([]byte("\x00asm\x01\x00\x00\x00"))
-	if err := f.Truncate(DefaultLimits.MaxModuleBytes + 1); err != nil { // sparse: no disk used
+	if err := f.Truncate(Limits{}.WithDefaults().MaxModuleBytes + 1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
 	f.Close()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentanvil/anvil/host/internal/pluginconfig"
 )
 
 // OS isolation of process plugins.
@@ -109,35 +111,18 @@ next:
 }
 
 // IsolationMode is the operator's isolation policy for a process plugin
-// (config key `isolation`).
-type IsolationMode string
+// (config key `isolation`); it lives in host/internal/pluginconfig with the
+// rest of a plugin's config surface.
+type IsolationMode = pluginconfig.IsolationMode
 
 const (
 	// IsolationBestEffort (the default): take what the kernel grants,
 	// warn once naming what is missing.
-	IsolationBestEffort IsolationMode = "best_effort"
+	IsolationBestEffort = pluginconfig.IsolationBestEffort
 	// IsolationRequired: a missing measure is a load error naming the
 	// plugin and the measure, and the plugin's code does not run.
-	IsolationRequired IsolationMode = "required"
+	IsolationRequired = pluginconfig.IsolationRequired
 )
-
-// UnmarshalText accepts the two modes; "" means best_effort.
-func (m *IsolationMode) UnmarshalText(b []byte) error {
-	switch v := IsolationMode(b); v {
-	case "", IsolationBestEffort, IsolationRequired:
-		*m = v
-		return nil
-	default:
-		return fmt.Errorf("isolation %q: want %q (the default) or %q", b, IsolationBestEffort, IsolationRequired)
-	}
-}
-
-func (m IsolationMode) orDefault() IsolationMode {
-	if m == "" {
-		return IsolationBestEffort
-	}
-	return m
-}
 
 // IsolationReport is what a process plugin asked the OS for and what it
 // got, for its last start.

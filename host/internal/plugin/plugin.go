@@ -23,10 +23,9 @@ package plugin
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/duration"
+	"github.com/agentanvil/anvil/host/internal/pluginconfig"
 )
 
 // Transport names.
@@ -79,94 +78,16 @@ type Services interface {
 	Log(ctx context.Context, pluginID string, rec abi.LogRecord)
 }
 
+// Grants, Limits and DefaultLimits live in host/internal/pluginconfig,
+// which links nothing heavy, so that parsing a config does not link wazero,
+// Extism or go-plugin. The aliases are the same types, not copies.
+
 // Grants are the capabilities an operator gives a plugin.
-type Grants struct {
-	Judge bool `yaml:"judge" json:"judge"`
-}
+type Grants = pluginconfig.Grants
 
-// Has reports whether capability c is granted.
-func (g Grants) Has(c abi.Capability) bool {
-	switch c {
-	case abi.CapJudge:
-		return g.Judge
-	}
-	return false
-}
-
-// Limits bound one invocation (one Prepare, Measure or Node call).
-type Limits struct {
-	// MemoryPages caps guest linear memory in 64 KiB pages (wasm only).
-	MemoryPages uint32 `yaml:"memory_pages" json:"memory_pages"`
-	// Timeout is the wall-clock deadline of one invocation, judge calls included.
-	Timeout duration.Duration `yaml:"timeout" json:"timeout"`
-	// MaxJudgeCalls caps the judge requests one invocation may make.
-	MaxJudgeCalls int `yaml:"max_judge_calls" json:"max_judge_calls"`
-	// MaxJudgeTokens caps input+output judge tokens of one invocation.
-	MaxJudgeTokens int `yaml:"max_judge_tokens" json:"max_judge_tokens"`
-	// MaxOutputBytes caps the JSON result (and each host-call payload) a guest returns.
-	MaxOutputBytes int `yaml:"max_output_bytes" json:"max_output_bytes"`
-	// PoolSize is the number of pre-initialised instances kept per plugin (wasm).
-	PoolSize int `yaml:"pool_size" json:"pool_size"`
-	// MaxLogRecords and MaxLogBytes bound the anvil_log records one
-	// invocation may leave; the excess is dropped and counted.
-	MaxLogRecords int `yaml:"max_log_records" json:"max_log_records"`
-	MaxLogBytes   int `yaml:"max_log_bytes" json:"max_log_bytes"`
-	// MaxModuleBytes caps the size of a Wasm module file, checked before it
-	// is read.
-	MaxModuleBytes int64 `yaml:"max_module_bytes" json:"max_module_bytes"`
-	// CompileTimeout bounds compiling a Wasm module (on a cold cache).
-	CompileTimeout duration.Duration `yaml:"compile_timeout" json:"compile_timeout"`
-}
-
-// DefaultLimits are applied to zero fields.
-var DefaultLimits = Limits{
-	MemoryPages:    1024, // 64 MiB: a Go guest's runtime alone wants ~10 MiB
-	Timeout:        duration.Duration(2 * time.Minute),
-	MaxJudgeCalls:  64,
-	MaxJudgeTokens: 256_000,
-	MaxOutputBytes: 1 << 20,
-	PoolSize:       4,
-	MaxLogRecords:  128,
-	MaxLogBytes:    64 << 10,
-	MaxModuleBytes: 64 << 20, // a Go guest is 3–10 MB
-	CompileTimeout: duration.Duration(time.Minute),
-}
-
-// WithDefaults fills zero fields from DefaultLimits.
-func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits
-	if l.MemoryPages == 0 {
-		l.MemoryPages = d.MemoryPages
-	}
-	if l.Timeout == 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.MaxJudgeCalls == 0 {
-		l.MaxJudgeCalls = d.MaxJudgeCalls
-	}
-	if l.MaxJudgeTokens == 0 {
-		l.MaxJudgeTokens = d.MaxJudgeTokens
-	}
-	if l.MaxOutputBytes == 0 {
-		l.MaxOutputBytes = d.MaxOutputBytes
-	}
-	if l.PoolSize == 0 {
-		l.PoolSize = d.PoolSize
-	}
-	if l.MaxLogRecords == 0 {
-		l.MaxLogRecords = d.MaxLogRecords
-	}
-	if l.MaxLogBytes == 0 {
-		l.MaxLogBytes = d.MaxLogBytes
-	}
-	if l.MaxModuleBytes == 0 {
-		l.MaxModuleBytes = d.MaxModuleBytes
-	}
-	if l.CompileTimeout == 0 {
-		l.CompileTimeout = d.CompileTimeout
-	}
-	return l
-}
+// Limits bound one invocation (one Prepare, Measure or Node call); zero
+// fields take pluginconfig.DefaultLimits.
+type Limits = pluginconfig.Limits
 
 // Options configure loading.
 type Options struct {

@@ -388,7 +388,7 @@ func socketGroup(knobs sandboxKnobs) string {
 // startSandboxed starts the plugin described by l in the strongest
 // sandbox the kernel grants, its stdout and stderr on the given files.
 func startSandboxed(ctx context.Context, l *launch, stdout, stderr *os.File, exited <-chan struct{}) (*started, error) {
-	rep := &IsolationReport{Mode: l.mode.orDefault(), Requested: ConfineAll}
+	rep := &IsolationReport{Mode: l.mode.OrDefault(), Requested: ConfineAll}
 	euid := os.Geteuid()
 	var have Confinement
 	if euid != 0 {

@@ -17,7 +17,7 @@ func socketGroup(sandboxKnobs) string { return "" }
 
 // unisolated is the report of a plugin started without OS isolation.
 func unisolated(l *launch) *IsolationReport {
-	rep := &IsolationReport{Mode: l.mode.orDefault(), Requested: ConfineAll,
+	rep := &IsolationReport{Mode: l.mode.OrDefault(), Requested: ConfineAll,
 		Notes: []string{"OS isolation of process plugins is implemented on Linux only"}}
 	if os.Geteuid() > 0 { // -1 where uids do not exist
 		rep.Obtained = ConfineUnprivileged

@@ -2,7 +2,7 @@
 // messages from the Go types in package abi.
 //
 // Invariants: generation is a pure function of the abi types and the tables
-// in this package, so the committed abi/schema/*.json can be checked for
+// in this package, so the committed abi/v1/schema/*.json can be checked for
 // staleness by regenerating them in memory; every object and every property
 // of every schema carries a description written for a non-Go guest author,
 // and generation fails when an abi type gains a field this package does not
@@ -21,8 +21,16 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// BaseID is the URI prefix of every schema's $id.
-const BaseID = "https://raw.githubusercontent.com/agentanvil/anvil/main/abi/schema/"
+// Dir is where the schemas are committed, relative to the module root
+// (slash-separated). The schemas are versioned with the ABI: a major
+// version has its own directory, next to its specification
+// (abi/v1/README.md), and a v2 would live in abi/v2/schema/ beside it.
+const Dir = "abi/v1/schema"
+
+// BaseID is the URI prefix of every schema's $id: the raw URL of Dir on
+// the main branch, so an $id names the ABI major version and resolves to
+// the committed file itself.
+const BaseID = "https://raw.githubusercontent.com/agentanvil/anvil/main/" + Dir + "/"
 
 // Message is one top-level ABI message: the name of its schema file
 // (without ".json") and its Go type.

@@ -1,0 +1,183 @@
+// Package judgeconfig is the configuration of one judge — endpoint, model,
+// limits, prices, capabilities — with its defaults and validation, apart
+// from the client that uses it.
+//
+// It exists so that parsing anvil.yaml (host/internal/config) does not link
+// the judge client and its HTTP/OpenAI stack: judge.Config is an alias of
+// Config, so the two are one type.
+//
+// Invariants: this package imports only the standard library and
+// host/internal/duration (TestConfigSurfaceIsPure in host/internal/config
+// enforces it); everything here is pure — no I/O, no environment — so the
+// API key appears only as the name of the variable that holds it.
+package judgeconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentanvil/anvil/host/internal/duration"
+)
+
+// Defaults applied by Config.WithDefaults.
+const (
+	DefaultTimeout        = 60 * time.Second
+	DefaultMaxConcurrency = 8
+	DefaultMaxRetries     = 4
+	DefaultMaxTopLogprobs = 20
+)
+
+// Config is one configured judge: an OpenAI-compatible endpoint and a model,
+// with its limits, prices and capabilities. The API key itself never appears
+// here, only the name of the environment variable that holds it.
+type Config struct {
+	// Name is how metrics and requests refer to this judge.
+	Name string `yaml:"name" json:"name"`
+	// BaseURL of the OpenAI-compatible API, e.g. "https://api.openai.com/v1"
+	// or "http://localhost:11434/v1".
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// Model sent in every request.
+	Model string `yaml:"model" json:"model"`
+	// APIKeyEnv names the environment variable holding the API key. Empty
+	// means no key (local servers).
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// Timeout bounds one HTTP attempt, not the whole request with retries.
+	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// MaxConcurrency caps the judge's in-flight HTTP requests.
+	MaxConcurrency int `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	// RequestsPerMinute and TokensPerMinute pace calls; 0 means unlimited.
+	// Tokens are estimated before the call (input ≈ characters/4, plus
+	// max_tokens when set).
+	// A request whose estimate exceeds the whole tokens_per_minute
+	// allowance is refused (request_too_large): it could never fit.
+	RequestsPerMinute int `yaml:"requests_per_minute,omitempty" json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int `yaml:"tokens_per_minute,omitempty" json:"tokens_per_minute,omitempty"`
+	// MaxInputTokens is the largest input (messages and schema, estimated
+	// as above) the judge is sent; a larger request is refused with
+	// request_too_large before it goes out. 0 takes the model family's
+	// context window (DefaultMaxInputTokens), or no check for a model
+	// Anvil does not know.
+	MaxInputTokens int `yaml:"max_input_tokens,omitempty" json:"max_input_tokens,omitempty"`
+	// Price converts tokens to USD.
+	Price Price `yaml:"price,omitempty" json:"price,omitempty"`
+	// SupportsLogprobs says the server returns token log-probabilities.
+	SupportsLogprobs bool `yaml:"supports_logprobs,omitempty" json:"supports_logprobs,omitempty"`
+	// MaxTopLogprobs caps top_logprobs (OpenAI allows 20).
+	MaxTopLogprobs int `yaml:"max_top_logprobs,omitempty" json:"max_top_logprobs,omitempty"`
+	// SupportsJSONSchema says the server honours response_format json_schema.
+	SupportsJSONSchema bool `yaml:"supports_json_schema,omitempty" json:"supports_json_schema,omitempty"`
+	// JSONSchemaStrict sends strict: true with json_schema. Only for schemas
+	// that meet OpenAI's strict subset (every property required,
+	// additionalProperties false); otherwise the server rejects the request.
+	JSONSchemaStrict bool `yaml:"json_schema_strict,omitempty" json:"json_schema_strict,omitempty"`
+	// SupportsJSONMode says the server honours response_format json_object.
+	SupportsJSONMode bool `yaml:"supports_json_mode,omitempty" json:"supports_json_mode,omitempty"`
+	// SupportsN says the server honours n > 1 (several choices in one call).
+	// Without it, score sampling makes separate calls.
+	SupportsN bool `yaml:"supports_n,omitempty" json:"supports_n,omitempty"`
+	// Temperature, when set, is sent unless a request sets its own; when nil
+	// the server's default applies.
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	// MaxRetries is how many times a failed attempt is retried (429, 5xx,
+	// timeouts, connection errors); attempts = MaxRetries + 1. A negative
+	// value disables retries.
+	MaxRetries int `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
+	// MaxTokens caps replies when a request does not; 0 sends no cap.
+	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// OfflineRecording names a recorded judge session (`anvil-host cache
+	// export`), relative to the config file, that answers for this judge
+	// when it has no API key: the run replays it instead of skipping the
+	// judge's metrics, and says so in its output. With a key, the judge is
+	// called and the recording is not read.
+	OfflineRecording string `yaml:"offline_recording,omitempty" json:"offline_recording,omitempty"`
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	InputPerMillion  float64 `yaml:"input_per_million,omitempty" json:"input_per_million,omitempty"`
+	OutputPerMillion float64 `yaml:"output_per_million,omitempty" json:"output_per_million,omitempty"`
+}
+
+// WithDefaults returns the config with zero values replaced by defaults.
+func (c Config) WithDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = Duration(DefaultTimeout)
+	}
+	if c.MaxConcurrency <= 0 {
+		c.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if c.MaxTopLogprobs <= 0 {
+		c.MaxTopLogprobs = DefaultMaxTopLogprobs
+	}
+	switch {
+	case c.MaxRetries == 0:
+		c.MaxRetries = DefaultMaxRetries
+	case c.MaxRetries < 0:
+		c.MaxRetries = 0
+	}
+	if c.Name == "" {
+		c.Name = c.Model
+	}
+	if c.MaxInputTokens == 0 {
+		c.MaxInputTokens = DefaultMaxInputTokens(c.Model)
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	return c
+}
+
+// Validate reports every problem of the config, each naming its field.
+// Call it after WithDefaults.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("judge %q: %s: %s", c.Name, field, fmt.Sprintf(format, args...)))
+	}
+	if c.Model == "" {
+		bad("model", "required")
+	}
+	if c.BaseURL == "" {
+		bad("base_url", "required (e.g. https://api.openai.com/v1)")
+	} else if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("base_url", "%q is not an http(s) URL", c.BaseURL)
+	}
+	if c.APIKeyEnv != "" && strings.ContainsAny(c.APIKeyEnv, " =$") {
+		bad("api_key_env", "must name an environment variable, not hold a key or an expression")
+	}
+	if c.Timeout < 0 {
+		bad("timeout", "must not be negative")
+	}
+	if c.MaxConcurrency < 0 {
+		bad("max_concurrency", "must not be negative")
+	}
+	if c.RequestsPerMinute < 0 {
+		bad("requests_per_minute", "must not be negative")
+	}
+	if c.TokensPerMinute < 0 {
+		bad("tokens_per_minute", "must not be negative")
+	}
+	if c.MaxInputTokens < 0 {
+		bad("max_input_tokens", "must not be negative")
+	}
+	if c.Price.InputPerMillion < 0 {
+		bad("price.input_per_million", "must not be negative")
+	}
+	if c.Price.OutputPerMillion < 0 {
+		bad("price.output_per_million", "must not be negative")
+	}
+	if c.MaxTopLogprobs < 0 || c.MaxTopLogprobs > 20 {
+		bad("max_top_logprobs", "%d is outside 0..20", c.MaxTopLogprobs)
+	}
+	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
+		bad("temperature", "%g is outside 0..2", *c.Temperature)
+	}
+	if c.MaxTokens < 0 {
+		bad("max_tokens", "must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+// Duration is the config duration type: "30s" or a number of seconds.
+type Duration = duration.Duration
