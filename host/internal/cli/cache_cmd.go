@@ -17,24 +17,36 @@ import (
 const storeRuleHelp = `The store is --store as given; else defaults.store in the config (relative
 to the config file); else .anvil/store.db in the config file's directory.`
 
+// cacheStats is `cache stats --json`.
+type cacheStats struct {
+	Store   string           `json:"store"`
+	Entries int64            `json:"entries"`
+	Bytes   int64            `json:"bytes"`
+	ByModel map[string]int64 `json:"by_model"`
+}
+
 func newCacheCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache",
 		Short: "Inspect, export or clear the judge cache",
-		Long:  "Inspect, export or clear the judge cache in the SQLite store.\n\n" + storeRuleHelp,
+		Long: "Inspect, export or clear the judge cache in the SQLite store.\n\n" + storeRuleHelp +
+			"\n\n" + configRuleHelp + " With none of them, the store is .anvil/store.db in the\nworking directory.",
 	}
 	var configPath, storeFlag string
-	// storePath applies the one store rule; with no -c, ./anvil.yaml is
-	// read when there is one.
+	var asJSON bool
+	// storePath applies the one store rule to the config found by the one
+	// discovery rule; with no config at all, the default store in the
+	// working directory.
 	storePath := func(cmd *cobra.Command) (string, error) {
 		if storeFlag != "" {
 			return storeFlag, nil
 		}
-		path := configPath
-		if !cmd.Flags().Changed("config") {
-			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-				return engine.StorePath(nil, ""), nil
-			}
+		path, err := findConfig(configPath, os.Getenv)
+		if errors.Is(err, errNoConfig) {
+			return engine.StorePath(nil, ""), nil
+		}
+		if err != nil {
+			return "", usageErr(err)
 		}
 		cfg, err := config.Load(path)
 		if err != nil {
@@ -68,6 +80,13 @@ func newCacheCmd() *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if asJSON {
+				byModel := s.ByModel
+				if byModel == nil {
+					byModel = map[string]int64{}
+				}
+				return writeJSON(out, cacheStats{Store: path, Entries: s.Entries, Bytes: s.Bytes, ByModel: byModel})
+			}
 			fmt.Fprintf(out, "%s: %d entries, %d bytes\n", path, s.Entries, s.Bytes)
 			models := make([]string, 0, len(s.ByModel))
 			for m := range s.ByModel {
@@ -107,6 +126,7 @@ func newCacheCmd() *cobra.Command {
 			return nil
 		},
 	}
+	stats.Flags().BoolVar(&asJSON, "json", false, "print the statistics as JSON")
 	var note, outFile string
 	export := &cobra.Command{
 		Use:   "export",
@@ -149,7 +169,7 @@ export that store.`,
 	}
 	export.Flags().StringVar(&note, "note", "", "what answered the recorded requests (shown by every run that replays it)")
 	export.Flags().StringVarP(&outFile, "output", "o", "", "write to this file instead of stdout")
-	cmd.PersistentFlags().StringVarP(&configPath, "config", "c", "anvil.yaml", "config file (for defaults.store and its directory)")
+	registerConfigFlag(cmd, true, &configPath)
 	cmd.PersistentFlags().StringVar(&storeFlag, "store", "", "SQLite store path (overrides the config)")
 	cmd.AddCommand(stats, clear, export)
 	return cmd

@@ -20,7 +20,12 @@ func newDAGCmd() *cobra.Command {
 	render := &cobra.Command{
 		Use:   "render [METRIC]",
 		Short: "Print a DAG metric as a Mermaid flowchart, optionally highlighting the path one case took",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Print a DAG metric as a Mermaid flowchart: METRIC may be left out when the
+config has one dag metric. With --results and --case, the path that case
+took is highlighted.
+
+` + configRuleHelp,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			_, eng, err := lf.load(ctx, cmd.ErrOrStderr())

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -25,7 +24,9 @@ reply, and a call made again when a server rejects json_schema, are not
 predicted. Requests already in the cache (G-Eval steps from an earlier run)
 count as cached and free. Output tokens are assumed at 150 per reply unless
 a request caps them lower. A request larger than its judge takes
-(max_input_tokens, tokens_per_minute) is counted as refused, not priced.`,
+(max_input_tokens, tokens_per_minute) is counted as refused, not priced.
+
+` + configRuleHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -40,9 +41,7 @@ a request caps them lower. A request larger than its judge takes
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(out, rep)
 			}
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "METRIC\tKIND\tJUDGE\tCASES\tCALLS\tCACHED\tIN TOKENS\tOUT TOKENS\tUSD\tNOTE")
@@ -71,46 +70,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func newValidateCmd() *cobra.Command {
-	var lf loadFlags
-	var input string
-	var noData bool
-	cmd := &cobra.Command{
-		Use:   "validate",
-		Short: "Check the config, plugins (digests, ABI), DAGs and the dataset without running anything",
-		Long: `Load the config as run would — plugins verified and described, params checked
-against each kind's schema, DAGs validated — then read the whole dataset:
-every record must parse, and for each metric the fields cases lack are
-listed (those cases would be skipped for that metric).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			cfg, eng, err := lf.load(ctx, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer eng.Close(context.WithoutCancel(ctx))
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s: ok (%d metrics, config hash %s)\n", cfg.File, len(cfg.Metrics), eng.ConfigHash())
-			writeIsolation(out, eng.ProcessIsolation())
-			if noData || (input == "" && cfg.Dataset == "") {
-				return nil
-			}
-			check, err := eng.CheckDataset(ctx, input)
-			if err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprintf(out, "dataset: %d case(s) parse\n", check.Cases)
-			for _, g := range check.Gaps {
-				fmt.Fprintln(out, "note:", g)
-			}
-			return nil
-		},
-	}
-	lf.register(cmd)
-	cmd.Flags().StringVar(&input, "input", "", "dataset to check; default from config")
-	cmd.Flags().BoolVar(&noData, "no-dataset", false, "check the config only")
-	return cmd
 }

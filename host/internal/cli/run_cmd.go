@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,10 +30,22 @@ type loadFlags struct {
 }
 
 func (f *loadFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.config, "config", "c", "anvil.yaml", "config file")
+	registerConfigFlag(cmd, false, &f.config)
 	cmd.Flags().StringVar(&f.cache, "cache", "", "judge cache: off, rw (read-write) or replay (offline; a miss is an error); default from config, else rw")
 	cmd.Flags().StringVar(&f.store, "store", "", "SQLite store path; default defaults.store in the config (relative to it), else .anvil/store.db beside the config file")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	_ = cmd.RegisterFlagCompletionFunc("cache", cobra.FixedCompletions([]string{"off", "rw", "replay"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// configPath is the config file the command reads, by the one discovery
+// rule (findConfig).
+func (f *loadFlags) configPath() (string, error) {
+	path, err := findConfig(f.config, os.Getenv)
+	if err != nil {
+		return "", usageErr(err)
+	}
+	return path, nil
 }
 
 func (f *loadFlags) load(ctx context.Context, stderr io.Writer) (*config.Config, *engine.Engine, error) {
@@ -45,7 +58,11 @@ func (f *loadFlags) load(ctx context.Context, stderr io.Writer) (*config.Config,
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, nil, usageErr(fmt.Errorf("--log-level: %w", err))
 	}
-	cfg, err := config.Load(f.config)
+	path, err := f.configPath()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, nil, usageErr(err)
 	}
@@ -78,6 +95,13 @@ func compileCacheDir() string {
 
 func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
 
+// writeJSON writes v as indented JSON: the --json output of every command.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // positiveFlags rejects an explicit zero or negative value for each named
 // integer flag: "--limit 0" is a mistake, not a request for the default.
 func positiveFlags(cmd *cobra.Command, names ...string) error {
@@ -105,17 +129,24 @@ func verdictExit(s *engine.Summary) error {
 	}
 }
 
-// runFailure reports a run that stopped early: the partial table when there
-// is a summary, how to resume, and the exit code of its kind.
-func runFailure(stdout io.Writer, err error) error {
+// runFailure reports a run that stopped early: the partial table (or,
+// with --json, the partial summary) when there is a summary, how to
+// resume, and the exit code of its kind.
+func runFailure(stdout, stderr io.Writer, asJSON bool, err error) error {
 	var re *engine.RunError
 	if !errors.As(err, &re) {
 		return &exitError{code: exitUnverified, err: err}
 	}
 	if re.Summary != nil {
-		_ = report.Table(stdout, re.Summary)
+		notes := stdout
+		if asJSON {
+			_ = writeJSON(stdout, re.Summary)
+			notes = stderr
+		} else {
+			_ = report.Table(stdout, re.Summary)
+		}
 		if re.Summary.Incomplete != nil {
-			fmt.Fprintf(stdout, "INCOMPLETE: %s\nresume with: %s\n", re.Summary.Incomplete.Reason, re.Summary.Incomplete.Resume)
+			fmt.Fprintf(notes, "INCOMPLETE: %s\nresume with: %s\n", re.Summary.Incomplete.Reason, re.Summary.Incomplete.Resume)
 		}
 	}
 	switch re.Kind {
@@ -131,7 +162,7 @@ func runFailure(stdout io.Writer, err error) error {
 func newRunCmd() *cobra.Command {
 	var lf loadFlags
 	var ro engine.RunOptions
-	var noProgress bool
+	var noProgress, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Evaluate a dataset with the configured metrics",
@@ -145,6 +176,11 @@ fsync'd as each case finishes), cases/<id>.json, summary.json, junit.xml,
 report.html. A run first removes an earlier run's summary and reports from
 the directory; a run that stops early writes summary.json marked incomplete,
 with the command that resumes it.
+
+With --json, stdout is the summary as JSON (the document summary.json
+holds) instead of the table; progress, warnings and notes stay on stderr.
+
+` + configRuleHelp + `
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
@@ -179,10 +215,24 @@ with the command that resumes it.
 				bar.Finish()
 			}
 			if err != nil {
-				return runFailure(cmd.OutOrStdout(), err)
+				return runFailure(cmd.OutOrStdout(), stderr, asJSON, err)
 			}
 			if err := report.Write(ro.OutputDir, s); err != nil {
 				return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
+			}
+			if asJSON {
+				// stdout is the summary alone; what the table would say
+				// beside it goes to stderr.
+				for _, j := range s.Judges {
+					if j.Note != "" {
+						fmt.Fprintf(stderr, "judge %s: %s\n", j.Name, j.Note)
+					}
+				}
+				if err := writeJSON(cmd.OutOrStdout(), s); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "results: %s\n", ro.OutputDir)
+				return verdictExit(s)
 			}
 			if err := report.Table(cmd.OutOrStdout(), s); err != nil {
 				return err
@@ -199,5 +249,6 @@ with the command that resumes it.
 	f.IntVar(&ro.Concurrency, "concurrency", 0, "cases in flight (judges throttle calls with their own limits); default from config, else twice the largest judge max_concurrency, at least 8")
 	f.BoolVar(&ro.Resume, "resume", false, "skip cases already in results.jsonl under the same config hash")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar even on a terminal")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout instead of the table (the exit code is the same)")
 	return cmd
 }

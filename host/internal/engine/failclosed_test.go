@@ -15,8 +15,8 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
-	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/host/internal/store"
+	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/sdk"
 )
 

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/plugin"
+)
+
+// validateReport is `validate --json`: what was checked and what is wrong.
+// OK is false exactly when Errors is not empty (then the exit code is 2).
+type validateReport struct {
+	OK         bool                     `json:"ok"`
+	Config     string                   `json:"config,omitempty"`
+	ConfigHash string                   `json:"config_hash,omitempty"`
+	Metrics    []validateMetric         `json:"metrics"`
+	Plugins    []validatePlugin         `json:"plugins"`
+	Dataset    *validateDataset         `json:"dataset,omitempty"`
+	Warnings   []string                 `json:"warnings"`
+	Errors     []string                 `json:"errors"`
+	gaps       []engine.FieldGap        // the text output's notes
+	isolation  []engine.PluginIsolation // the text output's isolation lines
+}
+
+type validateMetric struct {
+	Name      string  `json:"name"` // the metric's key (name#1, name#2 when names repeat)
+	Kind      string  `json:"kind"`
+	Judge     string  `json:"judge,omitempty"`
+	Threshold float64 `json:"threshold"`
+	Gate      bool    `json:"gate"`
+}
+
+type validatePlugin struct {
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	Transport string `json:"transport"`
+	// SHA256 is the digest of the module file that was verified against
+	// its pin.
+	SHA256 string `json:"sha256,omitempty"`
+	// Isolation is a process plugin's OS isolation on this machine.
+	Isolation *plugin.IsolationReport `json:"isolation,omitempty"`
+}
+
+type validateDataset struct {
+	Path      string            `json:"path"`
+	Cases     int               `json:"cases"`
+	FieldGaps []engine.FieldGap `json:"field_gaps"`
+}
+
+func newValidateCmd() *cobra.Command {
+	var lf loadFlags
+	var input string
+	var noData, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the config, plugins (digests, ABI), DAGs and the dataset without running anything",
+		Long: `Load the config as run would — plugins verified and described, params checked
+against each kind's schema, DAGs validated — then read the whole dataset:
+every record must parse, and for each metric the fields cases lack are
+listed (those cases would be skipped for that metric). Nothing calls the
+judge, and no API key is needed.
+
+With --json, stdout is one JSON report: ok, config, config_hash, metrics,
+plugins (path, transport, digest, a process plugin's isolation), dataset
+(path, cases, field_gaps), warnings and errors. It is printed on failure
+too (ok false, exit 2).
+
+` + configRuleHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := validate(cmd.Context(), &lf, input, noData, cmd.ErrOrStderr())
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if werr := writeJSON(out, rep); werr != nil && err == nil {
+					err = werr
+				}
+				return err
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s: ok (%d metrics, config hash %s)\n", rep.Config, len(rep.Metrics), rep.ConfigHash)
+			writeIsolation(out, rep.isolation)
+			if rep.Dataset != nil {
+				fmt.Fprintf(out, "dataset: %d case(s) parse\n", rep.Dataset.Cases)
+				for _, g := range rep.gaps {
+					fmt.Fprintln(out, "note:", g)
+				}
+			}
+			return nil
+		},
+	}
+	lf.register(cmd)
+	cmd.Flags().StringVar(&input, "input", "", "dataset to check; default from config")
+	cmd.Flags().BoolVar(&noData, "no-dataset", false, "check the config only")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report on stdout (also on failure; the exit code is the same)")
+	return cmd
+}
+
+// validate loads the config and the plugins and reads the dataset,
+// filling the report as far as it got; the error carries the exit code.
+func validate(ctx context.Context, lf *loadFlags, input string, noData bool, stderr io.Writer) (*validateReport, error) {
+	rep := &validateReport{Metrics: []validateMetric{}, Plugins: []validatePlugin{}, Warnings: []string{}, Errors: []string{}}
+	fail := func(err error) (*validateReport, error) {
+		for _, l := range strings.Split(err.Error(), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				rep.Errors = append(rep.Errors, l)
+			}
+		}
+		var ee *exitError
+		if !errors.As(err, &ee) {
+			err = usageErr(err)
+		}
+		return rep, err
+	}
+	if path, err := lf.configPath(); err == nil {
+		rep.Config = path
+	}
+	cfg, eng, err := lf.load(ctx, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	defer eng.Close(context.WithoutCancel(ctx))
+	rep.Config, rep.ConfigHash = cfg.File, eng.ConfigHash()
+	rep.Warnings = append(rep.Warnings, eng.Warnings()...)
+	for _, m := range cfg.Metrics {
+		rep.Metrics = append(rep.Metrics, validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated()})
+	}
+	rep.isolation = eng.ProcessIsolation()
+	rep.Plugins = pluginReports(cfg, rep.isolation)
+	if noData || (input == "" && cfg.Dataset == "") {
+		rep.OK = true
+		return rep, nil
+	}
+	path := input
+	if path == "" {
+		path = cfg.Resolve(cfg.Dataset)
+	}
+	check, err := eng.CheckDataset(ctx, input)
+	if err != nil {
+		return fail(err)
+	}
+	rep.Dataset = &validateDataset{Path: path, Cases: check.Cases, FieldGaps: check.Gaps}
+	if rep.Dataset.FieldGaps == nil {
+		rep.Dataset.FieldGaps = []engine.FieldGap{}
+	}
+	rep.gaps = check.Gaps
+	rep.OK = true
+	return rep, nil
+}
+
+// pluginReports lists the configured plugins by name with the digest of
+// the module file (verified against its pin while loading) and a process
+// plugin's isolation.
+func pluginReports(cfg *config.Config, isos []engine.PluginIsolation) []validatePlugin {
+	byName := map[string]*plugin.IsolationReport{}
+	for _, i := range isos {
+		byName[i.Name] = i.Report
+	}
+	out := []validatePlugin{}
+	for name, p := range cfg.Plugins {
+		if p == nil {
+			continue
+		}
+		vp := validatePlugin{Name: name, Path: cfg.Resolve(p.Path), Transport: p.Transport, Isolation: byName[name]}
+		if vp.Transport == "" {
+			vp.Transport = "wasm"
+		}
+		if d, err := fileDigest(vp.Path); err == nil {
+			vp.SHA256 = d
+		}
+		out = append(out, vp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
