@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentanvil/anvil/host/judgetest"
@@ -126,5 +131,52 @@ func TestCorruptStore(t *testing.T) {
 	r = runBinary(t, dir, nil, "cache", "stats", "-c", "anvil.yaml")
 	if r.code != exitOK || !strings.HasPrefix(r.stdout, filepath.Join(".anvil", "store.db")+":") {
 		t.Fatalf("cache stats: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestInterruptExits130 sends SIGINT mid-run: the process exits 130, keeps
+// the finished cases, and leaves a summary marked incomplete that says how
+// to resume.
+func TestInterruptExits130(t *testing.T) {
+	dir := quickstart(t)
+	srv := judgetest.New(t)
+	geval(srv)
+	var scored atomic.Int64
+	hung := make(chan struct{})
+	var once sync.Once
+	good := judgetest.JSONScoreReply("Correct and direct.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})
+	srv.SetDefault(judgetest.ReplyFunc(func(judgetest.RecordedRequest) judgetest.Reply {
+		if scored.Add(1) > 6 {
+			once.Do(func() { close(hung) })
+			return judgetest.Reply{Hang: true}
+		}
+		return good
+	}))
+	cmd := exec.Command(binary, "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--concurrency", "2", "--no-progress")
+	cmd.Dir = dir
+	cmd.Env = append(baseEnv(dir), judgeEnv(srv)...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-hung
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d\n%s", err, exitInterrupted, stdout.String())
+	}
+	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
+	if s.Verdict != "incomplete" || s.Incomplete == nil || !strings.Contains(s.Incomplete.Resume, "--resume") || s.Cases == 0 || s.Cases >= 12 {
+		t.Fatalf("summary after interrupt: verdict %s, incomplete %+v, %d cases", s.Verdict, s.Incomplete, s.Cases)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "junit.xml")); !os.IsNotExist(err) {
+		t.Fatalf("an interrupted run wrote junit.xml (CI would read it as a result): %v", err)
+	}
+	if !strings.Contains(stdout.String(), "resume with:") {
+		t.Fatalf("stdout does not say how to resume:\n%s", stdout.String())
 	}
 }
