@@ -12,9 +12,11 @@
 package abi
 
 // Version of the ABI this package describes.
+//
+// Minor 1 added KindDescriptor.Capabilities (per-kind capabilities).
 const (
 	Major = 1
-	Minor = 0
+	Minor = 1
 )
 
 // Exports a guest module provides. The marker is never called: its presence

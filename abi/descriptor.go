@@ -39,6 +39,13 @@ type KindDescriptor struct {
 	Verdicts []string `json:"verdicts,omitempty"`
 	// Prepare is true when the kind implements anvil_prepare.
 	Prepare bool `json:"prepare,omitempty"`
+	// Capabilities the kind asks for (ABI minor 1). nil (absent) means the
+	// kind asks for what the plugin asks for (Descriptor.Capabilities), as
+	// every kind of a minor-0 guest does; a non-nil list, even an empty
+	// one, is the kind's own and replaces the plugin's. It must be a subset
+	// of the plugin's list, so a host of minor 0, which reads only the
+	// plugin's, grants what every kind needs.
+	Capabilities []Capability `json:"capabilities,omitzero"`
 }
 
 // Kind returns the descriptor of the named kind, or false. A metric kind
@@ -63,7 +70,22 @@ func (d Descriptor) KindOf(name string, role Role) (KindDescriptor, bool) {
 	return KindDescriptor{}, false
 }
 
-// Asks reports whether the descriptor asks for capability c.
+// KindAsks reports whether kind k asks for capability c: from its own
+// list when it has one (ABI minor 1), else from the plugin's.
+func (d Descriptor) KindAsks(k KindDescriptor, c Capability) bool {
+	if k.Capabilities == nil {
+		return d.Asks(c)
+	}
+	for _, have := range k.Capabilities {
+		if have == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Asks reports whether the descriptor asks for capability c at plugin
+// level: whether some kind may use it. Which kind does is KindAsks.
 func (d Descriptor) Asks(c Capability) bool {
 	for _, have := range d.Capabilities {
 		if have == c {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -26,6 +28,12 @@ func DecodeConfig[C any](raw []byte) (*C, *abi.Error) {
 		if errors.As(err, &te) {
 			e.Field = te.Field
 			e.Message = fmt.Sprintf("config field %q: want %s, got JSON %s", te.Field, te.Type, te.Value)
+		}
+		// encoding/json names an unknown field only in its message.
+		if q, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			if name, uerr := strconv.Unquote(q); uerr == nil {
+				e.Field = name
+			}
 		}
 		return nil, e
 	}

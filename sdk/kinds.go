@@ -13,6 +13,9 @@ type MetricKind[C any] struct {
 	Description string
 	// RequiredFields every case needs, whatever the config.
 	RequiredFields []string
+	// Capabilities the kind asks for (ABI minor 1), e.g. []abi.Capability{abi.CapJudge}.
+	// See Plugin.Capabilities for how they combine with the plugin's.
+	Capabilities []abi.Capability
 	// Fields, if set, adds the fields a given config needs (G-Eval's
 	// evaluation_params); the SDK reports missing ones as missing_field
 	// before Measure is called.
@@ -36,6 +39,7 @@ func (k *MetricKind[C]) Descriptor() abi.KindDescriptor {
 		RequiredFields: k.RequiredFields,
 		ConfigSchema:   SchemaOf[C](),
 		Prepare:        k.Prepare != nil,
+		Capabilities:   k.Capabilities,
 	}
 }
 
@@ -108,8 +112,10 @@ type NodeKind[C any] struct {
 	Name           string
 	Description    string
 	RequiredFields []string
-	Fields         func(cfg *C) []string
-	Validate       func(cfg *C) error
+	// Capabilities the kind asks for (ABI minor 1); see MetricKind.Capabilities.
+	Capabilities []abi.Capability
+	Fields       func(cfg *C) []string
+	Validate     func(cfg *C) error
 	// Verdicts is the fixed verdict set of a code node (e.g. false/true);
 	// nil when verdicts come from the node's configuration or the kind is a
 	// task kind producing Output.
@@ -128,6 +134,7 @@ func (k *NodeKind[C]) Descriptor() abi.KindDescriptor {
 		RequiredFields: k.RequiredFields,
 		ConfigSchema:   SchemaOf[C](),
 		Verdicts:       k.Verdicts,
+		Capabilities:   k.Capabilities,
 	}
 }
 

@@ -43,8 +43,17 @@ type Kind interface {
 
 // Plugin is a set of kinds published together.
 type Plugin struct {
-	Name         string
-	Version      string
+	Name    string
+	Version string
+	// Capabilities the plugin asks for. Two ways to use it:
+	//
+	//   - Set it (the ABI 1.0 way): every kind that has no Capabilities of
+	//     its own asks for these; a kind's own list replaces them for it
+	//     and must be a subset of them.
+	//   - Leave it nil and set Capabilities on the kinds that need them
+	//     (ABI 1.1): the plugin's list is then the union of the kinds', and
+	//     a kind without a list asks for nothing — so a judge-free kind of
+	//     a plugin whose other kind judges runs with no judge configured.
 	Capabilities []abi.Capability
 	Kinds        []Kind
 }
@@ -60,6 +69,31 @@ func (p *Plugin) Describe() abi.Descriptor {
 	}
 	for _, k := range p.Kinds {
 		d.Kinds = append(d.Kinds, k.Descriptor())
+	}
+	if p.Capabilities != nil {
+		return d
+	}
+	// Per-kind mode: the plugin asks for the union, each kind for its own
+	// list (an empty list, not an absent one, for a kind asking nothing).
+	perKind := false
+	for i, k := range d.Kinds {
+		if k.Capabilities != nil {
+			perKind = true
+		}
+		for _, c := range k.Capabilities {
+			if !d.Asks(c) {
+				d.Capabilities = append(d.Capabilities, c)
+			}
+		}
+		if k.Capabilities == nil {
+			d.Kinds[i].Capabilities = []abi.Capability{}
+		}
+	}
+	if !perKind {
+		// No kind asks for anything: keep the ABI 1.0 shape.
+		for i := range d.Kinds {
+			d.Kinds[i].Capabilities = nil
+		}
 	}
 	return d
 }

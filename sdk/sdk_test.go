@@ -75,7 +75,7 @@ func TestMeasure(t *testing.T) {
 		wantMsg   string
 	}{
 		{name: "scores", kind: "same", output: "x"},
-		{name: "unknown config field", kind: "same", config: `{"ignore_cas": true}`, output: "x", wantCode: abi.CodeInvalidConfig, wantMsg: "ignore_cas"},
+		{name: "unknown config field", kind: "same", config: `{"ignore_cas": true}`, output: "x", wantCode: abi.CodeInvalidConfig, wantField: "ignore_cas", wantMsg: "ignore_cas"},
 		{name: "wrong config type", kind: "same", config: `{"ignore_case": "yes"}`, output: "x", wantCode: abi.CodeInvalidConfig, wantField: "ignore_case"},
 		{name: "validate", kind: "same", config: `{"field": "input", "ignore_case": true}`, output: "x", wantCode: abi.CodeInvalidConfig, wantMsg: "makes no sense"},
 		{name: "missing required field", kind: "same", output: "", wantCode: abi.CodeMissingField, wantField: "actual_output"},

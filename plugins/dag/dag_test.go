@@ -217,7 +217,7 @@ func TestNodeErrors(t *testing.T) {
 		{"empty criteria", "binary", `{"criteria":"  "}`, answer(`{}`), abi.CodeInvalidConfig, "criteria"},
 		{"no instructions", "task", `{}`, answer(`{}`), abi.CodeInvalidConfig, "instructions"},
 		{"duplicate param", "choice", `{"criteria":"c","params":["input","input"]}`, answer(`{}`), abi.CodeInvalidConfig, "params"},
-		{"unknown field", "task", `{"instructions":"i","model":"x"}`, answer(`{}`), abi.CodeInvalidConfig, ""},
+		{"unknown field", "task", `{"instructions":"i","model":"x"}`, answer(`{}`), abi.CodeInvalidConfig, "model"},
 		{"judge error", "task", `{"instructions":"i"}`, &scripted{resp: abi.JudgeResponse{Error: &abi.Error{Code: abi.CodeJudge, Message: "refused", Retryable: true}}}, abi.CodeJudge, ""},
 		{"budget", "binary", `{"criteria":"c"}`, &scripted{resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "spent")}}, abi.CodeBudget, ""},
 		{"capability denied", "choice", `{"criteria":"c"}`, &scripted{err: abi.Errorf(abi.CodeCapability, "judge not granted")}, abi.CodeCapability, ""},

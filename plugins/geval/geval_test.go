@@ -281,7 +281,7 @@ func TestInvalidConfig(t *testing.T) {
 		{"empty step", `{"evaluation_steps":["a"," "],"evaluation_params":["input"]}`, "evaluation_steps", "evaluation_steps[1] is empty"},
 		{"criteria and steps", `{"criteria":"c","evaluation_steps":["s"],"evaluation_params":["input"]}`, "evaluation_steps", "not both"},
 		{"criteria and empty step", `{"criteria":"c","evaluation_steps":[" "],"evaluation_params":["input"]}`, "evaluation_steps", "not both"},
-		{"unknown field", `{"criteria":"c","evaluation_params":["input"],"threshold":0.5}`, "", "unknown field"},
+		{"unknown field", `{"criteria":"c","evaluation_params":["input"],"threshold":0.5}`, "threshold", "unknown field"},
 		{"overlapping rubric", `{"criteria":"c","evaluation_params":["input"],"rubric":[{"score_range":[0,5],"expected_outcome":"bad"},{"score_range":[5,10],"expected_outcome":"good"}]}`, "rubric", "rubric"},
 		{"rubric band with one bound", `{"criteria":"c","evaluation_params":["input"],"rubric":[{"score_range":[0],"expected_outcome":"bad"}]}`, "rubric", "want [start, end]"},
 		{"zero-width range", `{"criteria":"c","evaluation_params":["input"],"score_range":[3,3]}`, "score_range", "zero width"},

@@ -540,8 +540,8 @@ func TestInvalidConfig(t *testing.T) {
 		{ff, `{"idk_counts_as":"YES"}`, "idk_counts_as", `idk_counts_as is "YES"; want "yes" or "no"`},
 		{ff, `{"truths_limit":-1}`, "truths_limit", "truths_limit is -1; want >= 0 (0: no limit)"},
 		{ff, `{"truths_limit":"2"}`, "truths_limit", ""},
-		{ar, `{"threshold":0.7}`, "", `config: json: unknown field "threshold"`},
-		{ar, `{"truths_limit":2}`, "", `config: json: unknown field "truths_limit"`},
+		{ar, `{"threshold":0.7}`, "threshold", `config: json: unknown field "threshold"`},
+		{ar, `{"truths_limit":2}`, "truths_limit", `config: json: unknown field "truths_limit"`},
 	} {
 		h := &scripted{}
 		res := meas(h, tc.kind, tc.cfg, 0.5, caseFor(tc.kind))

@@ -2,6 +2,8 @@
 // Anvil's ABI v1 through Extism. It is the only Wasm-specific code a Go
 // plugin author touches:
 //
+//	//go:build wasip1
+//
 //	package main
 //
 //	import (
@@ -15,7 +17,7 @@
 //
 // built with
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o mine.wasm .
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o mine.wasm .
 //
 // The package exists on every platform so that documentation and tooling
 // see it, but Serve and the exports are compiled only for GOOS=wasip1.

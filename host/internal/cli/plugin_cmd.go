@@ -28,7 +28,7 @@ func newPluginCmd() *cobra.Command {
 		Use:   "plugin",
 		Short: "Inspect and verify plugins (Wasm modules and native process plugins)",
 	}
-	cmd.AddCommand(newPluginInspectCmd(), newPluginVerifyCmd())
+	cmd.AddCommand(newPluginInspectCmd(), newPluginVerifyCmd(), newPluginTestCmd(), newPluginCallCmd(), newPluginNewCmd())
 	return cmd
 }
 

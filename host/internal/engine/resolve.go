@@ -193,7 +193,7 @@ func (e *Engine) resolveMetric(mc *config.Metric) (*metric, error) {
 		return nil, fmt.Errorf("%s: unknown kind %q (known: %s)", where, mc.Kind, strings.Join(e.kindNames(abi.RoleMetric), ", "))
 	}
 	m.plugin, m.desc = ref.plugin, ref.desc
-	m.needsJudge = ref.plugin.Info().Descriptor.Asks(abi.CapJudge)
+	m.needsJudge = ref.asks(abi.CapJudge)
 	if m.needsJudge && e.judges.byName[m.judgeName] == nil {
 		return nil, fmt.Errorf("%s: kind %s needs a judge and none is configured (set defaults.judge or the metric's judge)", where, mc.Kind)
 	}
@@ -230,7 +230,7 @@ func (e *Engine) resolveDAG(m *metric, all map[string]*metric, names map[string]
 	m.graph = g
 	m.dagFields = g.RequiredFields()
 	for _, n := range g.Nodes {
-		if ref, ok := e.kinds[kindKey(abi.RoleNode, n.Kind)]; ok && ref.plugin.Info().Descriptor.Asks(abi.CapJudge) {
+		if ref, ok := e.kinds[kindKey(abi.RoleNode, n.Kind)]; ok && ref.asks(abi.CapJudge) {
 			m.needsJudge = true
 		}
 	}
@@ -261,11 +261,18 @@ func (e *Engine) kindNames(role abi.Role) []string {
 func (e *Engine) judgeNodes(m *metric) int {
 	n := 0
 	for _, node := range m.graph.Nodes {
-		if ref, ok := e.kinds[kindKey(abi.RoleNode, node.Kind)]; ok && ref.plugin.Info().Descriptor.Asks(abi.CapJudge) {
+		if ref, ok := e.kinds[kindKey(abi.RoleNode, node.Kind)]; ok && ref.asks(abi.CapJudge) {
 			n++
 		}
 	}
 	return n
+}
+
+// asks reports whether the kind asks for capability c: per kind from ABI
+// minor 1, so a judge-free kind of a plugin whose other kind judges runs
+// without a judge.
+func (r kindRef) asks(c abi.Capability) bool {
+	return r.plugin.Info().Descriptor.KindAsks(r.desc, c)
 }
 
 // kindKey keys the kind registry: a metric kind and a node kind may share a

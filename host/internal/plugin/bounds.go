@@ -71,6 +71,9 @@ func (b bounds) NewFunctionListener(def api.FunctionDefinition) experimental.Fun
 		}
 		return nil
 	}
+	if def.ModuleName() == abortModule && def.Name() == abortName {
+		return abortListener{bounds: b}
+	}
 	if def.GoFunction() != nil {
 		return nil
 	}

@@ -61,7 +61,7 @@ func TestConformanceTextcheck(t *testing.T) {
 		{"threshold kept", "exact_match", ``, 0.5, tc("a", "a"), want{score: 1, success: true}},
 		{"multibyte difference", "exact_match", ``, 0, tc("naïve café", "naïve cafe"), want{score: 0}},
 		{"missing expected", "exact_match", ``, 0, tc("Paris", ""), want{code: abi.CodeMissingField, field: "expected_output"}},
-		{"unknown config field", "exact_match", `{"ignorecase":true}`, 0, tc("a", "a"), want{code: abi.CodeInvalidConfig}},
+		{"unknown config field", "exact_match", `{"ignorecase":true}`, 0, tc("a", "a"), want{code: abi.CodeInvalidConfig, field: "ignorecase"}},
 		{"wrong config type", "exact_match", `{"trim":"yes"}`, 0, tc("a", "a"), want{code: abi.CodeInvalidConfig, field: "trim"}},
 		{"json valid", "json_valid", ``, 0, tc(`{"a":1}`, ""), want{score: 1, success: true}},
 		{"json scalar", "json_valid", ``, 0, tc(`42`, ""), want{score: 1, success: true}},

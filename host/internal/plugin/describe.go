@@ -66,6 +66,15 @@ func checkDescriptor(d *abi.Descriptor, exports map[string]bool) error {
 		if k.Role == abi.RoleMetric && len(k.Verdicts) > 0 {
 			errs = append(errs, fmt.Errorf("%s: a metric kind has no verdicts", where))
 		}
+		if k.Capabilities != nil && d.ABIMinor < 1 {
+			errs = append(errs, fmt.Errorf("%s: capabilities per kind need abi_minor >= 1, the descriptor says %d", where, d.ABIMinor))
+		}
+		for _, c := range k.Capabilities {
+			if !d.Asks(c) {
+				errs = append(errs, fmt.Errorf("%s: asks for capability %q, which the plugin's capabilities %q lack; list every kind's capabilities at plugin level too (a host of ABI minor 0 reads only those)",
+					where, c, d.Capabilities))
+			}
+		}
 		dup := map[string]bool{}
 		for _, v := range k.Verdicts {
 			if v == "" || dup[v] {

@@ -30,6 +30,11 @@ type guard struct {
 	limits Limits
 	// logger receives log records when there are no Services.
 	logger *slog.Logger
+	// kindName is the kind the invocation runs ("" outside one: then the
+	// plugin-level capabilities decide); kind is its descriptor, nil when
+	// the plugin has no such kind (it is then granted nothing).
+	kindName string
+	kind     *abi.KindDescriptor
 
 	mu     sync.Mutex
 	calls  int
@@ -80,13 +85,49 @@ type bytesPayload []byte
 func (b bytesPayload) size() (int, *abi.Error)    { return len(b), nil }
 func (b bytesPayload) read() ([]byte, *abi.Error) { return b, nil }
 
+// forRequest narrows the guard to the kind req names (a PrepareRequest,
+// MeasureRequest or NodeRequest): from ABI minor 1 a kind may ask for
+// capabilities of its own, and the invocation gets what its kind asks.
+func (g *guard) forRequest(req any) *guard {
+	var role abi.Role
+	switch r := req.(type) {
+	case *abi.PrepareRequest:
+		role, g.kindName = abi.RoleMetric, r.Kind
+	case *abi.MeasureRequest:
+		role, g.kindName = abi.RoleMetric, r.Kind
+	case *abi.NodeRequest:
+		role, g.kindName = abi.RoleNode, r.Kind
+	default:
+		return g
+	}
+	if k, ok := g.info.Descriptor.KindOf(g.kindName, role); ok {
+		g.kind = &k
+	}
+	return g
+}
+
+// asks reports whether the invocation's kind (or, outside an invocation,
+// the plugin) asks for c.
+func (g *guard) asks(c abi.Capability) bool {
+	switch {
+	case g.kindName == "":
+		return g.info.Descriptor.Asks(c)
+	case g.kind == nil:
+		return false
+	}
+	return g.info.Descriptor.KindAsks(*g.kind, c)
+}
+
 // denied says why the judge may not be called in this guard, or nil.
 func (g *guard) denied() *abi.Error {
 	switch {
 	case !g.grants.Judge:
 		return named(g.info, abi.Errorf(abi.CodeCapability,
 			"capability %q is not granted to this plugin (grant it under plugins.<name>.grants in the config)", abi.CapJudge))
-	case !g.info.Descriptor.Asks(abi.CapJudge):
+	case g.kind != nil && g.kind.Capabilities != nil && !g.asks(abi.CapJudge):
+		return named(g.info, abi.Errorf(abi.CodeCapability,
+			"capability %q: kind %q does not ask for it in the plugin's descriptor; a capability is usable only when the invocation's kind asks for it and it is granted", abi.CapJudge, g.kindName))
+	case !g.asks(abi.CapJudge):
 		return named(g.info, abi.Errorf(abi.CodeCapability,
 			"capability %q is granted but the plugin's descriptor does not ask for it; a capability is usable only when asked for and granted", abi.CapJudge))
 	case g.svc == nil:

@@ -75,7 +75,7 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 	for i := range fns {
 		fns[i].SetNamespace(abi.HostNamespace)
 	}
-	return fns
+	return append(fns, abortFunction())
 }
 
 // block is an Extism memory block a guest passed to a host function. Its

@@ -92,7 +92,7 @@ func (ip *inproc) call(ctx context.Context, svc Services, req, out any,
 	if merr != nil {
 		return named(ip.info, abi.Errorf(abi.CodeABI, "encode request: %v", merr))
 	}
-	g := newGuard(svc, ip.info, ip.opts, nil)
+	g := newGuard(svc, ip.info, ip.opts, nil).forRequest(req)
 	defer g.finish(ctx)
 	defer func() {
 		if r := recover(); r != nil {

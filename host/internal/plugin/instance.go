@@ -105,23 +105,37 @@ func (in *instance) classify(ctx context.Context, fn string, rc uint32, err erro
 	if rc == 0 && err.Error() == "module is closed" {
 		return errStale
 	}
+	// The Extism error a guest set (error_set) survives a trap: Extism
+	// returns the trap without reading it, the kernel (a module of its own)
+	// still holds it, and the host reads it here, bounded like any output
+	// (bounds.go). A guest without stderr (AssemblyScript, C without WASI)
+	// says why it is about to trap this way.
+	msg := in.p.GetError()
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		// A Go guest exits with 2 after a panic or a fatal runtime error
 		// (out of memory, stack overflow) and has printed why on stderr.
 		return &abi.Error{Code: abi.CodeTrap, Stderr: in.stderr.String(),
-			Message: fmt.Sprintf("%s: guest exited with code %d", fn, exit.ExitCode())}
+			Message: fmt.Sprintf("%s: guest exited with code %d%s", fn, exit.ExitCode(), guestSaid(msg))}
 	}
 	// The guest returned non-zero after setting an Extism error: it says it
 	// could not make sense of the call (its ABI misuse report).
-	if msg := in.p.GetError(); msg != "" && msg == err.Error() {
+	if msg != "" && msg == err.Error() {
 		return &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),
 			Message: fmt.Sprintf("%s failed (status %d): %s", fn, rc, clipMessage(msg))}
 	}
 	// Anything else is a Wasm trap: unreachable, out-of-bounds access,
 	// memory.grow beyond the cap, a host function refusing a bad pointer.
 	return &abi.Error{Code: abi.CodeTrap, Stderr: in.stderr.String(),
-		Message: fmt.Sprintf("%s trapped: %s", fn, clipMessage(err.Error()))}
+		Message: fmt.Sprintf("%s trapped: %s%s", fn, clipMessage(err.Error()), guestSaid(msg))}
+}
+
+// guestSaid renders the Extism error a guest set before it trapped.
+func guestSaid(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return "; the guest's error (error_set) before it: " + clipMessage(msg)
 }
 
 func (in *instance) close(ctx context.Context) { _ = in.p.Close(ctx) }

@@ -73,6 +73,9 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	if err := checkModuleShape(wasm); err != nil {
 		return nil, loadError(w.info, abi.CodeABI, "module refused before compiling: %v", err)
 	}
+	if err := checkImports(wasm); err != nil {
+		return nil, loadError(w.info, abi.CodeABI, "module refused before compiling: %v", err)
+	}
 
 	err = r.compileOnce(ctx, got, func() error { return r.compile(ctx, w, wasm) })
 	if err != nil {
@@ -114,6 +117,11 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	w.pool = newPool(opts.Limits.PoolSize, func(ctx context.Context) (*instance, error) {
 		in, err := w.newInstance(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				// The deadline passed while the instance was starting: a
+				// timeout, not a fault of the module.
+				return nil, abi.Errorf(abi.CodeTimeout, "the deadline passed while an instance was starting: %v", err)
+			}
 			return nil, abi.Errorf(abi.CodeTrap, "%v", err)
 		}
 		if _, err := w.warm(ctx, in); err != nil {

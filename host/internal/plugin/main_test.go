@@ -32,6 +32,8 @@ var guestSources = map[string]string{
 	"garbage":    "./testdata/zoo/garbage",
 	"dupdesc":    "./testdata/zoo/dupdesc",
 	"unasked":    "./testdata/zoo/unasked",
+	"foreign":    "./testdata/zoo/foreign",
+	"badimport":  "./testdata/zoo/badimport",
 }
 
 // nativeSource is the process-transport guest: one binary, hard-linked

@@ -330,7 +330,7 @@ func (p *processPlugin) invoke(ctx context.Context, svc Services, method, what s
 
 	callCtx, cancel := context.WithTimeout(ctx, p.opts.Limits.Timeout.Std())
 	defer cancel()
-	g := newGuard(svc, p.info, p.opts, p.logger)
+	g := newGuard(svc, p.info, p.opts, p.logger).forRequest(req)
 	defer g.finish(ctx)
 	token, forget := pr.register(callCtx, g)
 	defer forget()

@@ -77,7 +77,7 @@ func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what stri
 			return w.startError(what, err)
 		}
 		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout.Std())
-		g := newGuard(svc, w.info, w.opts, w.logger)
+		g := newGuard(svc, w.info, w.opts, w.logger).forRequest(req)
 		raw, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes)
 		cancel()
 		g.finish(ctx)

@@ -248,6 +248,7 @@ var tweaks = map[string]func(*jsonschema.Schema){
 	"KindDescriptor.verdicts":        verdictSet,
 	"KindDescriptor.required_fields": func(s *jsonschema.Schema) { s.UniqueItems = true },
 	"Descriptor.capabilities":        func(s *jsonschema.Schema) { s.UniqueItems = true },
+	"KindDescriptor.capabilities":    func(s *jsonschema.Schema) { s.UniqueItems = true },
 	"ToolCall.name":                  nonEmpty,
 	"JudgeBatch.requests":            nonEmpty,
 	// Type-level constraints.
@@ -276,6 +277,7 @@ var docs = map[string]string{
 	"KindDescriptor.config_schema":   "JSON Schema (draft 2020-12) of the kind's config object. The host validates every configured metric or node against it before the run starts.",
 	"KindDescriptor.verdicts":        "Fixed verdict set of a node kind whose verdicts do not come from configuration (a code gate: [\"false\", \"true\"]). Absent for metric kinds, task kinds and node kinds whose verdicts are configured.",
 	"KindDescriptor.prepare":         "True when the kind implements anvil_prepare; the host then calls it once per configured metric per run, before any case.",
+	"KindDescriptor.capabilities":    "ABI minor 1: host services this kind asks for, replacing the plugin's list for it (an empty list: none). Absent: the kind asks for the plugin's capabilities. Every entry must also be in the plugin's capabilities, which a minor-0 host reads alone.",
 
 	// prepare
 	"PrepareRequest":             "Input of anvil_prepare: once-per-run, case-independent work for one configured metric (e.g. G-Eval generating its evaluation steps).",

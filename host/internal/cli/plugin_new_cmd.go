@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/spf13/cobra"
+)
+
+// scaffoldsFS holds one project template per language:
+// scaffolds/<lang>/**. Every file is a text/template (see scaffoldData); a
+// name ending in ".tmpl" loses the suffix, a path component "__NAME__"
+// becomes the plugin's name, and build.sh is written executable. The
+// directory is embedded whole ("all:" keeps names starting with _ or .),
+// so a language whose directory is missing only fails at run time.
+//
+//go:embed all:scaffolds
+var scaffoldsFS embed.FS
+
+// scaffoldLangs are the languages `plugin new` knows, in help order.
+var scaffoldLangs = []struct{ name, what string }{
+	{"go", "Wasm module from Go with sdk/ (needs the Go toolchain)"},
+	{"c", "Wasm module from C with sdk/c/anvil.h (clang, wasi-libc)"},
+	{"assemblyscript", "Wasm module from AssemblyScript with sdk/assemblyscript (node, npm)"},
+	{"python", "process plugin (a zipapp) with sdk/python (python3, grpcio)"},
+}
+
+// AnvilModule is the Go module path of this repository.
+const AnvilModule = "github.com/agentanvil/anvil"
+
+// scaffoldData is what a scaffold's templates see.
+type scaffoldData struct {
+	Name        string // the plugin name, [a-z][a-z0-9_-]*
+	Kind        string // the kind: Name with '-' replaced by '_'
+	AnvilModule string // github.com/agentanvil/anvil
+	AnvilDir    string // absolute path of an Anvil checkout, or ""
+}
+
+var scaffoldName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+func newPluginNewCmd() *cobra.Command {
+	var lang, dir, anvilDir string
+	var force bool
+	var list, names []string
+	for _, l := range scaffoldLangs {
+		names = append(names, l.name)
+		list = append(list, fmt.Sprintf("  %-15s %s", l.name, l.what))
+	}
+	cmd := &cobra.Command{
+		Use:   "new NAME --lang LANG",
+		Short: "Write a buildable plugin project: source, build.sh, anvil.yaml, cases",
+		Long: `Write a new plugin project for NAME into ./NAME (or --dir): the source of
+a deterministic keyword_coverage metric kind named after the plugin (NAME
+with '-' replaced by '_'), build.sh, a README, three test cases and an
+anvil.yaml that pins the built artifact by sha256_file. With no edits,
+
+  cd NAME && ./build.sh && anvil-host plugin test ARTIFACT && anvil-host run
+
+all exit 0; the README names ARTIFACT. Languages:
+
+` + strings.Join(list, "\n") + `
+
+NAME is lower case: a letter, then letters, digits, '_' or '-'. A target
+directory that exists and is not empty is refused (exit 2) unless --force
+is given, which overwrites the scaffold's files and leaves others alone.
+
+The scaffold refers to this Anvil checkout for its SDK when one is found
+(--anvil-dir, else $ANVIL_DIR, else the checkout holding this binary or the
+current directory); otherwise its README says how to get the SDK.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !scaffoldName.MatchString(name) {
+				return usageErr(fmt.Errorf("plugin name %q: want a lower-case letter, then [a-z0-9_-]", name))
+			}
+			if !slices.Contains(names, lang) {
+				return usageErr(fmt.Errorf("--lang %q: want one of %s", lang, strings.Join(names, ", ")))
+			}
+			if dir == "" {
+				dir = name
+			}
+			if anvilDir == "" {
+				anvilDir = findAnvilDir()
+			} else if !isAnvilDir(anvilDir) {
+				return usageErr(fmt.Errorf("--anvil-dir %s: not a checkout of %s (no go.mod declaring it)", anvilDir, AnvilModule))
+			}
+			if anvilDir != "" {
+				abs, err := filepath.Abs(anvilDir)
+				if err != nil {
+					return err
+				}
+				anvilDir = abs
+			}
+			data := scaffoldData{Name: name, Kind: strings.ReplaceAll(name, "-", "_"), AnvilModule: AnvilModule, AnvilDir: anvilDir}
+			files, err := renderScaffold(lang, data)
+			if err != nil {
+				return err
+			}
+			if err := checkTarget(dir, force); err != nil {
+				return err
+			}
+			for _, f := range files {
+				p := filepath.Join(dir, filepath.FromSlash(f.path))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(p, f.body, f.mode); err != nil {
+					return err
+				}
+				if err := os.Chmod(p, f.mode); err != nil { // WriteFile keeps an existing file's mode
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "wrote %d files for plugin %s (%s) into %s", len(files), name, lang, dir)
+			if anvilDir != "" {
+				fmt.Fprintf(out, ", using the Anvil checkout at %s", anvilDir)
+			}
+			fmt.Fprintf(out, "\nnext: cd %s && ./build.sh && anvil-host run   (README.md says more)\n", dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&lang, "lang", "", "language: "+strings.Join(names, ", "))
+	cmd.Flags().StringVar(&dir, "dir", "", "directory to write (default ./NAME)")
+	cmd.Flags().StringVar(&anvilDir, "anvil-dir", "", "Anvil checkout the project uses for its SDK (default: found automatically)")
+	cmd.Flags().BoolVar(&force, "force", false, "write into a non-empty directory, overwriting the scaffold's files")
+	_ = cmd.MarkFlagRequired("lang")
+	_ = cmd.RegisterFlagCompletionFunc("lang", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+type scaffoldFile struct {
+	path string // slash-separated, relative to the project
+	body []byte
+	mode os.FileMode
+}
+
+// renderScaffold renders every file of scaffolds/<lang>.
+func renderScaffold(lang string, data scaffoldData) ([]scaffoldFile, error) {
+	root := "scaffolds/" + lang
+	var files []scaffoldFile
+	err := fs.WalkDir(scaffoldsFS, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "node_modules" || n == "__pycache__" {
+				return fs.SkipDir // build leftovers, never part of a scaffold
+			}
+			return nil
+		}
+		raw, err := scaffoldsFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(p, root+"/")
+		t, err := template.New(rel).Option("missingkey=error").Parse(string(raw))
+		if err != nil {
+			return fmt.Errorf("scaffold %s: %w", p, err) // a build mistake
+		}
+		var buf bytes.Buffer
+		if err := t.Execute(&buf, data); err != nil {
+			return fmt.Errorf("scaffold %s: %w", p, err)
+		}
+		rel = strings.TrimSuffix(rel, ".tmpl")
+		parts := strings.Split(rel, "/")
+		for i, c := range parts {
+			parts[i] = strings.ReplaceAll(c, "__NAME__", data.Name)
+		}
+		mode := os.FileMode(0o644)
+		if path.Base(rel) == "build.sh" {
+			mode = 0o755
+		}
+		files = append(files, scaffoldFile{path: strings.Join(parts, "/"), body: buf.Bytes(), mode: mode})
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(files) == 0) {
+		return nil, fmt.Errorf("this anvil-host has no %s scaffold (built without host/internal/cli/scaffolds/%s)", lang, lang)
+	}
+	return files, err
+}
+
+// checkTarget refuses a non-empty directory unless force.
+func checkTarget(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return usageErr(err)
+	case len(entries) > 0 && !force:
+		return usageErr(fmt.Errorf("%s exists and is not empty: plugin new never overwrites (--force writes into it, --dir writes elsewhere); nothing written", dir))
+	}
+	return nil
+}
+
+// findAnvilDir finds an Anvil checkout for the scaffold's SDK references:
+// $ANVIL_DIR, then the directories above this executable (bin/anvil-host
+// in a checkout), then the current directory and those above it.
+func findAnvilDir() string {
+	if d := os.Getenv("ANVIL_DIR"); d != "" && isAnvilDir(d) {
+		return d
+	}
+	var starts []string
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		starts = append(starts, filepath.Dir(exe))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, d := range starts {
+		for {
+			if isAnvilDir(d) {
+				return d
+			}
+			up := filepath.Dir(d)
+			if up == d {
+				break
+			}
+			d = up
+		}
+	}
+	return ""
+}
+
+// isAnvilDir reports whether dir holds a go.mod declaring AnvilModule.
+func isAnvilDir(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(first) == "module "+AnvilModule
+}

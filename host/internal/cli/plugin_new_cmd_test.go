@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPluginNewGo generates the Go scaffold, builds it with its own
+// build.sh and runs it: plugin new → build.sh → plugin test → run, every
+// step exit 0, with no edits. It logs the time from plugin new to a
+// passing run.
+func TestPluginNewGo(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	repo, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	start := time.Now()
+	r := runBinary(t, work, nil, "plugin", "new", "kw-check", "--lang", "go", "--anvil-dir", repo)
+	if r.code != 0 || !strings.Contains(r.stdout, "wrote 6 files for plugin kw-check (go) into kw-check") {
+		t.Fatalf("plugin new: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dir := filepath.Join(work, "kw-check")
+	for _, f := range []string{"README.md", "anvil.yaml", "build.sh", "cases.jsonl", "go.mod", "main.go"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _ := os.Stat(filepath.Join(dir, "build.sh")); st.Mode().Perm()&0o111 == 0 {
+		t.Fatalf("build.sh mode %v, want executable", st.Mode())
+	}
+	gomod := string(mustRead(t, filepath.Join(dir, "go.mod")))
+	if !strings.Contains(gomod, "replace github.com/agentanvil/anvil => "+repo) || !strings.HasPrefix(gomod, "module kw-check\n") {
+		t.Fatalf("go.mod:\n%s", gomod)
+	}
+	if main := string(mustRead(t, filepath.Join(dir, "main.go"))); !strings.HasPrefix(main, "//go:build wasip1\n") ||
+		!strings.Contains(main, `Name:           "kw_check"`) || !strings.Contains(main, `Name: "kw-check"`) {
+		t.Fatalf("main.go lacks the build constraint or the names:\n%s", main)
+	}
+
+	// build.sh uses the real Go environment (module and build caches).
+	build := exec.Command("./build.sh")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, out)
+	}
+	sum := strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "plugin.wasm.sha256"))))
+	if !strings.HasPrefix(sum, "sha256:") || len(sum) != len("sha256:")+64 {
+		t.Fatalf("plugin.wasm.sha256 = %q", sum)
+	}
+	if r := runBinary(t, dir, nil, "plugin", "test", "plugin.wasm"); r.code != 0 {
+		t.Fatalf("plugin test: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runBinary(t, dir, nil, "run", "--cache", "off", "--no-progress", "-o", "out")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("plugin new → build → plugin test → passing run: %s", time.Since(start).Round(time.Millisecond))
+	want := map[string]float64{"both": 1, "upper": 1, "one": 0.5}
+	lines := resultLines(t, filepath.Join(dir, "out", "results.jsonl"))
+	if len(lines) != 3 {
+		t.Fatalf("%d results, want 3", len(lines))
+	}
+	for _, c := range lines {
+		m := c.Metrics[0]
+		if m.Kind != "kw_check" || m.Status != "passed" || m.Score == nil || *m.Score != want[c.CaseID] {
+			t.Errorf("%s: %+v; want passed with score %v", c.CaseID, m, want[c.CaseID])
+		}
+	}
+	for _, c := range lines {
+		if c.CaseID == "one" && c.Metrics[0].Reason != "found 1 of 2 keywords; missing: capital" {
+			t.Errorf("reason %q", c.Metrics[0].Reason)
+		}
+	}
+}
+
+func TestPluginNewRefuses(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	work := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "taken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "taken", "keep.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plugin", "new", "Bad", "--lang", "go"}, `plugin name "Bad": want a lower-case letter`},
+		{[]string{"plugin", "new", "1abc", "--lang", "go"}, `plugin name "1abc"`},
+		{[]string{"plugin", "new", "ok", "--lang", "rust"}, `--lang "rust": want one of go, c, assemblyscript, python`},
+		{[]string{"plugin", "new", "ok", "--lang", "go", "--dir", "taken"}, "taken exists and is not empty: plugin new never overwrites"},
+		{[]string{"plugin", "new", "ok", "--lang", "go", "--anvil-dir", work}, "not a checkout of github.com/agentanvil/anvil"},
+	} {
+		r := runBinary(t, work, nil, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(work, "taken"))
+	if len(entries) != 1 {
+		t.Fatalf("the refused directory was written to: %v", entries)
+	}
+	r := runBinary(t, work, nil, "plugin", "new", "ok", "--lang", "go", "--dir", "taken", "--force", "--anvil-dir", "../../..")
+	if r.code == 0 {
+		t.Fatalf("--anvil-dir relative to the test's work dir should not resolve: %s", r.stdout)
+	}
+	repo, _ := filepath.Abs("../../..")
+	r = runBinary(t, work, nil, "plugin", "new", "ok", "--lang", "go", "--dir", "taken", "--force", "--anvil-dir", repo)
+	if r.code != 0 {
+		t.Fatalf("--force: exit %d %s", r.code, r.stderr)
+	}
+	if string(mustRead(t, filepath.Join(work, "taken", "keep.txt"))) != "mine" {
+		t.Fatal("--force touched a file that is not the scaffold's")
+	}
+}
+
+// TestScaffoldsFollowTheContract renders every embedded scaffold and checks
+// the files the contract requires.
+func TestScaffoldsFollowTheContract(t *testing.T) {
+	for _, l := range scaffoldLangs {
+		t.Run(l.name, func(t *testing.T) {
+			files, err := renderScaffold(l.name, scaffoldData{Name: "my-plugin", Kind: "my_plugin", AnvilModule: AnvilModule, AnvilDir: "/src/anvil"})
+			if err != nil {
+				t.Skipf("no %s scaffold in this build: %v", l.name, err)
+			}
+			byPath := map[string]scaffoldFile{}
+			for _, f := range files {
+				byPath[f.path] = f
+				if strings.Contains(f.path, "__NAME__") || strings.HasSuffix(f.path, ".tmpl") || strings.Contains(string(f.body), "{{") {
+					t.Errorf("%s: not fully rendered", f.path)
+				}
+			}
+			for _, need := range []string{"build.sh", "README.md", "cases.jsonl", "anvil.yaml"} {
+				if _, ok := byPath[need]; !ok {
+					t.Errorf("no %s", need)
+				}
+			}
+			if f := byPath["build.sh"]; f.mode != 0o755 {
+				t.Errorf("build.sh mode %v", f.mode)
+			}
+			if n := strings.Count(strings.TrimSpace(string(byPath["cases.jsonl"].body)), "\n") + 1; n != 3 {
+				t.Errorf("cases.jsonl has %d cases, want 3", n)
+			}
+			y := string(byPath["anvil.yaml"].body)
+			for _, want := range []string{"sha256_file:", "transport:", "kind: my_plugin", "my-plugin:"} {
+				if !strings.Contains(y, want) {
+					t.Errorf("anvil.yaml lacks %q", want)
+				}
+			}
+		})
+	}
+}
