@@ -1,0 +1,2 @@
+// The package entry: asc resolves "@agentanvil/anvil-sdk" to this file.
+export * from "./assembly/index";

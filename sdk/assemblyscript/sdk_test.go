@@ -1,0 +1,220 @@
+// Tests of the AssemblyScript SDK through the real host: a probe module
+// (testdata/probe) built from source with npm and asc, loaded by
+// host.Evaluate. Skipped when node or npm is missing (scripts/ci-deps-as
+// installs them).
+package assemblyscript_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host"
+)
+
+var (
+	buildOnce sync.Once
+	probePath string
+	buildErr  error
+)
+
+func probe(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the AssemblyScript SDK tests need %s (scripts/ci-deps-as installs node and npm): %v", tool, err)
+		}
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "probe-as-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		out := filepath.Join(dir, "probe-as.wasm")
+		// npm ci copies the SDK as it is now (install-links), so every run
+		// tests the working tree's SDK.
+		for _, args := range [][]string{
+			{"npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"},
+			{"npx", "--no-install", "asc", "assembly/index.ts", "--config", "asconfig.json", "--target", "release", "--outFile", out},
+		} {
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Dir = "testdata/probe"
+			if b, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, b)
+				return
+			}
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			buildErr = err
+			return
+		}
+		sum := sha256.Sum256(b)
+		buildErr = os.WriteFile(out+".sha256", []byte("sha256:"+hex.EncodeToString(sum[:])+"\n"), 0o644)
+		probePath = out
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return probePath
+}
+
+// run evaluates one probe kind (params as YAML flow) on cases; logs go to
+// the returned buffer.
+func run(t *testing.T, kind, params string, cases ...abi.TestCase) (map[string]host.MetricResult, *bytes.Buffer) {
+	t.Helper()
+	wasm := probe(t)
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`version: 1
+plugins:
+  probe-as: {path: %s, sha256_file: %s}
+metrics:
+  - name: m
+    kind: %s
+    threshold: 0.5
+    params: %s
+`, wasm, wasm+".sha256", kind, params)
+	if err := os.WriteFile(filepath.Join(dir, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := host.LoadConfig(filepath.Join(dir, "anvil.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	res, err := host.Evaluate(context.Background(), c, cases, host.Options{
+		Cache:     "off",
+		StorePath: filepath.Join(dir, "store.db"),
+		Logger:    slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Getenv:    func(string) string { return "" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]host.MetricResult{}
+	for _, cr := range res.Cases {
+		out[cr.CaseID] = cr.Metrics[0]
+	}
+	return out, &logs
+}
+
+// TestUTF8RoundTrip: text in every UTF-8 length, JSON escapes and control
+// characters comes back byte for byte in reason and details (output sized in
+// UTF-8 bytes, not UTF-16 units), and a config's numbers, nesting and
+// escapes survive the SDK's JSON reader and writer.
+func TestUTF8RoundTrip(t *testing.T) {
+	texts := map[string]string{
+		"ascii":   "plain",
+		"latin":   "café naïve Größe",
+		"cjk":     "東京タワー",
+		"emoji":   "🙂👍🏽 flags 🇫🇷",
+		"escapes": "quote \" backslash \\ slash / tab\tnl\ncr\r nul\x00 bell\x07 del\x7f",
+		"long":    strings.Repeat("ü東🙂", 5000),
+	}
+	cfg := `{n: 3, neg: -0.5, big: 12345678901234, tiny: 1.5e-300, huge: 1e300, frac: 0.1, s: "é\u0001\"", ` +
+		`nested: {a: [1, true, false, null, "x"], b: {}}, empty: []}`
+	var cases []abi.TestCase
+	for id, s := range texts {
+		cases = append(cases, abi.TestCase{ID: id, ActualOutput: s})
+	}
+	res, _ := run(t, "echo", cfg, cases...)
+	var wantCfg any
+	json.Unmarshal([]byte(`{"n":3,"neg":-0.5,"big":12345678901234,"tiny":1.5e-300,"huge":1e300,"frac":0.1,"s":"é\u0001\"",`+
+		`"nested":{"a":[1,true,false,null,"x"],"b":{}},"empty":[]}`), &wantCfg)
+	for id, s := range texts {
+		m := res[id]
+		if m.Error != nil || m.Score == nil || *m.Score != 1 {
+			t.Fatalf("%s: score %v error %v", id, m.Score, m.Error)
+		}
+		if m.Reason != "echo: "+s {
+			t.Errorf("%s: reason %q, want %q", id, m.Reason, "echo: "+s)
+		}
+		var d struct {
+			Text        string `json:"text"`
+			Config      any    `json:"config"`
+			UTF16Length int    `json:"utf16_length"`
+		}
+		if err := json.Unmarshal(m.Details, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Text != s {
+			t.Errorf("%s: details.text %q", id, d.Text)
+		}
+		if want := len(utf16Units(s)); d.UTF16Length != want {
+			t.Errorf("%s: utf16_length %d, want %d", id, d.UTF16Length, want)
+		}
+		if !reflect.DeepEqual(d.Config, wantCfg) {
+			t.Errorf("%s: config echoed as %v\nwant %v", id, d.Config, wantCfg)
+		}
+	}
+}
+
+func utf16Units(s string) []uint16 {
+	var u []uint16
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			u = append(u, uint16(0xd800+(r>>10)), uint16(0xdc00+(r&0x3ff)))
+		} else {
+			u = append(u, uint16(r))
+		}
+	}
+	return u
+}
+
+// TestAbortMessage: an AssemblyScript abort (here a failed assert) needs no
+// env.abort import; it traps with the message and its source location set
+// as the Extism error, and the next case runs on a fresh instance.
+func TestAbortMessage(t *testing.T) {
+	res, _ := run(t, "assert", "{}",
+		abi.TestCase{ID: "bad", ActualOutput: "wrong ünïcode"},
+		abi.TestCase{ID: "ok", ActualOutput: "fine"})
+	bad := res["bad"]
+	if bad.Error == nil || bad.Error.Code != abi.CodeTrap {
+		t.Fatalf("bad: error %+v, want a trap", bad.Error)
+	}
+	for _, want := range []string{"probe assertion failed on wrong ünïcode", "assembly/index.ts"} {
+		if !strings.Contains(bad.Error.Error(), want) {
+			t.Errorf("bad: trap %q does not say %q", bad.Error.Error(), want)
+		}
+	}
+	if ok := res["ok"]; ok.Error != nil || ok.Score == nil || *ok.Score != 1 {
+		t.Errorf("ok: score %v error %v", ok.Score, ok.Error)
+	}
+}
+
+// TestLogAndScoreGuard: log() reaches the host's log with its attributes;
+// the SDK turns a score outside [0,1] into a metric error (not a trap), and
+// answers a case lacking a required field with missing_field.
+func TestLogAndScoreGuard(t *testing.T) {
+	res, logs := run(t, "log", "{}", abi.TestCase{ID: "l1", ActualOutput: "héllo"})
+	if m := res["l1"]; m.Error != nil || m.Reason != "logged" {
+		t.Fatalf("log: %+v", m)
+	}
+	for _, want := range []string{"probe log: héllo", "case=l1", "level=WARN"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("host log lacks %q:\n%s", want, logs.String())
+		}
+	}
+
+	res, _ = run(t, "bad_score", "{}", abi.TestCase{ID: "b", ActualOutput: "x"}, abi.TestCase{ID: "none", Input: "no output"})
+	if m := res["b"]; m.Error == nil || m.Error.Code != abi.CodeMetric || !strings.Contains(m.Error.Message, "outside [0,1]") {
+		t.Errorf("bad_score: %+v, want metric_error outside [0,1]", m.Error)
+	}
+	if m := res["none"]; m.Error == nil || m.Error.Code != abi.CodeMissingField || m.Error.Field != abi.FieldActualOutput {
+		t.Errorf("no actual_output: %+v, want missing_field", m.Error)
+	}
+}
