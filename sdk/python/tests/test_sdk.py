@@ -1,0 +1,193 @@
+import json
+import os
+import sys
+import unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "src"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples", "kwcov", "py", "src"))
+
+from anvil_sdk import AnvilError, Plugin, validate_config  # noqa: E402
+from anvil_sdk._serve import decode_conn_info  # noqa: E402
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "keywords": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        "case_sensitive": {"type": "boolean", "default": False},
+        "n": {"type": "integer", "minimum": 1},
+    },
+    "required": ["keywords"],
+    "additionalProperties": False,
+}
+
+
+class FakeHost:
+    def __init__(self, responses=None, error=None):
+        self.batches = []
+        self.responses = responses or []
+        self.error = error
+        self.logs = []
+
+    def judge(self, requests):
+        self.batches.append(requests)
+        if self.error:
+            raise self.error
+        return self.responses
+
+    def log(self, level, message, **attrs):
+        self.logs.append((level, message, attrs))
+
+
+def req(config, output="Paris is the capital of France.", threshold=0.5, kind="keyword_coverage"):
+    return {"kind": kind, "metric": "kw", "config": config, "threshold": threshold,
+            "case": {"id": "c1", "actual_output": output}}
+
+
+class ValidateConfig(unittest.TestCase):
+    def err(self, config):
+        with self.assertRaises(AnvilError) as cm:
+            validate_config(SCHEMA, config)
+        self.assertEqual(cm.exception.code, "invalid_config")
+        return cm.exception
+
+    def test_defaults_filled(self):
+        self.assertEqual(validate_config(SCHEMA, {"keywords": ["a"]}), {"keywords": ["a"], "case_sensitive": False})
+
+    def test_unknown_field_named(self):
+        e = self.err({"keywords": ["a"], "bogus": 1})
+        self.assertEqual(e.field, "bogus")
+        self.assertIn('"bogus"', e.message)
+
+    def test_keywords(self):
+        for cfg in ({}, None, {"keywords": []}, {"keywords": [""]}, {"keywords": "a"}, {"keywords": [1]},
+                    {"keywords": None}):
+            self.assertEqual(self.err(cfg).field, "keywords", cfg)
+
+    def test_types(self):
+        self.assertEqual(self.err({"keywords": ["a"], "case_sensitive": "yes"}).field, "case_sensitive")
+        self.assertEqual(self.err({"keywords": ["a"], "n": 1.5}).field, "n")
+        self.assertEqual(self.err({"keywords": ["a"], "n": 0}).field, "n")
+        self.assertEqual(self.err({"keywords": ["a"], "n": True}).field, "n")
+        self.assertEqual(validate_config(SCHEMA, {"keywords": ["a"], "n": 2})["n"], 2)
+
+    def test_not_an_object(self):
+        self.assertEqual(self.err([1]).code, "invalid_config")
+
+    def test_no_schema_takes_no_config(self):
+        self.assertEqual(validate_config(None, None), {})
+        with self.assertRaises(AnvilError):
+            validate_config(None, {"x": 1})
+
+    def test_unsupported_schema_keyword_refused(self):
+        p = Plugin("p", "0.1.0")
+        with self.assertRaises(ValueError):
+            p.add_metric("k", lambda *a: None, config_schema={"type": "object", "patternProperties": {}})
+
+
+class Results(unittest.TestCase):
+    def plugin(self, fn, **kw):
+        p = Plugin("p", "1.2.3", capabilities=["judge"])
+        p.add_metric("k", fn, required_fields=["actual_output"], **kw)
+        return p
+
+    def test_describe(self):
+        p = self.plugin(lambda *a: {"score": 1}, config_schema={"type": "object"}, description="d")
+        self.assertEqual(p.describe(), {
+            "name": "p", "version": "1.2.3", "abi_major": 1, "abi_minor": 0, "capabilities": ["judge"],
+            "kinds": [{"name": "k", "role": "metric", "description": "d", "required_fields": ["actual_output"],
+                       "config_schema": {"type": "object"}}]})
+
+    def test_success_is_score_vs_threshold(self):
+        p = self.plugin(lambda ctx, host, cfg, r: {"score": 0.5, "reason": "r", "details": {"a": []}})
+        self.assertEqual(p.measure(None, None, req(None, kind="k", threshold=0.5)),
+                         {"threshold": 0.5, "score": 0.5, "success": True, "reason": "r", "details": {"a": []}})
+        self.assertFalse(p.measure(None, None, req(None, kind="k", threshold=0.6))["success"])
+
+    def test_missing_field(self):
+        p = self.plugin(lambda *a: {"score": 1})
+        r = req(None, kind="k")
+        r["case"]["actual_output"] = ""
+        self.assertEqual(p.measure(None, None, r)["error"],
+                         {"code": "missing_field", "message": 'case "c1" has no actual_output', "field": "actual_output"})
+
+    def test_errors(self):
+        def raises(ctx, host, cfg, r):
+            raise AnvilError("judge_error", "down", retryable=True)
+        self.assertEqual(self.plugin(raises).measure(None, None, req(None, kind="k")),
+                         {"success": False, "threshold": 0.5,
+                          "error": {"code": "judge_error", "message": "down", "retryable": True}})
+
+        def bug(ctx, host, cfg, r):
+            return 1 / 0
+        e = self.plugin(bug).measure(None, None, req(None, kind="k"))["error"]
+        self.assertEqual(e["code"], "metric_error")
+        self.assertIn("ZeroDivisionError", e["message"])
+        for bad in (1.5, -0.1, float("nan"), None, True, "1"):
+            e = self.plugin(lambda *a, s=bad: {"score": s}).measure(None, None, req(None, kind="k"))["error"]
+            self.assertEqual(e["code"], "metric_error", bad)
+
+    def test_unknown_kind(self):
+        p = self.plugin(lambda *a: {"score": 1})
+        self.assertEqual(p.measure(None, None, req(None, kind="nope"))["error"]["code"], "abi_violation")
+        self.assertEqual(p.node(None, None, {"kind": "k"})["error"]["code"], "abi_violation")
+
+    def test_results_are_json(self):
+        p = self.plugin(lambda *a: {"score": 1, "details": {"é": "☕"}})
+        json.dumps(p.measure(None, None, req(None, kind="k")), allow_nan=False)
+
+
+class KeywordCoverage(unittest.TestCase):
+    """The example metric through the SDK, with a fake host: the parts the
+    host tests (examples/kwcov/py) cannot reach, because the host checks
+    configs and required fields before the plugin sees them."""
+
+    def setUp(self):
+        import kwcov
+        self.p = kwcov.plugin
+
+    def test_config_errors(self):
+        for cfg, field in (({"keywords": ["a"], "bogus": 1}, "bogus"), ({"keywords": []}, "keywords"),
+                           ({}, "keywords"), ({"keywords": ["a", ""]}, "keywords"),
+                           ({"keywords": ["a"], "judge_check": 1}, "judge_check")):
+            e = self.p.measure(None, FakeHost(), req(cfg))["error"]
+            self.assertEqual((e["code"], e.get("field")), ("invalid_config", field), cfg)
+
+    def test_judge_batch_error_propagates(self):
+        for code in ("capability_denied", "budget_exhausted", "judge_error"):
+            host = FakeHost(error=AnvilError(code, "no"))
+            res = self.p.measure(None, host, req({"keywords": ["Paris"], "judge_check": True}))
+            self.assertEqual(res["error"]["code"], code)
+            self.assertNotIn("score", res)
+
+    def test_judge_response_error_propagates(self):
+        host = FakeHost(responses=[{"error": {"code": "judge_truncated", "message": "cut"}}])
+        res = self.p.measure(None, host, req({"keywords": ["Paris"], "judge_check": True}))
+        self.assertEqual(res["error"], {"code": "judge_truncated", "message": "cut"})
+
+    def test_judge_request(self):
+        host = FakeHost(responses=[{"content": "{\"verdict\":false}", "json": {"verdict": False}}])
+        res = self.p.measure(None, host, req({"keywords": ["Paris", "Rome"], "judge_check": True}, "Paris!"))
+        self.assertEqual(res["score"], 0.25)
+        self.assertEqual(res["reason"], "found 1 of 2 keywords; missing: Rome; judge: not meaningful")
+        self.assertEqual(res["details"], {"found": ["Paris"], "missing": ["Rome"], "judge": False})
+        [[r]] = host.batches
+        self.assertEqual(r["schema_name"], "keyword_check")
+        self.assertEqual(r["purpose"], "keyword_check")
+        self.assertEqual(r["temperature"], 0)
+        self.assertEqual(r["messages"][0]["content"],
+                         "Does the following answer use these keywords in a meaningful way? Keywords: Paris, Rome"
+                         "\n\nAnswer:\nParis!\n\nReturn only a JSON object {\"verdict\": true|false}.")
+
+
+class Wire(unittest.TestCase):
+    def test_conn_info(self):
+        # plugin.ConnInfo{service_id: 300, network: "unix", address: "/s/p", knock: {knock: true}}
+        raw = b"\x08\xac\x02\x12\x04unix\x1a\x04/s/p\x22\x02\x08\x01"
+        self.assertEqual(decode_conn_info(raw),
+                         {"service_id": 300, "network": "unix", "address": "/s/p", "knock": {1: 1}})
+
+
+if __name__ == "__main__":
+    unittest.main()
