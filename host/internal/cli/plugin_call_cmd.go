@@ -70,7 +70,7 @@ request's JSON Schema; no model, no key).`,
 
 // callPlugin loads the plugin and runs one export on input.
 func callPlugin(ctx context.Context, stderr io.Writer, path, export, digest, transport, judgeMode string, input []byte) ([]byte, error) {
-	sum, err := conformance.FileDigest(path)
+	sum, err := plugin.FileDigest(path)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("plugin call: %w", err))
 	}

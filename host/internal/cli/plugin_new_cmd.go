@@ -15,6 +15,8 @@ import (
 	"text/template"
 
 	"github.com/spf13/cobra"
+
+	csdk "github.com/agentanvil/anvil/sdk/c"
 )
 
 // scaffoldsFS holds one project template per language:
@@ -188,6 +190,10 @@ func renderScaffold(lang string, data scaffoldData) ([]scaffoldFile, error) {
 	})
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(files) == 0) {
 		return nil, fmt.Errorf("this anvil-host has no %s scaffold (built without host/internal/cli/scaffolds/%s)", lang, lang)
+	}
+	if err == nil && lang == "c" {
+		// The SDK's header itself, not a copy kept beside the scaffold.
+		files = append(files, scaffoldFile{path: "anvil.h", body: csdk.Header, mode: 0o644})
 	}
 	return files, err
 }

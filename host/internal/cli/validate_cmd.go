@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -177,24 +174,11 @@ func pluginReports(cfg *config.Config, isos []engine.PluginIsolation) []validate
 		if vp.Transport == "" {
 			vp.Transport = "wasm"
 		}
-		if d, err := fileDigest(vp.Path); err == nil {
+		if d, err := plugin.FileDigest(vp.Path); err == nil {
 			vp.SHA256 = d
 		}
 		out = append(out, vp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

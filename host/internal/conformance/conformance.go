@@ -15,8 +15,6 @@ package conformance
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -97,7 +95,7 @@ type env struct {
 
 // Run loads the plugin and runs every check.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	digest, err := fileDigest(opts.Path)
+	digest, err := plugin.FileDigest(opts.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -207,23 +205,6 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
-
-// fileDigest is "sha256:<hex>" of the file at path.
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// FileDigest is "sha256:<hex>" of the file at path.
-func FileDigest(path string) (string, error) { return fileDigest(path) }
 
 // isNative reports whether the file is not a Wasm module.
 func isNative(path string) (bool, error) {

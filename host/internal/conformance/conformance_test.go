@@ -211,7 +211,7 @@ func TestSkipAndDigest(t *testing.T) {
 	if len(rep.Results) != 1 || rep.Results[0].Name != "digest" || rep.Results[0].Status != Fail || rep.Failed != 1 {
 		t.Fatalf("digest mismatch:\n%s", dump(rep))
 	}
-	sum, err := FileDigest(wasmPath("textcheck"))
+	sum, err := plugin.FileDigest(wasmPath("textcheck"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 )
 
@@ -33,3 +35,25 @@ func parseDigest(s string) (string, error) {
 	}
 	return digestPrefix + h, nil
 }
+
+// FileDigest is the "sha256:<hex>" of the regular file at path, streamed:
+// the digest a config pins, computed as the host verifies it.
+func FileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return "", err
+	} else if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func fileDigest(path string) (string, error) { return FileDigest(path) }

@@ -3,14 +3,11 @@ package plugin
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -161,25 +158,6 @@ func (r *Runtime) LoadProcess(ctx context.Context, path, digest string, opts Opt
 	p.noteIsolation(pr)
 	p.cur = pr
 	return p, nil
-}
-
-// fileDigest is the "sha256:<hex>" of the file at path, streamed.
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return "", err
-	} else if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (p *processPlugin) Info() Info { return p.info }
