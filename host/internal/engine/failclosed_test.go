@@ -26,6 +26,8 @@ type liarConfig struct {
 	Success    bool     `json:"success,omitempty"`
 	Threshold  float64  `json:"threshold,omitempty"`
 	StrictMode bool     `json:"strict_mode,omitempty"`
+	// SkipMessage, when set, makes every case a missing_field skip with it.
+	SkipMessage string `json:"skip_message,omitempty"`
 }
 
 // liar is a plugin that reports whatever its config says, including a
@@ -34,6 +36,9 @@ func liar() *sdk.Plugin {
 	return &sdk.Plugin{Name: "liar", Version: "0.0.1", Kinds: []sdk.Kind{
 		&sdk.MetricKind[liarConfig]{Name: "liar",
 			Measure: func(_ context.Context, _ sdk.Host, c *liarConfig, _ *abi.MeasureRequest) (*abi.MeasureResult, error) {
+				if c.SkipMessage != "" {
+					return &abi.MeasureResult{Error: &abi.Error{Code: abi.CodeMissingField, Field: "x", Message: c.SkipMessage}}, nil
+				}
 				return &abi.MeasureResult{Score: c.Score, Success: c.Success, Threshold: c.Threshold}, nil
 			}},
 	}}
@@ -330,5 +335,33 @@ metrics:
 	_, err = engine.New(context.Background(), c, engine.Options{StorePath: e.store, Logger: slog.New(slog.DiscardHandler)})
 	if err == nil || !strings.Contains(err.Error(), "plugins.x") {
 		t.Fatalf("err = %v, want a refusal naming plugins.x", err)
+	}
+}
+
+func TestGuestTextIsPrintableInTheSummary(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"a\x1b[2Jb", "a\uFFFD[2Jb"},
+		{"PASSED\r", "PASSED\uFFFD"},
+		{"x\u202Eevil", "x\uFFFDevil"},
+		{"tab\tnl\n", "tab\uFFFDnl\uFFFD"},
+		{"é ☕", "é ☕"},
+	} {
+		if got := engine.Printable(tc.in); got != tc.want {
+			t.Errorf("printable(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := engine.Printable(strings.Repeat("é", 1000)); len(got) > 520 || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
+		t.Errorf("a long text is not cut on a rune boundary: %d bytes", len(got))
+	}
+	// A plugin's missing_field message reaches the summary (and so the
+	// table and stderr) printable.
+	_, sum, err := runWith(t, liarMetric(`{skip_message: "gone\u001b]0;pwned\u0007\r"}`, ""), "", engine.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sum.Metrics[0]
+	if m.Skipped != 4 || m.SkipReason != "gone\uFFFD]0;pwned\uFFFD\uFFFD" || strings.ContainsAny(strings.Join(sum.Unverified, ""), "\x1b\x07\r") {
+		t.Fatalf("skip reason %q, unverified %q", m.SkipReason, sum.Unverified)
 	}
 }

@@ -93,7 +93,7 @@ func loadRecording(path string) (*recording, error) {
 			if h.Version != RecordingVersion {
 				return nil, fmt.Errorf("%s:1: recording format %d; this anvil reads format %d", path, h.Version, RecordingVersion)
 			}
-			rec.note = h.Note
+			rec.note = printable(h.Note) // printed on every run that replays it
 			continue
 		}
 		var e RecordingEntry

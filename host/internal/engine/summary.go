@@ -283,7 +283,7 @@ func (ms *MetricSummary) add(r MetricResult) {
 	case StatusSkipped:
 		ms.Skipped++
 		if ms.SkipReason == "" {
-			ms.SkipReason = r.Reason
+			ms.SkipReason = printable(r.Reason)
 		}
 	}
 	if r.Score != nil {
