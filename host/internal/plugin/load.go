@@ -125,7 +125,10 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 			return nil, abi.Errorf(abi.CodeTrap, "%v", err)
 		}
 		if _, err := w.warm(ctx, in); err != nil {
-			in.close(ctx)
+			in.close(context.WithoutCancel(ctx))
+			if ctx.Err() != nil {
+				return nil, abi.Errorf(abi.CodeTimeout, "the deadline passed while an instance was warming up: %v", err)
+			}
 			return nil, err
 		}
 		return in, nil
