@@ -15,6 +15,7 @@
 package pluginconfig
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -78,36 +79,16 @@ var DefaultLimits = Limits{
 // WithDefaults fills zero fields from DefaultLimits.
 func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits
-	if l.MemoryPages == 0 {
-		l.MemoryPages = d.MemoryPages
-	}
-	if l.Timeout == 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.MaxJudgeCalls == 0 {
-		l.MaxJudgeCalls = d.MaxJudgeCalls
-	}
-	if l.MaxJudgeTokens == 0 {
-		l.MaxJudgeTokens = d.MaxJudgeTokens
-	}
-	if l.MaxOutputBytes == 0 {
-		l.MaxOutputBytes = d.MaxOutputBytes
-	}
-	if l.PoolSize == 0 {
-		l.PoolSize = d.PoolSize
-	}
-	if l.MaxLogRecords == 0 {
-		l.MaxLogRecords = d.MaxLogRecords
-	}
-	if l.MaxLogBytes == 0 {
-		l.MaxLogBytes = d.MaxLogBytes
-	}
-	if l.MaxModuleBytes == 0 {
-		l.MaxModuleBytes = d.MaxModuleBytes
-	}
-	if l.CompileTimeout == 0 {
-		l.CompileTimeout = d.CompileTimeout
-	}
+	l.MemoryPages = cmp.Or(l.MemoryPages, d.MemoryPages)
+	l.Timeout = cmp.Or(l.Timeout, d.Timeout)
+	l.MaxJudgeCalls = cmp.Or(l.MaxJudgeCalls, d.MaxJudgeCalls)
+	l.MaxJudgeTokens = cmp.Or(l.MaxJudgeTokens, d.MaxJudgeTokens)
+	l.MaxOutputBytes = cmp.Or(l.MaxOutputBytes, d.MaxOutputBytes)
+	l.PoolSize = cmp.Or(l.PoolSize, d.PoolSize)
+	l.MaxLogRecords = cmp.Or(l.MaxLogRecords, d.MaxLogRecords)
+	l.MaxLogBytes = cmp.Or(l.MaxLogBytes, d.MaxLogBytes)
+	l.MaxModuleBytes = cmp.Or(l.MaxModuleBytes, d.MaxModuleBytes)
+	l.CompileTimeout = cmp.Or(l.CompileTimeout, d.CompileTimeout)
 	return l
 }
 
