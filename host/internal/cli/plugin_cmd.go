@@ -26,9 +26,10 @@ const exitVerifyFailed = 1
 func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
-		Short: "Inspect and verify plugins (Wasm modules and native process plugins)",
+		Short: "Inspect, verify, publish and sign plugins (Wasm modules and native process plugins)",
 	}
-	cmd.AddCommand(newPluginInspectCmd(), newPluginVerifyCmd(), newPluginTestCmd(), newPluginCallCmd(), newPluginNewCmd())
+	cmd.AddCommand(newPluginInspectCmd(), newPluginVerifyCmd(), newPluginTestCmd(), newPluginCallCmd(), newPluginNewCmd(),
+		newPluginPushCmd(), newPluginPullCmd(), newPluginLsCmd(), newPluginKeygenCmd(), newPluginSignCmd())
 	return cmd
 }
 
@@ -68,17 +69,41 @@ describing it means running it, so it needs --sha256 (sha256sum prints it).`,
 
 func newPluginVerifyCmd() *cobra.Command {
 	var digest string
+	var keys []string
 	cmd := &cobra.Command{
-		Use:   "verify PATH --sha256 HEX",
-		Short: "Check a plugin against its pinned digest and the ABI",
-		Long: `Check that the module at PATH has the given sha256 digest (before
+		Use:   "verify PATH --sha256 HEX | PATH --key NAME.pub | oci://REGISTRY/REPO:TAG --key NAME.pub",
+		Short: "Check a plugin against its pinned digest or its signature, and the ABI",
+		Long: `With --sha256: check that the module at PATH has that digest (before
 compiling anything) and that it is a loadable ABI v1 plugin: marker export,
-required exports and a consistent descriptor. Exit 0 when it is, 1 when it
-is not.`,
+required exports and a consistent descriptor.
+
+With --key (repeatable): check that the plugin is signed by one of those
+ed25519 public keys — a local PATH by its PATH.sig sidecar (over the
+module's digest, or --sha256 when given), an oci:// reference by its
+signature referrers (over the manifest digest) — and then that it is a
+loadable plugin; for a reference, also that the module's own descriptor
+matches the manifest's annotations (kinds, ABI, capabilities).
+
+Exit 0 when it is, 1 when it is not.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(keys) > 0 {
+				line, err := verifySignature(cmd.Context(), args[0], digest, keys)
+				if err != nil {
+					var ee *exitError
+					if errors.As(err, &ee) {
+						return err
+					}
+					return verifyFailed(cmd.ErrOrStderr(), err)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), line)
+				return nil
+			}
+			if strings.HasPrefix(args[0], "oci://") {
+				return usageErr(errors.New("plugin verify: a reference is verified by its signature: --key NAME.pub is required"))
+			}
 			if digest == "" {
-				return usageErr(errors.New("plugin verify: --sha256 is required"))
+				return usageErr(errors.New("plugin verify: --sha256 is required (or --key NAME.pub to check a signature)"))
 			}
 			info, _, err := describePlugin(cmd.Context(), args[0], digest)
 			if err != nil {
@@ -90,6 +115,7 @@ is not.`,
 		},
 	}
 	cmd.Flags().StringVar(&digest, "sha256", "", "the digest the module must have (hex, optionally sha256:-prefixed)")
+	cmd.Flags().StringArrayVar(&keys, "key", nil, "a trusted ed25519 public key (PEM); the plugin must be signed by one of them")
 	return cmd
 }
 

@@ -47,6 +47,11 @@ type validatePlugin struct {
 	SHA256 string `json:"sha256,omitempty"`
 	// Isolation is a process plugin's OS isolation on this machine.
 	Isolation *plugin.IsolationReport `json:"isolation,omitempty"`
+	// Ref is the pinned reference of a plugin pulled from a registry
+	// (oci://REGISTRY/REPO@sha256:…); Path is then its cached module.
+	Ref string `json:"ref,omitempty"`
+	// Signer is the trusted publisher that signed it, or "unsigned".
+	Signer string `json:"signer,omitempty"`
 }
 
 type validateDataset struct {
@@ -135,7 +140,7 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 		rep.Metrics = append(rep.Metrics, validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated()})
 	}
 	rep.isolation = eng.ProcessIsolation()
-	rep.Plugins = pluginReports(cfg, rep.isolation)
+	rep.Plugins = pluginReports(cfg, eng, rep.isolation)
 	if noData || (input == "" && cfg.Dataset == "") {
 		rep.OK = true
 		return rep, nil
@@ -160,7 +165,7 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 // pluginReports lists the configured plugins by name with the digest of
 // the module file (verified against its pin while loading) and a process
 // plugin's isolation.
-func pluginReports(cfg *config.Config, isos []engine.PluginIsolation) []validatePlugin {
+func pluginReports(cfg *config.Config, eng *engine.Engine, isos []engine.PluginIsolation) []validatePlugin {
 	byName := map[string]*plugin.IsolationReport{}
 	for _, i := range isos {
 		byName[i.Name] = i.Report
@@ -171,6 +176,13 @@ func pluginReports(cfg *config.Config, isos []engine.PluginIsolation) []validate
 			continue
 		}
 		vp := validatePlugin{Name: name, Path: cfg.Resolve(p.Path), Transport: p.Transport, Isolation: byName[name]}
+		if id, signer, ok := eng.PluginSource(name); ok {
+			vp.Signer = signer
+			if p.Ref != "" {
+				vp.Ref = id
+				vp.Path = ""
+			}
+		}
 		if vp.Transport == "" {
 			vp.Transport = "wasm"
 		}

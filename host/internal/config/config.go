@@ -46,6 +46,8 @@ type Config struct {
 	Plugins  map[string]*Plugin             `yaml:"plugins"`
 	Metrics  []*Metric                      `yaml:"metrics"`
 	Defaults Defaults                       `yaml:"defaults"`
+	// Trust is the policy on who may ship plugins (docs/distribution.md).
+	Trust Trust `yaml:"trust"`
 
 	judgeLines map[string]int // judge name → line of its key
 }
@@ -60,9 +62,18 @@ type Defaults struct {
 	Cache       string   `yaml:"cache"`
 }
 
-// Plugin is a plugin the operator allows, pinned by digest.
+// Plugin is a plugin the operator allows, pinned by digest: a local file
+// (path, with sha256 or sha256_file) or an OCI reference (ref, pinned by
+// anvil.lock beside the config).
 type Plugin struct {
 	Path string `yaml:"path"`
+	// Ref is oci://REGISTRY/REPO:TAG or oci://REGISTRY/REPO@sha256:…; the
+	// plugin is pulled into the local cache, its digest verified, and
+	// loaded as a local plugin is. Give path or ref, not both.
+	Ref string `yaml:"ref"`
+	// RequireSignature refuses the plugin unless a trusted publisher
+	// (trust.publishers) signed it, whatever trust.require_signatures says.
+	RequireSignature bool `yaml:"require_signature"`
 	// SHA256 pins the module ("sha256:<hex>" or bare hex).
 	SHA256 string `yaml:"sha256"`
 	// SHA256File names a file holding the digest, for plugins built locally
@@ -80,6 +91,26 @@ type Plugin struct {
 	// "required": then a plugin the kernel cannot fully isolate is a
 	// load error, and its code does not run (docs/process-plugins.md).
 	Isolation pluginconfig.IsolationMode `yaml:"isolation"`
+}
+
+// Trust is the operator's trust policy: which publisher keys are trusted,
+// whether every plugin must be signed, and which capabilities each
+// publisher's plugins may be granted. It is checked before a plugin is
+// compiled or started.
+type Trust struct {
+	// RequireSignatures refuses every plugin not signed by a trusted publisher.
+	RequireSignatures bool `yaml:"require_signatures"`
+	// Publishers are the trusted publishers, by a name the operator chooses.
+	Publishers map[string]*Publisher `yaml:"publishers"`
+}
+
+// Publisher is one trusted publisher.
+type Publisher struct {
+	// Key is the publisher's ed25519 public key (PEM), relative to the config.
+	Key string `yaml:"key"`
+	// Capabilities its plugins may be granted (e.g. [judge]); none when empty.
+	Capabilities []string `yaml:"capabilities"`
+	Line         int      `yaml:"-"`
 }
 
 // Metric is a configured metric instance.

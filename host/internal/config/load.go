@@ -230,6 +230,18 @@ func recordLines(cfg *Config, doc *yaml.Node) {
 					p.Line = val.Content[j].Line
 				}
 			}
+		case "trust":
+			for j := 0; j+1 < len(val.Content); j += 2 {
+				if val.Content[j].Value != "publishers" {
+					continue
+				}
+				pubs := val.Content[j+1]
+				for k := 0; k+1 < len(pubs.Content); k += 2 {
+					if pub := cfg.Trust.Publishers[pubs.Content[k].Value]; pub != nil {
+						pub.Line = pubs.Content[k].Line
+					}
+				}
+			}
 		case "judges":
 			cfg.judgeLines = map[string]int{}
 			for j := 0; j+1 < len(val.Content); j += 2 {
@@ -273,22 +285,48 @@ func (c *Config) check() error {
 		j.Name = name
 	}
 	for name, p := range c.Plugins {
-		if p == nil || p.Path == "" {
+		if p == nil || (p.Path == "" && p.Ref == "") {
 			line := 0
 			if p != nil {
 				line = p.Line
 			}
-			errs = append(errs, fmt.Errorf("%s: plugins.%s: path is required", at(line), name))
+			errs = append(errs, fmt.Errorf("%s: plugins.%s: path is required (a local file; or ref: oci://REGISTRY/REPO:TAG)", at(line), name))
 			continue
 		}
 		if !nameRE.MatchString(name) {
 			errs = append(errs, fmt.Errorf("%s: plugins.%s: invalid plugin name", at(p.Line), name))
+		}
+		if p.Ref != "" {
+			switch {
+			case p.Path != "":
+				errs = append(errs, fmt.Errorf("%s: plugins.%s: give path or ref, not both", at(p.Line), name))
+			case !strings.HasPrefix(p.Ref, "oci://"):
+				errs = append(errs, fmt.Errorf("%s: plugins.%s: ref %q: want oci://REGISTRY/REPO:TAG or oci://REGISTRY/REPO@sha256:…", at(p.Line), name, p.Ref))
+			case p.SHA256 != "" || p.SHA256File != "":
+				errs = append(errs, fmt.Errorf("%s: plugins.%s: a ref is pinned by anvil.lock (`anvil-host lock`), not by sha256 or sha256_file", at(p.Line), name))
+			}
+			continue
 		}
 		if p.SHA256 == "" && p.SHA256File == "" {
 			errs = append(errs, fmt.Errorf("%s: plugins.%s: sha256 (or sha256_file) is required: a plugin is pinned by digest", at(p.Line), name))
 		}
 		if p.SHA256 != "" && p.SHA256File != "" {
 			errs = append(errs, fmt.Errorf("%s: plugins.%s: give sha256 or sha256_file, not both", at(p.Line), name))
+		}
+	}
+	for name, pub := range c.Trust.Publishers {
+		where := fmt.Sprintf("%s: trust.publishers.%s", c.File, name)
+		if pub != nil && pub.Line > 0 {
+			where = fmt.Sprintf("%s:%d: trust.publishers.%s", c.File, pub.Line, name)
+		}
+		if pub == nil || pub.Key == "" {
+			errs = append(errs, fmt.Errorf("%s: key (the publisher's public key file) is required", where))
+			continue
+		}
+		for _, cap := range pub.Capabilities {
+			if cap != "judge" {
+				errs = append(errs, fmt.Errorf("%s: capabilities: %q is not a capability (known: judge)", where, cap))
+			}
 		}
 	}
 	if c.Defaults.Judge != "" && c.Judges[c.Defaults.Judge] == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/oci"
 	"github.com/agentanvil/anvil/host/internal/plugin"
 	"github.com/agentanvil/anvil/host/internal/store"
 	"github.com/agentanvil/anvil/sdk"
@@ -35,6 +36,12 @@ type Options struct {
 	CompileCacheDir string
 	// Getenv resolves API keys and OPENAI_* fallbacks; os.Getenv when nil.
 	Getenv func(string) string
+	// PluginCacheDir holds plugins pulled from registries; when empty,
+	// $ANVIL_PLUGIN_CACHE or the user cache directory's anvil/plugins.
+	PluginCacheDir string
+	// Registry is the OCI client for plugins configured by reference;
+	// when nil, one reading the docker config's credentials.
+	Registry *oci.Client
 
 	// extraPlugins are linked in beside the first-party kinds (tests).
 	extraPlugins []*sdk.Plugin
@@ -62,6 +69,7 @@ type Engine struct {
 	runtime *plugin.Runtime
 	plugins map[string]plugin.Plugin // by config name, and first-party by plugin name
 	digests map[string]string
+	sources map[string]pluginSource // configured plugins by name
 	kinds   map[string]kindRef
 	metrics []*metric          // run at top level, in config order
 	all     map[string]*metric // every metric by key, DAG children included

@@ -44,7 +44,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error)
 		opts.Getenv = os.Getenv
 	}
 	e := &Engine{cfg: cfg, opts: opts, logger: opts.Logger, plugins: map[string]plugin.Plugin{},
-		digests: map[string]string{}, kinds: map[string]kindRef{}}
+		digests: map[string]string{}, sources: map[string]pluginSource{}, kinds: map[string]kindRef{}}
 	ok := false
 	defer func() {
 		if !ok {

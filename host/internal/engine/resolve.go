@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/pluginsource"
+	"github.com/agentanvil/anvil/host/internal/trust"
 )
 
 // KindDAG is the host's own metric kind: a decision graph (host/dag).
@@ -54,27 +57,51 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	dist, err := e.openDistribution()
+	if err != nil {
+		return err
+	}
 	for _, name := range names {
 		pc := e.cfg.Plugins[name]
 		where := fmt.Sprintf("%s:%d: plugins.%s", e.cfg.File, pc.Line, name)
-		digest, err := pluginDigest(e.cfg, pc)
+		// Where the module is, and what the trust policy decides on, come
+		// first: nothing of a plugin is compiled or started before the
+		// policy has accepted it.
+		res, err := dist.resolve(ctx, name, pc)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			continue
+		}
+		dec, err := dist.policy.Check(trust.Subject{Plugin: name, Digest: res.Subject, Signatures: res.Signatures,
+			Granted: pluginsource.Granted(pc), RequireSignature: pc.RequireSignature})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue
 		}
 		var p plugin.Plugin
-		switch opts := (plugin.Options{Grants: pc.Grants, Limits: pc.Limits, Isolation: pc.Isolation}); pc.Transport {
+		transport := cmp.Or(res.Transport, pc.Transport)
+		switch opts := (plugin.Options{Grants: pc.Grants, Limits: pc.Limits, Isolation: pc.Isolation}); transport {
 		case "", plugin.TransportWasm:
-			p, err = rt.Load(ctx, e.cfg.Resolve(pc.Path), digest, opts)
+			p, err = rt.Load(ctx, res.Path, res.ModuleDigest, opts)
 		case plugin.TransportProcess:
-			p, err = rt.LoadProcess(ctx, e.cfg.Resolve(pc.Path), digest, opts)
+			p, err = rt.LoadProcess(ctx, res.Path, res.ModuleDigest, opts)
 		default:
 			err = fmt.Errorf("transport %q: want %q (the default) or %q", pc.Transport, plugin.TransportWasm, plugin.TransportProcess)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			errs = append(errs, fmt.Errorf("%s: %s: %w", where, res.ID, err))
 			continue
 		}
+		if res.Summary != nil {
+			// The policy was decided on the manifest's claims; a module
+			// whose own descriptor differs is refused before it measures.
+			if err := res.Summary.Check(p.Info().Descriptor); err != nil {
+				_ = p.Close(ctx)
+				errs = append(errs, fmt.Errorf("%s: %s: refused: %w; nothing of it was run", where, res.ID, err))
+				continue
+			}
+		}
+		e.sources[name] = pluginSource{id: res.ID, signer: dec.Signer()}
 		d := p.Info().Descriptor
 		if d.Asks(abi.CapJudge) && !pc.Grants.Judge {
 			e.warns = append(e.warns, fmt.Sprintf("%s: plugin %s asks for the judge capability, which is not granted: its judge calls will be denied", where, p.Info().ID()))

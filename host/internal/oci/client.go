@@ -1,0 +1,53 @@
+package oci
+
+import (
+	"fmt"
+	"net/http"
+
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/retry"
+)
+
+// Client opens repositories with the operator's registry credentials.
+type Client struct {
+	// Credentials answers for a registry host; nil means anonymous.
+	Credentials credentials.Store
+	// HTTP is the transport; retry.DefaultClient when nil.
+	HTTP *http.Client
+	// UserAgent names Anvil to the registry.
+	UserAgent string
+}
+
+// NewClient reads credentials as docker and oras do: $DOCKER_CONFIG or
+// ~/.docker/config.json, with the credential helpers it names.
+func NewClient() (*Client, error) {
+	store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("registry credentials (docker config): %w", err)
+	}
+	return &Client{Credentials: store, UserAgent: "anvil-host"}, nil
+}
+
+// Repository opens the repository of r. Plain HTTP only for loopback.
+func (c *Client) Repository(r Ref) (*remote.Repository, error) {
+	repo, err := remote.NewRepository(r.Registry + "/" + r.Repository)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	repo.PlainHTTP = r.IsLoopback()
+	hc := c.HTTP
+	if hc == nil {
+		hc = retry.DefaultClient
+	}
+	ac := &auth.Client{Client: hc, Cache: auth.NewCache()}
+	if c.Credentials != nil {
+		ac.Credential = credentials.Credential(c.Credentials)
+	}
+	if c.UserAgent != "" {
+		ac.SetUserAgent(c.UserAgent)
+	}
+	repo.Client = ac
+	return repo, nil
+}
