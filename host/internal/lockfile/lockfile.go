@@ -25,7 +25,8 @@ import (
 	"strings"
 )
 
-// Name is the lockfile's name, beside the config.
+// Name is the lockfile's name beside anvil.yaml; another config file
+// NAME.yaml is locked by NAME.lock (Path).
 const Name = "anvil.lock"
 
 // Version is the format version written and accepted.
@@ -68,8 +69,17 @@ type Blob struct {
 	Size      int64  `json:"size"`
 }
 
-// Path is where the lock of the config file configPath lives.
-func Path(configPath string) string { return filepath.Join(filepath.Dir(configPath), Name) }
+// Path is where the lock of the config file configPath lives: beside it,
+// its name with the extension replaced by .lock (anvil.yaml → anvil.lock),
+// so two configs in one directory have two locks.
+func Path(configPath string) string {
+	base := filepath.Base(configPath)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	if base == "" {
+		base = "anvil"
+	}
+	return filepath.Join(filepath.Dir(configPath), base+".lock")
+}
 
 var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 

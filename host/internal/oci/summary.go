@@ -43,12 +43,12 @@ func SummaryOf(d abi.Descriptor) Summary {
 // Annotations are the manifest annotations that carry s.
 func (s Summary) Annotations(transport string) map[string]string {
 	return map[string]string{
-		AnnotationName:         s.Name,
-		AnnotationVersion:      s.Version,
-		AnnotationABI:          s.ABI,
-		AnnotationKinds:        strings.Join(s.Kinds, ","),
-		AnnotationCapabilities: strings.Join(s.Capabilities, ","),
-		AnnotationTransport:    transport,
+		AnnotationName:                     s.Name,
+		AnnotationVersion:                  s.Version,
+		AnnotationABI:                      s.ABI,
+		AnnotationKinds:                    strings.Join(s.Kinds, ","),
+		AnnotationCapabilities:             strings.Join(s.Capabilities, ","),
+		AnnotationTransport:                transport,
 		"org.opencontainers.image.title":   s.Name,
 		"org.opencontainers.image.version": s.Version,
 	}

@@ -39,17 +39,13 @@ func (s *Source) Lock(ctx context.Context, cfg *config.Config, old *lockfile.Loc
 	for _, name := range names {
 		pc := cfg.Plugins[name]
 		where := fmt.Sprintf("%s:%d: plugins.%s", cfg.File, pc.Line, name)
-		e, signer, err := s.lockOne(ctx, name, pc, policy)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", where, err))
-			continue
-		}
 		prev := ""
 		if old != nil && old.Plugins[name] != nil && old.Plugins[name].Ref == pc.Ref {
 			prev = old.Plugins[name].Digest
 		}
-		if prev != "" && prev != e.Digest && !update {
-			errs = append(errs, fmt.Errorf("%s: %w", where, &MovedError{Ref: pc.Ref, Locked: prev, Now: e.Digest}))
+		e, signer, err := s.lockOne(ctx, name, pc, policy, prev, update)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue
 		}
 		l.Plugins[name] = e
@@ -61,7 +57,9 @@ func (s *Source) Lock(ctx context.Context, cfg *config.Config, old *lockfile.Loc
 	return l, out, nil
 }
 
-func (s *Source) lockOne(ctx context.Context, name string, pc *config.Plugin, policy *trust.Policy) (*lockfile.Entry, string, error) {
+// lockOne resolves and pulls one plugin. prev is the digest the old lock
+// pins ("" when none): another digest is a moved tag, refused unless update.
+func (s *Source) lockOne(ctx context.Context, name string, pc *config.Plugin, policy *trust.Policy, prev string, update bool) (*lockfile.Entry, string, error) {
 	ref, err := oci.ParseRef(pc.Ref, true)
 	if err != nil {
 		return nil, "", err
@@ -69,6 +67,9 @@ func (s *Source) lockOne(ctx context.Context, name string, pc *config.Plugin, po
 	f, err := s.Client.FetchPlugin(ctx, ref)
 	if err != nil {
 		return nil, "", err
+	}
+	if prev != "" && prev != f.Manifest.Digest.String() && !update {
+		return nil, "", &MovedError{Ref: pc.Ref, Locked: prev, Now: f.Manifest.Digest.String()}
 	}
 	pinned := ref.WithDigest(f.Manifest.Digest.String())
 	if pc.Transport != "" && pc.Transport != f.Transport {
