@@ -158,8 +158,16 @@ func (c *Client) PushSignature(ctx context.Context, r Ref, subject ocispec.Descr
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
 	}
+	// The config's media type is the artifact type too: registries that
+	// derive a referrer's artifact type from its config (as the OCI spec
+	// allows when artifactType is absent) then agree with those that read
+	// artifactType.
+	cfg, err := oras.PushBytes(ctx, repo, SignatureArtifact, []byte("{}"))
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+	}
 	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, SignatureArtifact, oras.PackManifestOptions{
-		Subject: &subject, Layers: []ocispec.Descriptor{layer},
+		Subject: &subject, Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &cfg,
 		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: reproducibleCreated}})
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)

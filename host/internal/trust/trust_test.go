@@ -1,0 +1,151 @@
+package trust_test
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/trust"
+)
+
+func keyPair(t *testing.T, dir, name string) (trust.PublicKey, ed25519.PrivateKey) {
+	t.Helper()
+	base := filepath.Join(dir, name)
+	id, err := trust.GenerateKeyPair(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := trust.LoadPublicKey(base + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := trust.LoadPrivateKey(base + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.ID != id || trust.PrivateKeyID(priv) != id {
+		t.Fatalf("key ids differ: %s %s %s", id, pub.ID, trust.PrivateKeyID(priv))
+	}
+	return pub, priv
+}
+
+func TestKeygenRefusesToOverwriteAndKeepsTheKeySecret(t *testing.T) {
+	dir := t.TempDir()
+	keyPair(t, dir, "a")
+	if _, err := trust.GenerateKeyPair(filepath.Join(dir, "a")); err == nil {
+		t.Error("a second keygen overwrote the key pair")
+	}
+	st, err := os.Stat(filepath.Join(dir, "a.key"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("private key mode %v, %v; want 0600", st.Mode().Perm(), err)
+	}
+	if _, err := trust.LoadPublicKey(filepath.Join(dir, "a.key")); err == nil || !strings.Contains(err.Error(), `want "PUBLIC KEY"`) {
+		t.Errorf("a private key loaded as a public one: %v", err)
+	}
+}
+
+const subject = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+const other = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+
+func TestPolicy(t *testing.T) {
+	dir := t.TempDir()
+	teamA, privA := keyPair(t, dir, "team-a")
+	_, privM := keyPair(t, dir, "mallory")
+	sign := func(priv ed25519.PrivateKey, d string) []byte {
+		b, err := trust.Sign(priv, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	forged := func() []byte { // team A's key id over mallory's signature
+		var s trust.Signature
+		_ = json.Unmarshal(sign(privM, subject), &s)
+		s.KeyID = teamA.ID
+		b, _ := json.Marshal(s)
+		return b
+	}()
+	judge := []abi.Capability{abi.CapJudge}
+	noJudge := &trust.Policy{Publishers: []trust.Publisher{{Name: "team-a", Key: teamA}}}
+	withJudge := &trust.Policy{Publishers: []trust.Publisher{{Name: "team-a", Key: teamA, Capabilities: judge}}}
+	required := &trust.Policy{RequireAll: true, Publishers: noJudge.Publishers}
+	for _, c := range []struct {
+		name       string
+		policy     *trust.Policy
+		subject    trust.Subject
+		wantSigner string
+		wantRule   string
+		wantReason string
+	}{
+		{"unsigned, nothing required", noJudge, trust.Subject{Plugin: "p", Digest: subject}, "unsigned", "", ""},
+		{"unsigned, required globally", required, trust.Subject{Plugin: "p", Digest: subject}, "", "trust.require_signatures", "not signed"},
+		{"unsigned, required for the plugin", noJudge, trust.Subject{Plugin: "p", Digest: subject, RequireSignature: true}, "", "plugins.p.require_signature", "not signed"},
+		{"signed by team A", required, trust.Subject{Plugin: "p", Digest: subject, Signatures: [][]byte{sign(privA, subject)}}, "team-a (" + teamA.ID + ")", "", ""},
+		{"signed by an untrusted key", required, trust.Subject{Plugin: "p", Digest: subject, Signatures: [][]byte{sign(privM, subject)}}, "", "trust.require_signatures", "not trusted publishers"},
+		{"a signature of another digest", required, trust.Subject{Plugin: "p", Digest: subject, Signatures: [][]byte{sign(privA, other)}}, "", "trust.require_signatures", "a signature of " + other},
+		{"a forged key id", required, trust.Subject{Plugin: "p", Digest: subject, Signatures: [][]byte{forged}}, "", "trust.require_signatures", "does not verify"},
+		{"garbage", required, trust.Subject{Plugin: "p", Digest: subject, Signatures: [][]byte{[]byte("{")}}, "", "trust.require_signatures", "no valid signature"},
+		{"judge granted, publisher may not", noJudge, trust.Subject{Plugin: "p", Digest: subject, Signatures: [][]byte{sign(privA, subject)}, Granted: judge}, "", "trust.publishers.team-a.capabilities", "the config grants judge, but team-a's plugins may be granted only: none"},
+		{"judge granted, publisher may", withJudge, trust.Subject{Plugin: "p", Digest: subject, Signatures: [][]byte{sign(privA, subject)}, Granted: judge}, "team-a (" + teamA.ID + ")", "", ""},
+		{"judge granted, not signed, not required", noJudge, trust.Subject{Plugin: "p", Digest: subject, Granted: judge}, "unsigned", "", ""},
+	} {
+		dec, err := c.policy.Check(c.subject)
+		if c.wantRule == "" {
+			if err != nil || dec.Signer() != c.wantSigner {
+				t.Errorf("%s: %q, %v; want signer %q", c.name, dec.Signer(), err, c.wantSigner)
+			}
+			continue
+		}
+		var r *trust.Refusal
+		if !errors.As(err, &r) {
+			t.Errorf("%s: %v, want a refusal", c.name, err)
+			continue
+		}
+		if r.Rule != c.wantRule || !strings.Contains(r.Reason, c.wantReason) || r.Plugin != "p" || r.Digest != subject {
+			t.Errorf("%s: %+v; want rule %s, reason with %q", c.name, r, c.wantRule, c.wantReason)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "p@"+subject) || !strings.Contains(msg, "signer ") || !strings.Contains(msg, "rule "+c.wantRule) {
+			t.Errorf("%s: message does not name plugin@digest, signer and rule: %s", c.name, msg)
+		}
+	}
+}
+
+func TestSidecar(t *testing.T) {
+	dir := t.TempDir()
+	_, priv := keyPair(t, dir, "k")
+	mod := filepath.Join(dir, "m.wasm")
+	if sigs, err := trust.ReadSidecar(mod); err != nil || sigs != nil {
+		t.Errorf("no sidecar: %v, %v", sigs, err)
+	}
+	b, _ := trust.Sign(priv, subject)
+	if err := os.WriteFile(trust.SidecarPath(mod), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sigs, err := trust.ReadSidecar(mod); err != nil || len(sigs) != 1 {
+		t.Errorf("sidecar: %d, %v", len(sigs), err)
+	}
+}
+
+func FuzzParseSignature(f *testing.F) {
+	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	good, _ := trust.Sign(priv, subject)
+	f.Add(good)
+	f.Add([]byte(`{"version":1,"subject":"sha256:","key_id":"","signature":""}`))
+	f.Add([]byte(`{"version":1} {}`))
+	pub := trust.PublicKey{Key: priv.Public().(ed25519.PublicKey), ID: trust.PrivateKeyID(priv)}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := trust.ParseSignature(b)
+		if err != nil {
+			return
+		}
+		// Whatever parses verifies only for the subject it names.
+		if s.Verify(pub, other) && s.Subject != other {
+			t.Errorf("a signature of %s verified for %s", s.Subject, other)
+		}
+	})
+}
