@@ -177,7 +177,9 @@ func pluginReports(cfg *config.Config, eng *engine.Engine, isos []engine.PluginI
 		}
 		vp := validatePlugin{Name: name, Path: cfg.Resolve(p.Path), Transport: p.Transport, Isolation: byName[name]}
 		if id, signer, ok := eng.PluginSource(name); ok {
-			vp.Signer = signer
+			if signer != "unsigned" || p.Ref != "" {
+				vp.Signer = signer // a local unsigned plugin's report stays as it was
+			}
 			if p.Ref != "" {
 				vp.Ref = id
 				vp.Path = ""

@@ -78,6 +78,12 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		{"unknown judge", "metrics:\n  - name: a\n    kind: k\n    judge: nope\n", []string{"x.yaml:2:", `judge "nope"`}},
 		{"plugin without digest", "plugins:\n  p: {path: p.wasm}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:2:", "sha256"}},
 		{"plugin without path", "plugins:\n  p: {sha256: x}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:2:", "path is required"}},
+		{"path and ref", "plugins:\n  p: {path: p.wasm, sha256: x, ref: 'oci://r/p:1'}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:2:", "path or ref, not both"}},
+		{"ref not oci", "plugins:\n  p: {ref: 'ghcr.io/p:1'}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:2:", "want oci://"}},
+		{"ref with sha256", "plugins:\n  p: {ref: 'oci://r/p:1', sha256: x}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:2:", "pinned by anvil.lock"}},
+		{"publisher without key", "trust:\n  publishers:\n    team-a: {capabilities: [judge]}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:3:", "trust.publishers.team-a", "key"}},
+		{"unknown capability", "trust:\n  publishers:\n    team-a: {key: a.pub, capabilities: [network]}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:3:", `"network" is not a capability`}},
+		{"trust typo", "trust: {require_signature: true}\nmetrics:\n  - {name: a, kind: k}\n", []string{"x.yaml:1:", "require_signatures"}},
 		{"params not a mapping", "metrics:\n  - name: a\n    kind: k\n    params: [1]\n", []string{"x.yaml:4:", "mapping"}},
 		{"bad cache", "defaults: {cache: maybe}\nmetrics:\n  - {name: a, kind: k}\n", []string{"cache", "maybe"}},
 		{"bad yaml", "metrics: [\n", []string{"x.yaml:1:"}},
@@ -447,5 +453,27 @@ func nonNegative(t *testing.T, v reflect.Value, except string) {
 		case reflect.Struct:
 			nonNegative(t, f, "")
 		}
+	}
+}
+
+func TestPluginByReference(t *testing.T) {
+	cfg, err := config.Parse("x.yaml", []byte(`trust:
+  require_signatures: true
+  publishers:
+    team-a: {key: team-a.pub, capabilities: []}
+plugins:
+  tc: {ref: "oci://127.0.0.1:5000/team-a/textcheck:1.0", require_signature: true}
+metrics:
+  - {name: a, kind: exact_match}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Plugins["tc"]
+	if p.Ref != "oci://127.0.0.1:5000/team-a/textcheck:1.0" || !p.RequireSignature || !cfg.Trust.RequireSignatures {
+		t.Errorf("parsed %+v %+v", p, cfg.Trust)
+	}
+	if pub := cfg.Trust.Publishers["team-a"]; pub == nil || pub.Key != "team-a.pub" || pub.Line != 4 || len(pub.Capabilities) != 0 {
+		t.Errorf("publisher %+v", pub)
 	}
 }
