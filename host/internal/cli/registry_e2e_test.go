@@ -163,6 +163,30 @@ func TestRegistryE2E(t *testing.T) {
 		_, stderr, code = e.anvil(work, nil, "plugin", "verify", ref.String(), "--key", "team-a.pub")
 		wantRefusal(t, "verify", stderr, code, 1, "annotations do not match the module")
 	})
+	t.Run("process plugin", func(t *testing.T) {
+		e.t = t
+		// A native plugin travels as the process artifact for this
+		// os/arch, and runs from the cache as transport process.
+		native := filepath.Join(modules, "textcheck-native")
+		copyFile(t, filepath.Join(wasmDir, "textcheck-native"), native)
+		if err := os.Chmod(native, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		nativeRef := "oci://" + reg.addr + "/team-a/textcheck-native:1.0"
+		if out := e.must(work, "plugin", "push", "bin/wasm/textcheck-native", nativeRef); !strings.Contains(out, "(process textcheck") {
+			t.Errorf("push of a native plugin: %s", out)
+		}
+		e.must(work, "plugin", "sign", "--key", "team-a.key", nativeRef)
+		writeFile(t, filepath.Join(teamB, "native.yaml"), teamBConfig(reg.addr, "team-a/textcheck-native:1.0", "exact_match", ""))
+		e.must(teamB, "lock", "-c", "native.yaml")
+		if l := readString(t, filepath.Join(teamB, "native.lock")); !strings.Contains(l, `"transport": "process"`) || !strings.Contains(l, oci.ProcessLayer) {
+			t.Errorf("native.lock:\n%s", l)
+		}
+		e.must(teamB, "run", "-c", "native.yaml", "-o", "native-out")
+		if s := readString(t, filepath.Join(teamB, "native-out", "summary.json")); !strings.Contains(s, `"verdict": "passed"`) {
+			t.Errorf("the native plugin's run did not pass:\n%s", s)
+		}
+	})
 	t.Run("hand-edited lockfile", func(t *testing.T) {
 		e.t = t
 		path := filepath.Join(teamB, "anvil.lock")

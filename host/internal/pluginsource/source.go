@@ -169,7 +169,10 @@ func (s *Source) manifest(ctx context.Context, r oci.Ref, entry *lockfile.Entry,
 	}
 	f, err := s.Client.FetchPlugin(ctx, r)
 	if err != nil {
-		return oci.Plugin{}, err
+		if ctx.Err() != nil {
+			return oci.Plugin{}, ctx.Err()
+		}
+		return oci.Plugin{}, fmt.Errorf("manifest %s is not in the plugin cache (%s) and could not be read from the registry: nothing was loaded: %w", entry.Digest, s.Cache.Dir(), err)
 	}
 	if _, err := s.Cache.Put(f.ConfigRaw, false); err != nil {
 		return oci.Plugin{}, err
