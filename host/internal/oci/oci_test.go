@@ -2,9 +2,9 @@ package oci_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log"
-	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
