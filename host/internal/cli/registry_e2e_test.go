@@ -92,6 +92,12 @@ func TestRegistryE2E(t *testing.T) {
 	if summary := readString(t, filepath.Join(teamB, "out", "summary.json")); !strings.Contains(summary, `"verdict": "passed"`) {
 		t.Errorf("team B's run did not pass:\n%s", summary)
 	}
+	validated := e.must(teamB, "validate", "--json", "--no-dataset")
+	for _, want := range []string{`"ref": "oci://` + reg.addr + `/team-a/textcheck:1.0@sha256:`, `"signer": "team-a (ed25519:`} {
+		if !strings.Contains(validated, want) {
+			t.Errorf("validate --json lacks %s:\n%s", want, validated)
+		}
+	}
 	out, code := e.bash(teamB, blocks["team-b-judge"])
 	wantRefusal(t, "README team-b-judge", out, code, 2, "plugins.kwcov", "refused by the trust policy",
 		"rule trust.publishers.team-a.capabilities", "signer team-a (ed25519:", "the config grants judge", "nothing of it was compiled or started")
