@@ -185,3 +185,41 @@ func TestPolicyFromConfig(t *testing.T) {
 		t.Errorf("a missing key file: %v", err)
 	}
 }
+
+// TestDigestReference: a reference pinned by digest needs no tag check; it
+// still must be in the lock, and it runs offline from the cache.
+func TestDigestReference(t *testing.T) {
+	f := setup(t)
+	r, _ := oci.ParseRef(f.ref, true)
+	d, err := f.client.Resolve(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cfg.Plugins["tc"].Ref = "oci://" + r.Registry + "/" + r.Repository + "@" + d.Digest.String()
+	l, err := f.lock(t, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Plugins["tc"].Digest != d.Digest.String() {
+		t.Fatalf("locked %s, want %s", l.Plugins["tc"].Digest, d.Digest)
+	}
+	f.push(t, "module v2") // moves the tag, not the digest
+	if _, err := f.source().Pull(context.Background(), "tc", f.cfg.Plugins["tc"], l.Plugins["tc"], 1<<20); err != nil {
+		t.Errorf("online: %v", err)
+	}
+	f.srv.Close()
+	if _, err := f.source().Pull(context.Background(), "tc", f.cfg.Plugins["tc"], l.Plugins["tc"], 1<<20); err != nil {
+		t.Errorf("offline, warm: %v", err)
+	}
+	cold, _ := plugincache.Open(filepath.Join(f.dir, "cold"))
+	s := f.source()
+	s.Cache = cold
+	if _, err := s.Pull(context.Background(), "tc", f.cfg.Plugins["tc"], l.Plugins["tc"], 1<<20); err == nil || !strings.Contains(err.Error(), "is not in the plugin cache") {
+		t.Errorf("offline, cold: %v", err)
+	}
+	e := *l.Plugins["tc"]
+	e.Digest = "sha256:" + strings.Repeat("0", 64)
+	if _, err := f.source().Pull(context.Background(), "tc", f.cfg.Plugins["tc"], &e, 1<<20); err == nil || !strings.Contains(err.Error(), "edited by hand") {
+		t.Errorf("a lock that pins another digest than the reference names: %v", err)
+	}
+}
