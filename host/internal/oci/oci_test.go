@@ -190,6 +190,7 @@ func TestParsePluginRefuses(t *testing.T) {
 		{"container image", func(m *ocispec.Manifest, _ *[]byte) { m.Config.MediaType = ocispec.MediaTypeImageConfig }, "is not a plugin"},
 		{"wasm for another os", func(_ *ocispec.Manifest, cfg *[]byte) { *cfg = []byte(`{"architecture":"wasm","os":"wasip2"}`) }, "wasip2"},
 		{"no annotations", func(m *ocispec.Manifest, _ *[]byte) { delete(m.Annotations, oci.AnnotationCapabilities) }, "lacks the descriptor annotations " + oci.AnnotationCapabilities},
+		{"control sequence", func(m *ocispec.Manifest, _ *[]byte) { m.Annotations[oci.AnnotationName] = "kw\x1b[2J" }, "holds characters outside"},
 		{"transport lie", func(m *ocispec.Manifest, _ *[]byte) { m.Annotations[oci.AnnotationTransport] = "process" }, "transport annotation"},
 	} {
 		desc, raw, cfg := build(c.edit)

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -54,6 +55,8 @@ func (s Summary) Annotations(transport string) map[string]string {
 	}
 }
 
+var plainValue = regexp.MustCompile(`^[A-Za-z0-9._+,/-]*$`)
+
 // summaryFrom reads a summary back from manifest annotations; a missing
 // key is an error (an artifact Anvil did not push, or one stripped).
 func summaryFrom(a map[string]string) (Summary, error) {
@@ -69,6 +72,13 @@ func summaryFrom(a map[string]string) (Summary, error) {
 		Kinds: splitList(get(AnnotationKinds)), Capabilities: splitList(get(AnnotationCapabilities))}
 	if len(missing) > 0 {
 		return Summary{}, fmt.Errorf("manifest lacks the descriptor annotations %s (not pushed by `anvil-host plugin push`?)", strings.Join(missing, ", "))
+	}
+	// The values reach terminals (plugin ls, lock, messages): a registry
+	// must not be able to send control sequences through them.
+	for _, k := range []string{AnnotationName, AnnotationVersion, AnnotationABI, AnnotationKinds, AnnotationCapabilities} {
+		if len(a[k]) > 4096 || !plainValue.MatchString(a[k]) {
+			return Summary{}, fmt.Errorf("annotation %s holds characters outside [A-Za-z0-9._+,/-] or is over 4096 bytes", k)
+		}
 	}
 	return s, nil
 }
