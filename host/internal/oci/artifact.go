@@ -124,6 +124,3 @@ func ParsePlugin(desc ocispec.Descriptor, manifest, config []byte) (Plugin, erro
 	p.Summary = s
 	return p, nil
 }
-
-// Capabilities the manifest says the plugin asks for.
-func (p Plugin) Capabilities() []string { return p.Summary.Capabilities }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/agentanvil/anvil/host/internal/config"
@@ -144,7 +145,7 @@ func coldErr(r oci.Ref, c *plugincache.Cache, what string) error {
 // manifest reads the pinned manifest and config from the cache, or from
 // the registry (storing them) when they are not there.
 func (s *Source) manifest(ctx context.Context, r oci.Ref, entry *lockfile.Entry, online bool) (oci.Plugin, error) {
-	desc := ocispec.Descriptor{MediaType: entry.MediaType, Digest: digestOf(entry.Digest), Size: entry.Size}
+	desc := ocispec.Descriptor{MediaType: entry.MediaType, Digest: digest.Digest(entry.Digest), Size: entry.Size}
 	if raw, err := s.Cache.Get(entry.Digest, manifestMax); err == nil {
 		var m ocispec.Manifest
 		if err := json.Unmarshal(raw, &m); err != nil {
