@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -135,109 +133,4 @@ func capsText(cs []string) string {
 		return "none"
 	}
 	return strings.Join(cs, ",")
-}
-
-func newPluginPullCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "pull oci://REGISTRY/REPO:TAG|@sha256:…",
-		Short: "Download a plugin and its signatures into the local plugin cache",
-		Long: `Resolve the reference, check the manifest (media types, one layer, the
-descriptor annotations), download the module bounded by the default
-max_module_bytes and verified against its digest, and store manifest,
-module and signature referrers in the content-addressed plugin cache
-($ANVIL_PLUGIN_CACHE, else $XDG_CACHE_HOME/anvil/plugins). Prints the
-pinned reference and the cached module's path. Runs use the cache, so a
-pulled and locked plugin runs without the registry.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ref, err := parseRefArg(args[0], true)
-			if err != nil {
-				return err
-			}
-			client, err := newRegistryClient()
-			if err != nil {
-				return err
-			}
-			cache, err := openPluginCache()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			f, err := client.FetchPlugin(ctx, ref)
-			if err != nil {
-				return registryErr(err)
-			}
-			pinned := ref.WithDigest(f.Manifest.Digest.String())
-			b, err := client.FetchLayer(ctx, pinned, f.Plugin, pluginconfig.DefaultLimits.MaxModuleBytes)
-			if err != nil {
-				return registryErr(err)
-			}
-			sigs, err := client.Signatures(ctx, pinned, f.Manifest)
-			if err != nil {
-				return registryErr(err)
-			}
-			for _, blob := range [][]byte{f.ConfigRaw, f.ManifestRaw} {
-				if _, err := cache.Put(blob, false); err != nil {
-					return registryErr(err)
-				}
-			}
-			if _, err := cache.Put(b, f.Transport == oci.TransportProcess); err != nil {
-				return registryErr(err)
-			}
-			if err := cache.PutSignatures(f.Manifest.Digest.String(), sigs); err != nil {
-				return registryErr(err)
-			}
-			path, _ := cache.Path(f.Layer.Digest.String())
-			fmt.Fprintf(cmd.OutOrStdout(), "pulled %s (%s %s@%s, capabilities %s, %d signature(s))\nmodule %s\n",
-				pinned, f.Transport, f.Summary.Name, f.Summary.Version, capsText(f.Summary.Capabilities), len(sigs), path)
-			return nil
-		},
-	}
-}
-
-// referrersTag is a tag of the OCI referrers tag schema (sha256-<hex>),
-// which registries without the referrers API hold signatures under.
-var referrersTag = regexp.MustCompile(`^sha256-[0-9a-f]{64}$`)
-
-func newPluginLsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "ls oci://REGISTRY/REPO",
-		Short: "List a repository's plugin tags with their kinds and capabilities",
-		Long: `List every tag of the repository with its manifest digest, transport,
-ABI version, kinds and the capabilities it asks for — read from the
-manifests' annotations, without downloading any module. A tag that is not
-a plugin artifact is listed with why.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ref, err := parseRefArg(args[0], false)
-			if err != nil {
-				return err
-			}
-			client, err := newRegistryClient()
-			if err != nil {
-				return err
-			}
-			tags, err := client.Tags(cmd.Context(), ref)
-			if err != nil {
-				return registryErr(err)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TAG\tDIGEST\tTRANSPORT\tABI\tKINDS\tCAPABILITIES")
-			for _, t := range tags {
-				if referrersTag.MatchString(t) {
-					continue // the referrers tag schema's index, not a plugin
-				}
-				r := ref
-				r.Tag, r.Digest = t, ""
-				f, err := client.FetchPlugin(cmd.Context(), r)
-				if err != nil {
-					fmt.Fprintf(tw, "%s\t-\t-\t-\tnot a plugin: %v\t-\n", t, err)
-					continue
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t, f.Manifest.Digest, f.Transport, f.Summary.ABI,
-					strings.Join(f.Summary.Kinds, ","), capsText(f.Summary.Capabilities))
-			}
-			return tw.Flush()
-		},
-	}
 }
