@@ -99,7 +99,7 @@ func TestRegistryE2E(t *testing.T) {
 		}
 	}
 	out, code := e.bash(teamB, blocks["team-b-judge"])
-	wantRefusal(t, "README team-b-judge", out, code, 2, "plugins.kwcov", "refused by the trust policy",
+	wantRefusal(t, "README team-b-judge", out, code, 2, "judge.yaml:8: plugins.kwcov", "refused by the trust policy",
 		"rule trust.publishers.team-a.capabilities", "signer team-a (ed25519:", "the config grants judge", "nothing of it was compiled or started")
 	if _, err := os.Stat(filepath.Join(teamB, "judge.lock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused lock wrote judge.lock (stat: %v)", err)
