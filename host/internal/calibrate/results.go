@@ -15,7 +15,7 @@ type Results struct {
 	Cases map[string]bool
 	// Metrics are the metrics in the run, in first-seen order.
 	Metrics []string
-	info    map[string]engine.MetricResult   // metric → its first result (kind, threshold)
+	info    map[string]engine.MetricResult  // metric → its first result (kind, threshold)
 	scored  map[string]map[string]judgement // metric → case → the judge's outcome
 }
 
