@@ -46,6 +46,11 @@ func ReadLabels(path string) ([]Label, error) {
 	if err != nil {
 		return nil, fmt.Errorf("labels: %w", err)
 	}
+	return ParseLabels(path, data)
+}
+
+// ParseLabels is ReadLabels on the file's contents; path is for messages.
+func ParseLabels(path string, data []byte) ([]Label, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var (
 		labels []Label
