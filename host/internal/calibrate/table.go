@@ -36,7 +36,9 @@ func WriteTable(w io.Writer, rep *Report) error {
 			if ci, ok := m.Agreement[s.key]; ok {
 				fmt.Fprintf(tw, "  %s\t%+.3f\t[%+.3f, %+.3f]\t%d\n", s.label, ci.Estimate, ci.Low, ci.High, ci.N)
 			} else if why, ok := m.Undefined[s.key]; ok {
-				fmt.Fprintf(tw, "  %s\t-\t%s\t\n", s.label, why)
+				// The reason goes in an unterminated last cell, which does
+				// not widen the aligned columns.
+				fmt.Fprintf(tw, "  %s\t-\t-\t\t%s\n", s.label, why)
 			}
 		}
 		tw.Flush()

@@ -198,6 +198,11 @@ func runForCalibration(ctx context.Context, cmd *cobra.Command, lf *loadFlags, r
 	if err := report.Write(ro.OutputDir, s); err != nil {
 		return nil, "", &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
 	}
+	for _, j := range s.Judges {
+		if j.Note != "" {
+			fmt.Fprintf(stderr, "judge %s: %s\n", j.Name, j.Note)
+		}
+	}
 	fmt.Fprintf(stderr, "evaluated %d cases: verdict %s; results: %s\n", s.Cases, s.Verdict, ro.OutputDir)
 	return s, ro.OutputDir, nil
 }

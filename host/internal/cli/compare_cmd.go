@@ -28,8 +28,8 @@ score difference B − A over the cases both runs scored, with a paired
 bootstrap confidence interval and a paired sign-flip permutation test, and
 the cases whose pass/fail flipped (pass→fail first).
 
-A metric is significantly worse when the interval lies wholly below zero and
-the test's p-value is below 1 − level. Runs of different configurations
+A metric is significantly worse when the one-sided test of "B is lower than
+A" gives p < 1 − level (0.05 by default); the interval shows how much. Runs of different configurations
 (other metrics, thresholds, params or judge models) are an error saying what
 differs, unless --allow-config-change.
 
@@ -97,7 +97,7 @@ both runs scored).`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of the table")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "also write the comparison as JSON to this file")
-	cmd.Flags().Float64Var(&opts.Level, "level", stats.DefaultLevel, "confidence level of the intervals; the test's significance level is 1 − level")
+	cmd.Flags().Float64Var(&opts.Level, "level", stats.DefaultLevel, "confidence level of the intervals; the one-sided test's significance level is 1 − level")
 	cmd.Flags().IntVar(&opts.Resamples, "resamples", stats.DefaultResamples, "bootstrap resamples (and permutation-test draws above its exact limit)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "seed of the resampling (the same seed gives the same report)")
 	cmd.Flags().BoolVar(&opts.AllowConfigChange, "allow-config-change", false, "compare the shared metrics of runs of different configurations, listing the differences")

@@ -45,7 +45,7 @@ func TestCompareExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	base := []float64{0.8, 0.7, 0.9, 0.6, 0.8, 0.7, 0.9, 0.5, 0.8, 0.7}
 	writeFakeRun(t, filepath.Join(dir, "a"), "h", base)
-	// −0.1 on average, 8 of 10 changed: p = 10/256 (exact).
+	// −0.1 on average, 8 of 10 changed: p = 10/256 two-sided, 5/256 one-sided (exact).
 	writeFakeRun(t, filepath.Join(dir, "worse"), "h", []float64{0.6, 0.7, 0.7, 0.5, 0.9, 0.5, 0.8, 0.3, 0.7, 0.7})
 	// ±0.1 around the same mean: noise.
 	writeFakeRun(t, filepath.Join(dir, "noise"), "h", []float64{0.9, 0.6, 0.9, 0.7, 0.7, 0.7, 0.8, 0.6, 0.8, 0.7})
@@ -61,7 +61,7 @@ func TestCompareExitCodes(t *testing.T) {
 		reportJSON bool
 	}{
 		{"significantly worse", []string{"compare", "a", "worse"}, exitThreshold,
-			[]string{"correctness", "-0.100", "0.0391", "WORSE", "pass→fail  case-5  0.700 → 0.500", "REGRESSED: correctness"}, "", false},
+			[]string{"correctness", "-0.100", "0.0195", "WORSE", "pass→fail  case-5  0.700 → 0.500", "REGRESSED: correctness"}, "", false},
 		{"noise", []string{"compare", "a", "noise"}, exitOK, []string{"no significant change", "NO REGRESSION"}, "", false},
 		{"json", []string{"compare", "--json", "a", "worse"}, exitThreshold, nil, "", true},
 		{"different configs", []string{"compare", "a", "other"}, exitUsage, nil, "config hash h in A, h2 in B", false},
@@ -95,5 +95,31 @@ func TestCompareExitCodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCompareQuickstart runs README's compare commands: the quickstart's
+// good answers, then its regressed answers, offline, and compare catches
+// the regression (exit 1) with the cases that flipped.
+func TestCompareQuickstart(t *testing.T) {
+	dir := quickstart(t)
+	if r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "runs/good", "--no-progress"); r.code != exitOK {
+		t.Fatalf("good run: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "--input", "cases-regressed.jsonl", "-o", "runs/regressed", "--no-progress"); r.code != exitThreshold {
+		t.Fatalf("regressed run: exit %d\n%s", r.code, r.stderr)
+	}
+	r := runBinary(t, dir, nil, "compare", "runs/good", "runs/regressed")
+	if r.code != exitThreshold {
+		t.Fatalf("compare: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"REGRESSED: correctness, helpfulness", "pass→fail", "WORSE"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// A run against itself: nothing changed.
+	if r := runBinary(t, dir, nil, "compare", "runs/good", "runs/good"); r.code != exitOK || !strings.Contains(r.stdout, "NO REGRESSION") {
+		t.Fatalf("compare with itself: exit %d\n%s", r.code, r.stdout)
 	}
 }

@@ -14,8 +14,9 @@ import (
 
 // Options are the statistics' settings.
 type Options struct {
-	// Level of the intervals, and 1 − Level the test's significance level
-	// (0.95: 95% intervals, p < 0.05). 0 means stats.DefaultLevel.
+	// Level of the intervals, and 1 − Level the one-sided test's
+	// significance level (0.95: 95% intervals, p < 0.05). 0 means
+	// stats.DefaultLevel.
 	Level float64
 	// Resamples of the bootstrap, and of the permutation test above its
 	// exact limit. 0 means stats.DefaultResamples.
@@ -100,7 +101,8 @@ type MetricComparison struct {
 	// Difference is the mean of B − A over the shared cases with its
 	// paired bootstrap interval.
 	Difference *stats.CI `json:"difference,omitempty"`
-	// Test is the paired permutation test of the same difference.
+	// Test is the paired permutation test of the same difference; its
+	// one-sided p_value_less decides "worse", p_value_greater "better".
 	Test *stats.TestResult `json:"test,omitempty"`
 	// Verdict: worse, better, no_significant_change or unverified.
 	Verdict          string `json:"verdict"`
@@ -310,11 +312,11 @@ func compareMetric(a, b *Run, name string, opts Options) (MetricComparison, erro
 		return mc, err
 	}
 	mc.Difference, mc.Test = &diff, &test
-	significant := test.PValue < 1-opts.Level
+	alpha := 1 - opts.Level
 	switch {
-	case significant && diff.High < 0:
+	case test.PValueLess < alpha:
 		mc.Verdict = MetricWorse
-	case significant && diff.Low > 0:
+	case test.PValueGreater < alpha:
 		mc.Verdict = MetricBetter
 	default:
 		mc.Verdict = MetricNoChange

@@ -79,11 +79,11 @@ func near(t *testing.T, what string, got, want, tol float64) {
 var (
 	// baseline and regressed differ by −0.1 on average (8 of 10 cases
 	// changed, one improved); SciPy's exact paired permutation test gives
-	// p = 10/256 = 0.0390625.
+	// p = 10/256 = 0.0390625 two-sided, 5/256 = 0.01953125 for "less".
 	baseline  = []float64{0.8, 0.7, 0.9, 0.6, 0.8, 0.7, 0.9, 0.5, 0.8, 0.7}
 	regressed = []float64{0.6, 0.7, 0.7, 0.5, 0.9, 0.5, 0.8, 0.3, 0.7, 0.7}
 	// noisy differs from noiseBase by −0.1, +0.1, −0.2, … (mean −0.02):
-	// p = 0.8203125.
+	// p = 0.8203125 two-sided, 0.41015625 less, 0.75390625 greater.
 	noiseBase = []float64{0.6, 0.63, 0.66, 0.69, 0.72, 0.75, 0.78, 0.81, 0.84, 0.87}
 	noisy     = []float64{0.5, 0.73, 0.46, 0.79, 0.62, 0.75, 0.88, 0.71, 1.04, 0.67}
 )
@@ -104,6 +104,8 @@ func TestSignificantRegressionIsWorse(t *testing.T) {
 	}
 	near(t, "difference", m.Difference.Estimate, -0.1, 1e-12)
 	near(t, "p-value", m.Test.PValue, 0.0390625, 1e-12)
+	near(t, "p-value less", m.Test.PValueLess, 0.01953125, 1e-12)
+	near(t, "p-value greater", m.Test.PValueGreater, 0.99609375, 1e-12)
 	if !m.Test.Exact || m.Test.NonZero != 8 {
 		t.Errorf("test %+v: want exact over 8 non-zero differences", m.Test)
 	}
@@ -134,6 +136,8 @@ func TestNoiseIsNoRegression(t *testing.T) {
 	}
 	near(t, "difference", m.Difference.Estimate, -0.02, 1e-12)
 	near(t, "p-value", m.Test.PValue, 0.8203125, 1e-12)
+	near(t, "p-value less", m.Test.PValueLess, 0.41015625, 1e-12)
+	near(t, "p-value greater", m.Test.PValueGreater, 0.75390625, 1e-12)
 	if !m.Difference.Contains(0) {
 		t.Errorf("interval %+v excludes 0", m.Difference)
 	}
@@ -271,5 +275,30 @@ func TestCompareIsDeterministic(t *testing.T) {
 	j2, _ := json.Marshal(second)
 	if string(j1) != string(j2) {
 		t.Errorf("same seed, different reports:\n%s\n%s", j1, j2)
+	}
+}
+
+// Five cases that all dropped: two-sided the smallest possible p is 2/32,
+// so a two-sided gate could never catch it; one-sided it is 1/32.
+func TestFiveCasesAllWorseIsARegression(t *testing.T) {
+	a := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, []float64{0.8, 0.8, 0.8, 0.8, 0.8}})
+	b := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, []float64{0.2, 0.2, 0.2, 0.2, 0.2}})
+	rep, err := Compare(mustLoad(t, a), mustLoad(t, b), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Metrics[0]
+	if rep.Verdict != VerdictRegressed || m.Verdict != MetricWorse || m.Test.PValueLess != 1.0/32 || m.Test.PValue != 2.0/32 {
+		t.Errorf("verdict %s, metric %s, test %+v", rep.Verdict, m.Verdict, m.Test)
+	}
+	// Four cannot be told from chance at 95%: 1/16 > 0.05.
+	a = writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, []float64{0.8, 0.8, 0.8, 0.8}})
+	b = writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, []float64{0.2, 0.2, 0.2, 0.2}})
+	rep, err = Compare(mustLoad(t, a), mustLoad(t, b), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictNoRegression || rep.Metrics[0].Test.PValueLess != 1.0/16 {
+		t.Errorf("four cases: verdict %s, test %+v", rep.Verdict, rep.Metrics[0].Test)
 	}
 }

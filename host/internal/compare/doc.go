@@ -9,11 +9,15 @@
 //   - Only cases both runs scored (status passed or failed) are paired; a
 //     case one run errored on, skipped or lacks is counted, never paired
 //     with a guess.
-//   - A metric is "worse" only when the difference is significant both
-//     ways: the interval of B − A lies wholly below zero and the
-//     permutation test's p-value is below 1 − level. Either alone can be
-//     tipped by a resampling accident on a small set; both is what a CI
-//     gate that must ignore noise asks for. "better" is the mirror image.
+//   - A metric is "worse" when the one-sided paired permutation test of
+//     "B is lower than A" gives p < 1 − level (0.05 at the default 95%).
+//     The test is exact up to 20 changed cases, needs no normal
+//     approximation, and asks the gate's question: one-sided, because a
+//     gate fails on a regression, not on an improvement (two-sided, five
+//     cases that all dropped could never reach p < 0.05: 2/32). "better"
+//     is the mirror image. The bootstrap interval of B − A is reported
+//     for the size of the change; it does not decide (percentile
+//     intervals are too narrow on a handful of cases).
 //   - Runs are comparable only under one evaluation: the same metrics with
 //     the same kind, threshold and gate, under one config hash. Otherwise
 //     Compare returns a *MismatchError saying what differs, unless

@@ -20,7 +20,7 @@ func WriteTable(w io.Writer, rep *Report, maxFlips int) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "METRIC\tGATE\tSHARED\tMEAN A\tMEAN B\tB−A\t%g%% CI\tp\tPASS→FAIL\tFAIL→PASS\tVERDICT\n", rep.Level*100)
+	fmt.Fprintf(tw, "METRIC\tGATE\tSHARED\tMEAN A\tMEAN B\tB−A\t%g%% CI\tp(B<A)\tPASS→FAIL\tFAIL→PASS\tVERDICT\n", rep.Level*100)
 	for _, m := range rep.Metrics {
 		gate := "no"
 		if m.Gated {
@@ -32,7 +32,7 @@ func WriteTable(w io.Writer, rep *Report, maxFlips int) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%+.3f\t[%+.3f, %+.3f]\t%s\t%d\t%d\t%s\n",
 			m.Name, gate, m.Shared, *m.MeanA, *m.MeanB, m.Difference.Estimate, m.Difference.Low, m.Difference.High,
-			pValue(m.Test.PValue), m.PassToFail, m.FailToPass, verdictText(m))
+			pValue(m.Test.PValueLess), m.PassToFail, m.FailToPass, verdictText(m))
 	}
 	tw.Flush()
 	for _, m := range rep.Metrics {
