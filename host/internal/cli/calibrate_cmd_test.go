@@ -223,3 +223,24 @@ func TestCalibrateBadInput(t *testing.T) {
 		t.Errorf("a rejected calibrate evaluated something: %v", err)
 	}
 }
+
+// TestReadmeShowsTestedCommands holds README's calibrate and compare
+// commands to the ones TestCalibrateExample and TestCompareQuickstart run
+// (there in a copy of the example's directory, here from the repository's
+// root).
+func TestReadmeShowsTestedCommands(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"go run ./cmd/anvil-host calibrate -c examples/calibrate/anvil.yaml --labels examples/calibrate/labels.jsonl -o runs/calibrate\n",
+		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml -o runs/good\n",
+		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml --input examples/quickstart/cases-regressed.jsonl -o runs/regressed\n",
+		"go run ./cmd/anvil-host compare runs/good runs/regressed\n",
+	} {
+		if !strings.Contains(string(b), cmd) {
+			t.Errorf("README lacks the tested command %q", strings.TrimSpace(cmd))
+		}
+	}
+}
