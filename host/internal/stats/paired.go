@@ -10,7 +10,8 @@ import (
 // assignment (2^20 ≈ one million) instead of drawing random ones.
 const ExactPermutationLimit = 20
 
-// TestResult is the outcome of a two-sided paired test.
+// TestResult is the outcome of the paired permutation test: the two-sided
+// and both one-sided p-values.
 type TestResult struct {
 	// MeanDifference is the observed mean of b[i] − a[i] over all pairs.
 	MeanDifference float64 `json:"mean_difference"`
