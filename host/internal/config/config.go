@@ -209,22 +209,29 @@ func (c *Config) Metric(key string) (*Metric, bool) {
 }
 
 // Hash identifies what the results of a run depend on: metrics, their
-// params, judges' models and plugin digests — not concurrency, paths or
-// limits. --resume only reuses results written under the same hash.
+// params, judges' models (and number_tokens where it overrides the model's
+// family) and plugin digests — not concurrency, paths or limits. --resume only reuses results written under the same hash.
 func (c *Config) Hash(pluginDigests map[string]string) string {
 	type metricID struct {
 		Key, Kind, Judge, Model string
 		Threshold               float64
 		Params                  json.RawMessage
+		// NumberTokens is set only when the judge's number_tokens
+		// overrides its model family's rule (which the model already
+		// determines), so the hashes of existing results stay valid.
+		NumberTokens string `json:",omitempty"`
 	}
 	var ms []metricID
 	for _, m := range c.Metrics {
 		p, _ := m.ParamsJSON()
-		model := ""
+		model, numbers := "", ""
 		if j := c.Judges[c.JudgeName(m)]; j != nil {
 			model = j.Model
+			if rule := j.NumberTokens.Resolve(j.Model); rule != judgeconfig.NumberTokensFor(j.Model) {
+				numbers = string(rule)
+			}
 		}
-		ms = append(ms, metricID{m.Key, m.Kind, c.JudgeName(m), model, c.Threshold(m), p})
+		ms = append(ms, metricID{m.Key, m.Kind, c.JudgeName(m), model, c.Threshold(m), p, numbers})
 	}
 	names := make([]string, 0, len(pluginDigests))
 	for n := range pluginDigests {

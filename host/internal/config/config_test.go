@@ -330,6 +330,45 @@ func TestOwnDecoderErrors(t *testing.T) {
 	}
 }
 
+func TestNumberTokens(t *testing.T) {
+	got := parseErr(t, "judges:\n  j:\n    model: m\n    number_tokens: digit\n")
+	want := `x.yaml:4: key "number_tokens" in judge "j": number_tokens "digit": want whole, digits or auto`
+	if got != want {
+		t.Errorf("error\n%s\nwant\n%s", got, want)
+	}
+	for _, v := range []judgeconfig.NumberTokens{judgeconfig.NumbersWhole, judgeconfig.NumbersDigits, judgeconfig.NumbersAuto} {
+		cfg, err := config.Parse("x.yaml", []byte("version: 1\njudges:\n  j: {model: m, number_tokens: "+string(v)+"}\nmetrics:\n  - {name: m, kind: k}\n"))
+		if err != nil {
+			t.Fatalf("number_tokens %s: %v", v, err)
+		}
+		if cfg.Judges["j"].NumberTokens != v {
+			t.Errorf("number_tokens %s decoded as %q", v, cfg.Judges["j"].NumberTokens)
+		}
+	}
+}
+
+// number_tokens changes scores, so it changes the config hash — but only
+// when it overrides the model family's rule, so that the hash of a config
+// that does not set it (or sets what auto gives) is the one it always had.
+func TestNumberTokensInHash(t *testing.T) {
+	hash := func(judge string) string {
+		cfg, err := config.Parse("x.yaml", []byte("version: 1\njudges:\n  j: {"+judge+"}\nmetrics:\n  - {name: m, kind: geval, judge: j}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Hash(nil)
+	}
+	plain := hash("model: gpt-4o-mini")
+	for _, same := range []string{"model: gpt-4o-mini, number_tokens: auto", "model: gpt-4o-mini, number_tokens: whole"} {
+		if h := hash(same); h != plain {
+			t.Errorf("%s: hash %s, want the unset config's %s", same, h, plain)
+		}
+	}
+	if h := hash("model: gpt-4o-mini, number_tokens: digits"); h == plain {
+		t.Errorf("number_tokens: digits overriding gpt-4o-mini's whole left the hash unchanged")
+	}
+}
+
 // judges.<k>.name is the key or an error; it is never silently ignored.
 func TestJudgeName(t *testing.T) {
 	cfg, err := config.Parse("x.yaml", []byte("judges:\n  j: {name: j, model: m}\n  k: {model: m}\nmetrics:\n  - {name: a, kind: k}\n"))

@@ -47,6 +47,9 @@ type plan struct {
 	// samples > 1 selects the sampling fallback, at sampleTemperature.
 	samples           int
 	sampleTemperature float64
+	// numberTokens is the judge's number_tokens as the cache key records it
+	// (numberTokensKey), for a logprob-weighted score only.
+	numberTokens string
 	// key addresses the cache.
 	key string
 	// inputTokens estimates the request's input (messages and schema, in
@@ -71,6 +74,7 @@ type keyMaterial struct {
 	Samples           int             `json:"samples,omitempty"`
 	SampleTemperature float64         `json:"sample_temperature,omitempty"`
 	Score             *abi.ScoreSpec  `json:"score,omitempty"`
+	NumberTokens      string          `json:"number_tokens,omitempty"`
 }
 
 // plan resolves req, or explains why it cannot be sent.
@@ -142,6 +146,10 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 		p.returnTokens = req.TopLogprobs > 0
 	}
 
+	if p.score != nil && p.topLogprobs > 0 {
+		p.numberTokens = j.numberTokensKey()
+	}
+
 	p.inputTokens = estimateMessages(req.Messages)
 	if p.schema != nil {
 		p.inputTokens += estimateSchema(p.schema.canonical)
@@ -168,6 +176,7 @@ func (p *plan) cacheKey(model string) (string, error) {
 		Samples:           p.samples,
 		SampleTemperature: p.sampleTemperature,
 		Score:             p.score,
+		NumberTokens:      p.numberTokens,
 	}
 	if p.schema != nil {
 		km.Schema = p.schema.canonical
