@@ -154,6 +154,15 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 	return p, nil
 }
 
+// tokenNeed is how much of a reply's logprobs the request reads: all of
+// them when the caller asked for the tokens, else what scoring needs.
+func (p *plan) tokenNeed() tokenNeed {
+	if p.returnTokens {
+		return needAllTokens
+	}
+	return needScoreTokens
+}
+
 func (p *plan) cacheKey(model string) (string, error) {
 	km := keyMaterial{
 		Version:           cacheKeyVersion,
