@@ -218,14 +218,24 @@ func (j *Judge) attempt(ctx context.Context, params openai.ChatCompletionNewPara
 	// token), and encoding/json ~10x that of the one-pass decoder
 	// (bench/README.md); reading the raw body also keeps the server's
 	// words when the body is not a completion.
-	var body []byte
-	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&body))
+	// The body is left to us (a **http.Response destination) and read into
+	// a pooled buffer.
+	var bodyResp *http.Response
+	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&bodyResp))
 	var c completion
 	var f *failure
+	if err == nil {
+		var body []byte
+		var done func()
+		if body, done, err = readReply(httpResp); err == nil {
+			if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), body, need); f != nil {
+				f.status = statusOf(httpResp)
+			}
+			done()
+		}
+	}
 	if err != nil {
 		f = j.classify(ctx, httpResp, err)
-	} else if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), body, need); f != nil {
-		f.status = statusOf(httpResp)
 	}
 	if f != nil {
 		f.detail = j.words(f.detail)

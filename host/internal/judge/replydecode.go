@@ -184,9 +184,13 @@ func (d *replyDecoder) ws() {
 
 // peek skips whitespace and returns the next byte (0 at the end).
 func (d *replyDecoder) peek() byte {
-	if d.i < len(d.buf) && d.buf[d.i] > ' ' {
-		return d.buf[d.i]
+	if i := d.i; i < len(d.buf) && d.buf[i] > ' ' {
+		return d.buf[i]
 	}
+	return d.peekSpace()
+}
+
+func (d *replyDecoder) peekSpace() byte {
 	d.ws()
 	if d.i < len(d.buf) {
 		return d.buf[d.i]
