@@ -840,9 +840,17 @@ func (d *replyDecoder) skip() bool {
 				return false
 			}
 			d.i++
-			if d.peek() == ']' {
+			if c := d.peek(); c == ']' {
 				d.i++
 				break
+			} else if c == '-' || isASCIIDigit(c) {
+				// A list of numbers (a token's "bytes"): read it here
+				// rather than element by element through the stack.
+				if ok, done := d.numbers(); !ok {
+					return false
+				} else if done {
+					break
+				}
 			}
 			stack[depth] = ']'
 			depth++
@@ -887,6 +895,29 @@ func (d *replyDecoder) skip() bool {
 				return false
 			}
 			break
+		}
+	}
+}
+
+// numbers passes over the leading numbers of an array whose '[' has been
+// read. done says it also passed the closing ']'; otherwise it stopped
+// before an element that is not a number, which the caller reads.
+func (d *replyDecoder) numbers() (ok, done bool) {
+	for {
+		if _, ok := d.number(); !ok {
+			return false, false
+		}
+		switch d.peek() {
+		case ']':
+			d.i++
+			return true, true
+		case ',':
+			d.i++
+			if c := d.peek(); c != '-' && !isASCIIDigit(c) {
+				return true, false
+			}
+		default:
+			return false, false
 		}
 	}
 }
