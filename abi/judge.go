@@ -40,6 +40,12 @@ type JudgeRequest struct {
 	// TopLogprobs > 0 asks for that many alternatives per generated token
 	// (capped by the judge's configuration); 0 asks for none.
 	TopLogprobs int `json:"top_logprobs,omitempty"`
+	// OmitTokens says the caller reads the score, not the tokens: the
+	// response carries no Tokens, and the host keeps of the judge's
+	// log-probabilities only what weighting the score needs. TopLogprobs
+	// still sets how many alternatives are asked of the judge, and the
+	// request is the same one for the judge cache.
+	OmitTokens bool `json:"omit_tokens,omitempty"`
 	// Score, when set, asks the host to locate an integer score in the reply
 	// and weight it by its token log-probabilities (see ScoreSpec).
 	Score *ScoreSpec `json:"score,omitempty"`

@@ -236,6 +236,8 @@ func measure(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureReque
 	if !s.strict {
 		jr.Score = &abi.ScoreSpec{Min: s.min, Max: s.max, Field: "score", Samples: s.samples}
 		jr.TopLogprobs = s.top
+		// The host weights the score; the tokens themselves are not read.
+		jr.OmitTokens = true
 	}
 	resp, err := judgeOne(ctx, h, jr)
 	if err != nil {

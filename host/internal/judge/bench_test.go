@@ -1,8 +1,11 @@
 package judge
 
 import (
+	"math"
+
 	"context"
 	"fmt"
+	"github.com/agentanvil/anvil/abi"
 	"sync/atomic"
 	"testing"
 
@@ -29,12 +32,39 @@ func BenchmarkJudgeDo(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
+		reportCPU(b)
 		for b.Loop() {
 			if resp := j.Do(context.Background(), req); resp.Error != nil {
 				b.Fatal(resp.Error)
 			}
 		}
 	})
+
+	// A G-Eval scoring call as bench/run.sh makes it: a reason and a score
+	// under a schema, 20 alternatives on every reply token; with the tokens
+	// asked for (as plugins/geval asks) and with the score only.
+	padded := paddedReply(reply, 20)
+	for _, tc := range []struct {
+		name string
+		top  int
+	}{{"upstream_20alts_tokens", 20}, {"upstream_20alts_score", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := judgetest.New(b, judgetest.WithoutRecording(), judgetest.WithDefault(padded))
+			j, err := New(cfg(srv.URL()), WithAPIKey(testKey))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := scoredRequest()
+			r.TopLogprobs = tc.top
+			b.ReportAllocs()
+			reportCPU(b)
+			for b.Loop() {
+				if resp := j.Do(context.Background(), r); resp.Error != nil || resp.Score == nil || resp.Score.Mode != "weighted" {
+					b.Fatalf("%+v", resp)
+				}
+			}
+		})
+	}
 
 	b.Run("cache_hit", func(b *testing.B) {
 		srv := judgetest.New(b, judgetest.WithoutRecording(), judgetest.WithDefault(reply))
@@ -79,4 +109,19 @@ func BenchmarkJudgeDo(b *testing.B) {
 			}
 		})
 	})
+}
+
+// paddedReply gives every token of r up to n alternatives, the extra ones
+// improbable and not numeric, as bench/cmd/fakejudge pads its replies.
+func paddedReply(r judgetest.Reply, n int) judgetest.Reply {
+	toks := make([]abi.TokenLogprob, len(r.Logprobs))
+	for i, t := range r.Logprobs {
+		t.Top = append([]abi.TopLogprob(nil), t.Top...)
+		for k := 0; len(t.Top) < n; k++ {
+			t.Top = append(t.Top, abi.TopLogprob{Token: fmt.Sprintf(" alt%c%c", 'a'+k%26, 'a'+k/26), Logprob: math.Log(1e-4) - 0.25*float64(k)})
+		}
+		toks[i] = t
+	}
+	r.Logprobs = toks
+	return r
 }

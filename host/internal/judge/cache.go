@@ -54,7 +54,7 @@ func (j *Judge) recorded(ctx context.Context, p *plan) abi.JudgeResponse {
 
 // lookup returns the recorded reply for p, marked as a cache hit.
 func (j *Judge) lookup(ctx context.Context, p *plan) (abi.JudgeResponse, bool, error) {
-	resp, ok, err := j.readEntry(ctx, p.key)
+	resp, ok, err := j.find(ctx, p)
 	if !ok {
 		return resp, false, err
 	}
@@ -69,6 +69,25 @@ func (j *Judge) lookup(ctx context.Context, p *plan) (abi.JudgeResponse, bool, e
 	resp.Usage.Model = j.cfg.Model
 	resp.Error = nil
 	return resp, true, nil
+}
+
+// find reads p's entry. A request that omits the tokens it would get (see
+// plan.leansTokens) is also answered by the reply recorded with them, as
+// every run before omit_tokens existed recorded it; the tokens are then
+// dropped, as the caller does not read them.
+func (j *Judge) find(ctx context.Context, p *plan) (abi.JudgeResponse, bool, error) {
+	resp, ok, err := j.readEntry(ctx, p.key)
+	if !ok && err == nil && p.leansTokens() {
+		var full string
+		if full, err = p.cacheKey(j.cfg.Model, false); err != nil {
+			return abi.JudgeResponse{}, false, fmt.Errorf("cache key: %w", err)
+		}
+		resp, ok, err = j.readEntry(ctx, full)
+	}
+	if ok && !p.wantsTokens() {
+		resp.Tokens = nil
+	}
+	return resp, ok, err
 }
 
 // readEntry reads and decodes a cache entry. A cache that cannot be read,
@@ -120,7 +139,7 @@ func (j *Judge) Cached(ctx context.Context, req abi.JudgeRequest) (abi.JudgeResp
 	if perr != nil {
 		return abi.JudgeResponse{}, false
 	}
-	resp, ok, _ := j.readEntry(ctx, p.key)
+	resp, ok, _ := j.find(ctx, p)
 	if !ok {
 		return abi.JudgeResponse{}, false
 	}

@@ -1,13 +1,10 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -212,22 +209,33 @@ func (f *failure) unfixable() bool {
 const maxErrorBodyBytes = maxWordsInput
 
 // attempt makes one HTTP request and classifies the outcome.
-func (j *Judge) attempt(ctx context.Context, params openai.ChatCompletionNewParams) (completion, *failure) {
+func (j *Judge) attempt(ctx context.Context, params openai.ChatCompletionNewParams, need tokenNeed) (completion, *failure) {
 	var httpResp *http.Response
 	// openai-go builds and sends the request; the body comes back raw and
-	// is decoded here with encoding/json into only what the judge uses.
-	// openai-go's own decoder costs ~6x the CPU on a reply with
-	// top_logprobs (20 alternatives per token), which made it the largest
-	// host cost per call (bench/README.md); reading the raw body also
-	// keeps the server's words when the body is not a completion.
-	var body []byte
-	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&body))
+	// is decoded here in one pass into only what the judge uses (see
+	// decodeCompletion). openai-go's own decoder costs ~6x the CPU of
+	// encoding/json on a reply with top_logprobs (20 alternatives per
+	// token), and encoding/json ~10x that of the one-pass decoder
+	// (bench/README.md); reading the raw body also keeps the server's
+	// words when the body is not a completion.
+	// The body is left to us (a **http.Response destination) and read into
+	// a pooled buffer.
+	var bodyResp *http.Response
+	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&bodyResp))
 	var c completion
 	var f *failure
+	if err == nil {
+		var body []byte
+		var done func()
+		if body, done, err = readReply(httpResp); err == nil {
+			if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), body, need); f != nil {
+				f.status = statusOf(httpResp)
+			}
+			done()
+		}
+	}
 	if err != nil {
 		f = j.classify(ctx, httpResp, err)
-	} else if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), body); f != nil {
-		f.status = statusOf(httpResp)
 	}
 	if f != nil {
 		f.detail = j.words(f.detail)
@@ -337,108 +345,4 @@ func transportDetail(err error) string {
 		return ue.Err.Error()
 	}
 	return err.Error()
-}
-
-// decodeCompletion reads a 2xx body. Anything but a chat completion with
-// choices is a failure that keeps what the server said: an HTML login
-// page, an {"error": …} sent with HTTP 200, an empty object.
-func decodeCompletion(contentType string, body []byte) (completion, *failure) {
-	if contentType != "" && !strings.Contains(contentType, "json") {
-		mediaType, _, _ := strings.Cut(contentType, ";")
-		return completion{}, &failure{kind: failUnparseable,
-			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
-	}
-	var wire wireCompletion
-	if err := json.Unmarshal(body, &wire); err != nil {
-		return completion{}, &failure{kind: failUnparseable, detail: withWords("the body is not a chat completion: "+err.Error(), body)}
-	}
-	if len(wire.Choices) == 0 {
-		if hasValue(wire.Error) {
-			return completion{}, &failure{kind: failErrorBody, detail: serverWords(body)}
-		}
-		return completion{}, &failure{kind: failUnparseable, detail: withWords("the reply has no choices", body)}
-	}
-	return wire.completion(), nil
-}
-
-// hasValue reports whether raw holds a JSON value other than null.
-func hasValue(raw json.RawMessage) bool {
-	v := bytes.TrimSpace(raw)
-	return len(v) > 0 && !bytes.Equal(v, []byte("null"))
-}
-
-// wireCompletion is the part of a chat completion the judge reads.
-type wireCompletion struct {
-	Choices []wireChoice `json:"choices"`
-	// Usage is nil when the server sent none.
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	// Error is set by servers that report a failure with HTTP 200.
-	Error json.RawMessage `json:"error"`
-}
-
-type wireChoice struct {
-	Index   int `json:"index"`
-	Message struct {
-		Content string `json:"content"`
-		Refusal string `json:"refusal"`
-	} `json:"message"`
-	Logprobs *struct {
-		Content []wireToken `json:"content"`
-	} `json:"logprobs"`
-	FinishReason string `json:"finish_reason"`
-}
-
-type wireToken struct {
-	Token       string  `json:"token"`
-	Logprob     float64 `json:"logprob"`
-	TopLogprobs []struct {
-		Token   string  `json:"token"`
-		Logprob float64 `json:"logprob"`
-	} `json:"top_logprobs"`
-}
-
-func (w *wireCompletion) completion() completion {
-	c := completion{choices: make([]choice, 0, len(w.Choices))}
-	// A usage block of zeros is a placeholder (no real completion has an
-	// empty prompt), as unknown as a missing one.
-	if w.Usage != nil && (w.Usage.PromptTokens > 0 || w.Usage.CompletionTokens > 0) {
-		c.inputTokens, c.outputTokens = max(w.Usage.PromptTokens, 0), max(w.Usage.CompletionTokens, 0)
-		c.usageKnown = true
-	}
-	// Servers need not return choices in index order.
-	ordered := slices.Clone(w.Choices)
-	slices.SortStableFunc(ordered, func(a, b wireChoice) int { return a.Index - b.Index })
-	for _, ch := range ordered {
-		var tokens []wireToken
-		if ch.Logprobs != nil {
-			tokens = ch.Logprobs.Content
-		}
-		c.choices = append(c.choices, choice{
-			content:      ch.Message.Content,
-			refusal:      ch.Message.Refusal,
-			finishReason: ch.FinishReason,
-			tokens:       toTokens(tokens),
-		})
-	}
-	return c
-}
-
-func toTokens(in []wireToken) []abi.TokenLogprob {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]abi.TokenLogprob, len(in))
-	for i, t := range in {
-		out[i] = abi.TokenLogprob{Token: t.Token, Logprob: t.Logprob}
-		if len(t.TopLogprobs) > 0 {
-			out[i].Top = make([]abi.TopLogprob, len(t.TopLogprobs))
-			for k, alt := range t.TopLogprobs {
-				out[i].Top[k] = abi.TopLogprob{Token: alt.Token, Logprob: alt.Logprob}
-			}
-		}
-	}
-	return out
 }

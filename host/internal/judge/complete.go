@@ -39,7 +39,7 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 			return completion{}, err
 		}
 		mode := j.sendMode(p.mode)
-		comp, attempts, f := j.withRetry(ctx, p.params(j.cfg.Model, c, mode))
+		comp, attempts, f := j.withRetry(ctx, p.params(j.cfg.Model, c, mode), p.tokenNeed())
 		j.slots.release()
 
 		j.counters.calls.Add(1)

@@ -52,6 +52,12 @@
 //     capped at max_top_logprobs. A score is located and weighted by package
 //     score, never here; judges without logprobs fall back to the raw
 //     integer, or to the mean of several samples when the request asks.
+//   - A reply body (at most 64 MiB) is decoded in one pass, with a handful
+//     of allocations however many alternatives it carries; unless the
+//     caller reads the tokens, only what package score reads of them is
+//     kept. Whatever the one-pass decoder is unsure of is decoded by
+//     encoding/json instead, so both agree on every body, failures word
+//     for word (replydecode.go).
 //   - The cache is content-addressed: sha256 of the model, messages,
 //     schema, schema mode and every sampling parameter. A hit makes no HTTP
 //     call and reports CacheHit, USD 0, calls and attempts 0, latency 0. Errors are never

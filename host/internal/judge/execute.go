@@ -26,7 +26,7 @@ func (j *Judge) execute(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 		return abi.JudgeResponse{Error: err}
 	}
 	resp := abi.JudgeResponse{Content: ch.content, JSON: obj}
-	if p.returnTokens {
+	if p.wantsTokens() {
 		resp.Tokens = ch.tokens
 	}
 	if p.score != nil {

@@ -28,20 +28,21 @@ func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, 
 	// a counted waiter is always attached to the call its context governs.
 	// DoChan does not block (the work runs in its own goroutine), and the
 	// lock order is always flightMu before the group's own lock.
+	key := p.key
 	j.flightMu.Lock()
-	st := j.inflight[p.key]
+	st := j.inflight[key]
 	if st == nil {
 		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		st = &flightState{ctx: fctx, cancel: cancel}
-		j.inflight[p.key] = st
+		j.inflight[key] = st
 	}
 	st.waiters++
-	ch := j.flight.DoChan(p.key, func() (any, error) {
+	ch := j.flight.DoChan(key, func() (any, error) {
 		leader = true
 		resp := j.safely(func() abi.JudgeResponse { return work(st.ctx, p) })
 		j.flightMu.Lock()
-		if j.inflight[p.key] == st {
-			delete(j.inflight, p.key)
+		if j.inflight[key] == st {
+			delete(j.inflight, key)
 		}
 		j.flightMu.Unlock()
 		return resp, nil
@@ -50,7 +51,7 @@ func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, 
 
 	select {
 	case res := <-ch:
-		j.leave(p.key, st, false)
+		j.leave(key, st, false)
 		resp := res.Val.(abi.JudgeResponse)
 		if !leader {
 			j.counters.shared.Add(1)
@@ -60,7 +61,7 @@ func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, 
 		}
 		return resp
 	case <-ctx.Done():
-		j.leave(p.key, st, true)
+		j.leave(key, st, true)
 		return abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "cancelled while waiting for the judge: %v", ctx.Err())}
 	}
 }

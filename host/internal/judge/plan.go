@@ -40,8 +40,12 @@ type plan struct {
 	maxTokens   int
 	// topLogprobs > 0 requests logprobs with that many alternatives.
 	topLogprobs int
-	// returnTokens says the caller asked for the tokens (not only the score).
+	// returnTokens says the caller asked for the tokens (not only the
+	// score); the cache key holds it. omitTokens says it then declared it
+	// does not read them (abi.JudgeRequest.OmitTokens): they are neither
+	// decoded in full nor returned (see leansTokens for the cache).
 	returnTokens bool
+	omitTokens   bool
 	// score is the request's spec with defaults applied, nil when none.
 	score *abi.ScoreSpec
 	// samples > 1 selects the sampling fallback, at sampleTemperature.
@@ -71,6 +75,7 @@ type keyMaterial struct {
 	MaxTokens         int             `json:"max_tokens,omitempty"`
 	TopLogprobs       int             `json:"top_logprobs,omitempty"`
 	ReturnTokens      bool            `json:"return_tokens,omitempty"`
+	OmitTokens        bool            `json:"omit_tokens,omitempty"`
 	Samples           int             `json:"samples,omitempty"`
 	SampleTemperature float64         `json:"sample_temperature,omitempty"`
 	Score             *abi.ScoreSpec  `json:"score,omitempty"`
@@ -144,6 +149,7 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 		}
 		p.topLogprobs = min(want, j.cfg.MaxTopLogprobs)
 		p.returnTokens = req.TopLogprobs > 0
+		p.omitTokens = req.OmitTokens
 	}
 
 	if p.score != nil && p.topLogprobs > 0 {
@@ -154,7 +160,7 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 	if p.schema != nil {
 		p.inputTokens += estimateSchema(p.schema.canonical)
 	}
-	key, err := p.cacheKey(j.cfg.Model)
+	key, err := p.cacheKey(j.cfg.Model, p.leansTokens())
 	if err != nil {
 		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)
 	}
@@ -162,8 +168,29 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 	return p, nil
 }
 
-func (p *plan) cacheKey(model string) (string, error) {
+// wantsTokens says the response carries the reply's tokens.
+func (p *plan) wantsTokens() bool { return p.returnTokens && !p.omitTokens }
+
+// tokenNeed is how much of a reply's logprobs the request reads: all of
+// them when the caller gets the tokens, else what scoring needs.
+func (p *plan) tokenNeed() tokenNeed {
+	if p.wantsTokens() {
+		return needAllTokens
+	}
+	return needScoreTokens
+}
+
+// leansTokens says the request is one that would return the tokens but
+// omits them: its replies are recorded without tokens under a key of their
+// own (OmitTokens in the key material), and a reply recorded with tokens
+// for the same request without the flag answers it too (fullKey).
+func (p *plan) leansTokens() bool { return p.returnTokens && p.omitTokens }
+
+// cacheKey addresses p's reply in the cache; omitTokens marks a reply kept
+// without its tokens (see leansTokens).
+func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
 	km := keyMaterial{
+		OmitTokens:        omitTokens,
 		Version:           cacheKeyVersion,
 		Model:             model,
 		Messages:          p.req.Messages,

@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -84,8 +86,25 @@ func FuzzDecodeCompletion(f *testing.F) {
 		f.Add("application/json", []byte(seed))
 	}
 	f.Add("text/html", []byte("<html>login</html>"))
+	// Replies with logprobs, escapes and split scores, as replyGen writes them.
+	g := &replyGen{r: rand.New(rand.NewPCG(7, 7))}
+	for range 6 {
+		body, _ := g.reply()
+		f.Add("application/json", body)
+	}
 	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
-		c, fail := decodeCompletion(contentType, body)
+		c, fail := decodeCompletion(contentType, body, needAllTokens)
+		if strings.Contains(contentType, "json") || contentType == "" {
+			// The one-pass decoder answers exactly as encoding/json does,
+			// and its lean tokens score as the full ones.
+			want, wantFail := decodeReference(body)
+			if !reflect.DeepEqual(c, want) || !reflect.DeepEqual(fail, wantFail) {
+				t.Fatalf("decodeCompletion = %+v, %+v; reference %+v, %+v", c, fail, want, wantFail)
+			}
+			if lean, ok := fastDecode(body, needScoreTokens); ok {
+				sameScores(t, body, want, lean)
+			}
+		}
 		if fail == nil {
 			if len(c.choices) == 0 {
 				t.Fatal("a completion without choices was accepted")

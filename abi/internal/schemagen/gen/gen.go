@@ -366,6 +366,7 @@ var docs = map[string]string{
 	"JudgeRequest.schema":       "JSON Schema the reply must satisfy. The host uses the judge's strongest structured-output mode, validates the reply, makes one repair attempt, and returns the parsed object as json; still invalid is a judge_error.",
 	"JudgeRequest.schema_name":  "Name of the schema, for providers that want one.",
 	"JudgeRequest.top_logprobs": "Number of most likely alternatives to return per generated token (capped by the judge's configuration); 0 or absent asks for no log-probabilities.",
+	"JudgeRequest.omit_tokens":  "The caller reads score, not tokens: the response carries no tokens, and the host keeps of the judge's log-probabilities only what weighting the score needs. top_logprobs still sets how many alternatives are asked of the judge, and the request is the same one for the judge cache.",
 	"JudgeRequest.score":        "Asks the host to locate an integer score in the reply and weight it by its token log-probabilities (see ScoreSpec). The host asks the judge for the log-probabilities it needs whatever top_logprobs says; an integer in [min,max] that cannot be located makes the response a judge_error.",
 	"JudgeRequest.temperature":  "Sampling temperature; absent leaves the judge's configured default.",
 	"JudgeRequest.max_tokens":   "Cap on reply tokens; 0 or absent leaves the judge's default.",

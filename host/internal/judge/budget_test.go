@@ -1,0 +1,66 @@
+package judge
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentanvil/anvil/host/judgetest"
+)
+
+// Allocation budgets of the judge's reply path, checked by scripts/test:
+// counts of allocations, not time, so they hold on a loaded machine. A
+// change that goes over one has put per-token or per-alternative work back
+// on the path (encoding/json made ~990 allocations of the 20-alternative
+// reply; the one-pass decoder makes 4). Raise a budget only with a reason,
+// and say it in bench/README.md.
+const (
+	// decodeAllocBudget: decoding one scoring reply, 36 tokens × 20
+	// alternatives, whatever is kept.
+	decodeAllocBudget = 8
+	// callAllocBudget: one whole Judge.Do of that reply against the fake
+	// judge server in this process, the server's own allocations included
+	// (it sends the body as is, but parses the request). Measured 389 when
+	// set (Go 1.26, openai-go v1.12.0): ~125 are openai-go building and
+	// sending the request, ~30 the server, ~50 the schema check of the
+	// reply; the decode is 4. encoding/json decoding made it ~1,380.
+	callAllocBudget = 450
+)
+
+func TestAllocationBudgets(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	body := benchReply(t)
+	for _, need := range []tokenNeed{needScoreTokens, needAllTokens} {
+		allocs := testing.AllocsPerRun(200, func() {
+			if _, f := decodeCompletion("application/json", body, need); f != nil {
+				t.Fatal(f.detail)
+			}
+		})
+		t.Logf("decode (need %d): %.0f allocations per reply", need, allocs)
+		if allocs > decodeAllocBudget {
+			t.Errorf("decoding a 20-alternative reply (need %d) makes %.0f allocations; the budget is %d", need, allocs, decodeAllocBudget)
+		}
+	}
+
+	srv := judgetest.New(t, judgetest.WithoutRecording(),
+		judgetest.WithDefault(judgetest.Reply{RawBody: string(body), ContentType: "application/json"}))
+	cfg := testConfig(srv.URL())
+	cfg.SupportsLogprobs, cfg.SupportsJSONSchema = true, true
+	j, err := New(cfg, WithAPIKey(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, omit := range []bool{true, false} {
+		req := scoreRequest("grade the sky", omit)
+		allocs := testing.AllocsPerRun(200, func() {
+			if resp := j.Do(context.Background(), req); resp.Error != nil || resp.Score == nil {
+				t.Fatalf("%+v", resp)
+			}
+		})
+		t.Logf("Judge.Do (omit_tokens %v): %.0f allocations per call, server included", omit, allocs)
+		if allocs > callAllocBudget {
+			t.Errorf("one judge call (omit_tokens %v) makes %.0f allocations, the fake server's included; the budget is %d", omit, allocs, callAllocBudget)
+		}
+	}
+}
