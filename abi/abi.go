@@ -14,9 +14,10 @@ package abi
 // Version of the ABI this package describes.
 //
 // Minor 1 added KindDescriptor.Capabilities (per-kind capabilities).
+// Minor 2 added JudgeRequest.OmitTokens (the caller reads the score only).
 const (
 	Major = 1
-	Minor = 1
+	Minor = 2
 )
 
 // Exports a guest module provides. The marker is never called: its presence

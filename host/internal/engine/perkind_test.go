@@ -59,8 +59,8 @@ func runMixed(t *testing.T, cfgText string) (env, *engine.Summary, error) {
 // the plugin-wide list made every kind of the plugin need one.
 func TestPerKindCapabilities(t *testing.T) {
 	d := mixed().Describe()
-	if d.ABIMinor != 1 || len(d.Capabilities) != 1 || d.Capabilities[0] != abi.CapJudge {
-		t.Fatalf("descriptor: minor %d, capabilities %q; want 1, [judge]", d.ABIMinor, d.Capabilities)
+	if d.ABIMinor != abi.Minor || len(d.Capabilities) != 1 || d.Capabilities[0] != abi.CapJudge {
+		t.Fatalf("descriptor: minor %d, capabilities %q; want %d, [judge]", d.ABIMinor, d.Capabilities, abi.Minor)
 	}
 	if d.KindAsks(d.Kinds[0], abi.CapJudge) || !d.KindAsks(d.Kinds[1], abi.CapJudge) {
 		t.Fatalf("kinds ask %q and %q; want [] and [judge]", d.Kinds[0].Capabilities, d.Kinds[1].Capabilities)
