@@ -15,7 +15,7 @@ import (
 // coordinator, not once per worker.
 func TestClusterRunMatchesLocal(t *testing.T) {
 	judge := deterministicJudge(t)
-	dir := project(t, judge.URL(), 40, "")
+	dir := project(t, judge.URL(), 40, true)
 	localOut := filepath.Join(dir, "local")
 	runLocal(t, dir, localOut)
 	localCalls := judge.Calls()
@@ -23,7 +23,7 @@ func TestClusterRunMatchesLocal(t *testing.T) {
 	nats := startNATS(t, t.TempDir(), -1)
 	workers(t, nats.ClientURL(), 3, WorkerOptions{Concurrency: 4})
 	clusterOut := filepath.Join(dir, "cluster")
-	if _, _, err := runCluster(t, dir, clusterOut, nats.ClientURL(), CoordinatorOptions{}, engine.Options{}); err != nil {
+	if _, _, err := runCluster(t, dir, clusterOut, nats.ClientURL(), CoordinatorOptions{}, engine.RunOptions{}, engine.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := judge.Calls() - localCalls; got != localCalls {

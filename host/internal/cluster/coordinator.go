@@ -28,13 +28,12 @@ type CoordinatorOptions struct {
 	URL    string
 	Auth   Auth
 	Logger *slog.Logger
-	// OutputDir is the run's output directory: with the host name it
-	// names the run, so `run --cluster --resume` finds it again.
-	OutputDir string
-	Resume    bool
 	// AckWait is how long a case may go without a worker's progress
 	// report before it is delivered to another worker; 60s when 0.
 	AckWait time.Duration
+	// OnFault, when set, is called with each fault a worker reports (and
+	// each result the coordinator refuses), after it is logged.
+	OnFault func(FaultMessage)
 }
 
 // Coordinator publishes a run and gathers its results; it is the run's
@@ -46,6 +45,9 @@ type Coordinator struct {
 	eng   *engine.Engine
 	runID string
 	desc  RunDescription
+	// outputDir and resume are the run's, set by Run.
+	outputDir string
+	resume    bool
 
 	mu       sync.Mutex
 	refusals []FaultMessage
@@ -63,17 +65,29 @@ func NewCoordinator(ctx context.Context, opts CoordinatorOptions) (*Coordinator,
 	if opts.AckWait <= 0 {
 		opts.AckWait = DefaultAckWait
 	}
-	abs, err := filepath.Abs(opts.OutputDir)
-	if err != nil {
-		return nil, fmt.Errorf("output dir: %w", err)
-	}
-	host, _ := os.Hostname()
-	sum := sha256.Sum256([]byte(host + "\x00" + abs))
-	co := &Coordinator{opts: opts, log: opts.Logger, runID: hex.EncodeToString(sum[:8])}
-	if co.c, err = dial(ctx, opts.URL, opts.Auth, "anvil-coordinator "+co.runID, opts.Logger); err != nil {
+	co := &Coordinator{opts: opts, log: opts.Logger}
+	var err error
+	if co.c, err = dial(ctx, opts.URL, opts.Auth, "anvil-coordinator", opts.Logger); err != nil {
 		return nil, err
 	}
 	return co, nil
+}
+
+// EngineOptions sets what the coordinator's engine shares with the
+// workers.
+func (co *Coordinator) EngineOptions(o *engine.Options) {}
+
+// runName names the run of an output directory: with the host name, so
+// that `run --cluster --resume` on the same machine and directory finds
+// the run again.
+func runName(outputDir string) (string, error) {
+	abs, err := filepath.Abs(outputDir)
+	if err != nil {
+		return "", fmt.Errorf("output dir: %w", err)
+	}
+	host, _ := os.Hostname()
+	sum := sha256.Sum256([]byte(host + "\x00" + abs))
+	return hex.EncodeToString(sum[:8]), nil
 }
 
 // RunID names the run in NATS (subjects, consumer, key).
@@ -128,7 +142,7 @@ func (co *Coordinator) purge(ctx context.Context) error {
 func (co *Coordinator) publishRun(ctx context.Context) error {
 	eng := co.eng
 	cfg := eng.Config()
-	if !co.opts.Resume {
+	if !co.resume {
 		if err := co.c.js.DeleteConsumer(ctx, casesStream, casesConsumer(co.runID)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			return fmt.Errorf("cluster: clear the previous run: %w", err)
 		}
@@ -230,11 +244,21 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	if co.eng == nil {
 		return errors.New("cluster: coordinator not bound to an engine")
 	}
+	// Faults first: a worker may refuse the run the moment it is published.
+	faults := make(chan *nats.Msg, 64)
+	sub, err := co.c.nc.ChanSubscribe(faultsSubject(co.runID), faults)
+	if err != nil {
+		return fmt.Errorf("cluster: subscribe to faults: %w", err)
+	}
+	defer sub.Unsubscribe()
+	if err := co.c.nc.Flush(); err != nil {
+		return fmt.Errorf("cluster: subscribe to faults: %w", err)
+	}
 	if err := co.publishRun(ctx); err != nil {
 		return err
 	}
 	d := &dispatch{co: co, expected: map[string]caseRef{}, early: map[string]*engine.CaseResult{}, written: map[string]bool{}, emit: emit}
-	if co.opts.Resume {
+	if co.resume {
 		if err := d.readWritten(); err != nil {
 			return err
 		}
@@ -258,13 +282,6 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	}
 	defer cc.Stop()
 	defer close(finished) // first: a callback blocked on results returns
-	faults := make(chan *nats.Msg, 64)
-	sub, err := co.c.nc.ChanSubscribe(faultsSubject(co.runID), faults)
-	if err != nil {
-		return fmt.Errorf("cluster: subscribe to faults: %w", err)
-	}
-	defer sub.Unsubscribe()
-
 	in := cases
 	for in != nil || len(d.expected) > 0 {
 		select {
@@ -295,7 +312,7 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 // last line ends the list: the engine drops it and evaluates that case
 // again.
 func (d *dispatch) readWritten() error {
-	path := filepath.Join(d.co.opts.OutputDir, "results.jsonl")
+	path := filepath.Join(d.co.outputDir, "results.jsonl")
 	err := engine.EachResult(path, func(r *engine.CaseResult) error {
 		d.written[r.CaseID] = true
 		return nil
@@ -353,7 +370,7 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 	}
 	ref, ok := d.expected[id]
 	if !ok {
-		if d.co.opts.Resume {
+		if d.co.resume {
 			d.early[id] = r
 		} else {
 			d.co.log.Warn("cluster: dropped a result for a case this run did not publish", "worker", rm.Worker, "case", id)
@@ -416,6 +433,9 @@ func (co *Coordinator) refuse(f FaultMessage) {
 	co.mu.Lock()
 	co.refusals = append(co.refusals, f)
 	co.mu.Unlock()
+	if co.opts.OnFault != nil {
+		co.opts.OnFault(f)
+	}
 }
 
 // checkResult checks a worker's stamp and its result against this run.
@@ -499,9 +519,15 @@ var _ engine.Dispatcher = (*Coordinator)(nil)
 // that stops early stays there for `run --cluster --resume`.
 func (co *Coordinator) Run(ctx context.Context, eng *engine.Engine, ro engine.RunOptions) (*engine.Summary, error) {
 	co.Bind(eng)
+	if ro.OutputDir == "" {
+		ro.OutputDir = eng.OutputDir()
+	}
+	runID, err := runName(ro.OutputDir)
+	if err != nil {
+		return nil, &engine.RunError{Kind: engine.ErrInput, Err: err}
+	}
+	co.runID, co.outputDir, co.resume = runID, ro.OutputDir, ro.Resume
 	ro.Dispatch = co
-	ro.OutputDir = co.opts.OutputDir
-	ro.Resume = co.opts.Resume
 	s, err := eng.Run(ctx, ro)
 	if err != nil {
 		return s, err

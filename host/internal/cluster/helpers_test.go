@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
@@ -65,10 +67,10 @@ func repoRoot(t *testing.T) string {
 // project writes anvil.yaml (a criteria-only G-Eval, which prepares its
 // steps once per run, and the textcheck Wasm plugin's exact_match) and a
 // dataset of n cases into a new directory.
-func project(t *testing.T, judgeURL string, n int, extraJudge string) string {
+func project(t *testing.T, judgeURL string, n int, withPlugin bool) string {
 	t.Helper()
 	wasm := filepath.Join(repoRoot(t), "bin", "wasm", "textcheck.wasm")
-	if _, err := os.Stat(wasm); err != nil {
+	if _, err := os.Stat(wasm); err != nil && withPlugin {
 		t.Skip("bin/wasm/textcheck.wasm not built: run scripts/build-plugins textcheck")
 	}
 	dir := t.TempDir()
@@ -82,7 +84,6 @@ judges:
     supports_logprobs: true
     supports_json_schema: true
     price: {input_per_million: 1, output_per_million: 2}
-%s
 plugins:
   textcheck:
     path: %s
@@ -100,7 +101,11 @@ metrics:
     kind: exact_match
     gate: false
     params: {ignore_case: true, trim: true}
-`, judgeURL, extraJudge, wasm, wasm)
+`, judgeURL, wasm, wasm)
+	if !withPlugin { // G-Eval alone: no Wasm to compile in every process
+		cfg = cfg[:strings.Index(cfg, "plugins:")] + "defaults:" + strings.SplitN(cfg[strings.Index(cfg, "defaults:"):], "defaults:", 2)[1]
+		cfg = cfg[:strings.Index(cfg, "  - name: exact")]
+	}
 	var b strings.Builder
 	for i := range n {
 		answer := "Canberra"
@@ -148,7 +153,7 @@ func openEngine(t *testing.T, dir string, opts engine.Options) *engine.Engine {
 		opts.Cache = "off"
 	}
 	opts.StorePath = filepath.Join(dir, "store.db")
-	opts.CompileCacheDir = filepath.Join(os.TempDir(), "anvil-cluster-test-wazero")
+	opts.CompileCacheDir = compileCache(t)
 	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +194,7 @@ func workers(t *testing.T, url string, n int, opts WorkerOptions) {
 		}
 		o.Getenv = testGetenv
 		o.Logger = quietLogger(t)
-		o.CompileCacheDir = filepath.Join(os.TempDir(), "anvil-cluster-test-wazero")
+		o.CompileCacheDir = compileCache(t)
 		var once sync.Once
 		o.OnReady = func() { once.Do(ready.Done) }
 		go func() {
@@ -205,9 +210,9 @@ func workers(t *testing.T, url string, n int, opts WorkerOptions) {
 }
 
 // runCluster is `anvil-host run --cluster`.
-func runCluster(t *testing.T, dir, out, url string, opts CoordinatorOptions, eopts engine.Options) (*engine.Summary, *Coordinator, error) {
+func runCluster(t *testing.T, dir, out, url string, opts CoordinatorOptions, ro engine.RunOptions, eopts engine.Options) (*engine.Summary, *Coordinator, error) {
 	t.Helper()
-	opts.URL, opts.OutputDir = url, out
+	opts.URL = url
 	if opts.Logger == nil {
 		opts.Logger = quietLogger(t)
 	}
@@ -216,8 +221,10 @@ func runCluster(t *testing.T, dir, out, url string, opts CoordinatorOptions, eop
 		t.Fatal(err)
 	}
 	t.Cleanup(co.Close)
+	co.EngineOptions(&eopts)
 	eng := openEngine(t, dir, eopts)
-	s, err := co.Run(context.Background(), eng, engine.RunOptions{})
+	ro.OutputDir = out
+	s, err := co.Run(context.Background(), eng, ro)
 	if err == nil {
 		if werr := report.Write(out, s); werr != nil {
 			t.Fatal(werr)
@@ -248,8 +255,29 @@ func comparableSummary(t *testing.T, out string) string {
 			slices.SortFunc(fc, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
 		}
 	}
+	roundUSD(m)
 	n, _ := json.MarshalIndent(m, "", "  ")
 	return string(n)
+}
+
+// roundUSD rounds every "usd" sum to 12 significant digits: a float sum's
+// last bits depend on the order of its terms, which is results.jsonl
+// order (0.007352000000000001 one way, 0.007351999999999999 the other).
+func roundUSD(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if f, ok := x.(float64); ok && k == "usd" {
+				t[k], _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', 12, 64), 64)
+				continue
+			}
+			roundUSD(x)
+		}
+	case []any:
+		for _, x := range t {
+			roundUSD(x)
+		}
+	}
 }
 
 // resultLines maps case id → its results.jsonl line without latencies,
@@ -272,4 +300,23 @@ func resultLines(t *testing.T, out string) map[string]string {
 		t.Fatal(err)
 	}
 	return lines
+}
+
+func mustCase(t *testing.T) *abi.TestCase {
+	return &abi.TestCase{ID: "c1", Input: "Capital of Australia?", ActualOutput: "Canberra", ExpectedOutput: "Canberra"}
+}
+
+var compileCaches sync.Map // test name → dir
+
+// compileCache is one wazero compile cache per test: the first engine
+// compiles the Wasm plugin, the others load it. Tests do not share one:
+// wazero v1.12 panicked once loading a module from a cache other test
+// processes were writing.
+func compileCache(t *testing.T) string {
+	if d, ok := compileCaches.Load(t.Name()); ok {
+		return d.(string)
+	}
+	d := t.TempDir()
+	compileCaches.Store(t.Name(), d)
+	return d
 }
