@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/judge"
 )
 
 // CoordinatorOptions configure `run --cluster`.
@@ -51,6 +52,7 @@ type Coordinator struct {
 
 	mu       sync.Mutex
 	refusals []FaultMessage
+	limiters map[string]judge.Limiter // the cluster's judge budget, by judge
 }
 
 // DefaultAckWait is the cases' ack deadline when none is given.
@@ -74,8 +76,48 @@ func NewCoordinator(ctx context.Context, opts CoordinatorOptions) (*Coordinator,
 }
 
 // EngineOptions sets what the coordinator's engine shares with the
-// workers.
-func (co *Coordinator) EngineOptions(o *engine.Options) {}
+// workers: its judges take their permits from the cluster's one budget.
+func (co *Coordinator) EngineOptions(o *engine.Options) {
+	o.JudgeLimits = func(name string) judge.Limiter { return budgetLimiter{co: co, judge: name} }
+}
+
+// budgetLimiter is the coordinator's own judges' way into the budget
+// (its once-per-run work): the same limiter the workers' permits come from.
+type budgetLimiter struct {
+	co    *Coordinator
+	judge string
+}
+
+func (b budgetLimiter) Acquire(ctx context.Context, tokens int) (func(), error) {
+	l, ok := b.co.limiter(b.judge)
+	if !ok {
+		return nil, fmt.Errorf("no judge named %q", b.judge)
+	}
+	return l.Acquire(ctx, tokens)
+}
+
+// limiter is the budget of one judge, built on first use from the
+// judge's configuration.
+func (co *Coordinator) limiter(name string) (judge.Limiter, bool) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if l, ok := co.limiters[name]; ok {
+		return l, true
+	}
+	if co.eng == nil {
+		return nil, false
+	}
+	cfg, ok := co.eng.JudgeConfig(name)
+	if !ok {
+		return nil, false
+	}
+	if co.limiters == nil {
+		co.limiters = map[string]judge.Limiter{}
+	}
+	l := judge.NewLimiter(cfg)
+	co.limiters[name] = l
+	return l, true
+}
 
 // runName names the run of an output directory: with the host name, so
 // that `run --cluster --resume` on the same machine and directory finds
@@ -168,6 +210,7 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 		ConfigName: filepath.Base(cfg.File), ConfigYAML: cfgBytes, ConfigHash: eng.ConfigHash(),
 		Plugins: digests, Prepared: eng.PreparedMetrics(), CacheMode: eng.CacheMode(),
 		Unconfigured: eng.UnconfiguredJudges(), AckWaitMS: co.opts.AckWait.Milliseconds(),
+		Budget: true,
 	}
 	if err := co.desc.validate(); err != nil {
 		return fmt.Errorf("cluster: run description: %w", err)
@@ -254,6 +297,12 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	if err := co.c.nc.Flush(); err != nil {
 		return fmt.Errorf("cluster: subscribe to faults: %w", err)
 	}
+	ps := &permitServer{log: co.log, limiters: co.limiter}
+	stopPermits, err := ps.serve(ctx, co.c.nc, co.runID)
+	if err != nil {
+		return fmt.Errorf("cluster: serve judge permits: %w", err)
+	}
+	defer stopPermits()
 	if err := co.publishRun(ctx); err != nil {
 		return err
 	}

@@ -54,9 +54,11 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 	}
 	cfg.Dataset = "" // cases come from the queue
 	cfg.Defaults.OutputDir = ""
-	eng, err := engine.New(ctx, cfg, engine.Options{
-		Logger: w.log, Cache: "off", Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir,
-	})
+	opts := engine.Options{Logger: w.log, Cache: "off", Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir}
+	if desc.Budget {
+		opts.JudgeLimits = newPermitClient(ctx, w.c.nc, desc.RunID, w.opts.Name).limiter
+	}
+	eng, err := engine.New(ctx, cfg, opts)
 	if err != nil {
 		cleanupDir()
 		return nil, nil, fmt.Errorf("run %s: load: %w", desc.RunID, err)

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/judge"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -164,4 +165,14 @@ func (e *Engine) DefaultConcurrency() int {
 		return e.cfg.Defaults.Concurrency
 	}
 	return e.defaultConcurrency()
+}
+
+// JudgeConfig is a configured judge's configuration as the run uses it
+// (defaults and environment fallbacks applied; no key).
+func (e *Engine) JudgeConfig(name string) (judge.Config, bool) {
+	j := e.judges.byName[name]
+	if j == nil {
+		return judge.Config{}, false
+	}
+	return j.Config(), true
 }
