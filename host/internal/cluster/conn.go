@@ -40,6 +40,7 @@ type conn struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	runs    jetstream.KeyValue
+	cache   jetstream.KeyValue
 	plugins jetstream.ObjectStore
 	log     *slog.Logger
 }
@@ -109,6 +110,9 @@ func (c *conn) setup(ctx context.Context) error {
 	}
 	if c.runs, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: runsBucket, Storage: jetstream.FileStorage}); err != nil {
 		return fmt.Errorf("JetStream key-value bucket %s: %w", runsBucket, err)
+	}
+	if c.cache, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cacheBucket, Storage: jetstream.FileStorage}); err != nil {
+		return fmt.Errorf("JetStream key-value bucket %s: %w", cacheBucket, err)
 	}
 	if c.plugins, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: pluginsBucket, Storage: jetstream.FileStorage}); err != nil {
 		return fmt.Errorf("JetStream object store %s: %w", pluginsBucket, err)

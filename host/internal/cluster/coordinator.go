@@ -76,8 +76,10 @@ func NewCoordinator(ctx context.Context, opts CoordinatorOptions) (*Coordinator,
 }
 
 // EngineOptions sets what the coordinator's engine shares with the
-// workers: its judges take their permits from the cluster's one budget.
+// workers: its judges read and record the cluster's shared cache, and take
+// their permits from the cluster's one budget.
 func (co *Coordinator) EngineOptions(o *engine.Options) {
+	o.JudgeCache = kvCache{kv: co.c.cache}
 	o.JudgeLimits = func(name string) judge.Limiter { return budgetLimiter{co: co, judge: name} }
 }
 

@@ -320,3 +320,34 @@ func compileCache(t *testing.T) string {
 	compileCaches.Store(t.Name(), d)
 	return d
 }
+
+// resultScores lists case → metric scores in case order.
+func resultScores(t *testing.T, out string) string {
+	t.Helper()
+	scores := map[string]string{}
+	err := engine.EachResult(filepath.Join(out, "results.jsonl"), func(r *engine.CaseResult) error {
+		var b strings.Builder
+		for _, m := range r.Metrics {
+			if m.Score != nil {
+				fmt.Fprintf(&b, "%s=%v ", m.Metric, *m.Score)
+			} else {
+				fmt.Fprintf(&b, "%s=%s ", m.Metric, m.Status)
+			}
+		}
+		scores[r.CaseID] = b.String()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 0, len(scores))
+	for id := range scores {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s: %s\n", id, scores[id])
+	}
+	return b.String()
+}

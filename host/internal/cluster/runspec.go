@@ -54,7 +54,8 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 	}
 	cfg.Dataset = "" // cases come from the queue
 	cfg.Defaults.OutputDir = ""
-	opts := engine.Options{Logger: w.log, Cache: "off", Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir}
+	opts := engine.Options{Logger: w.log, Cache: desc.CacheMode, JudgeCache: kvCache{kv: w.c.cache},
+		Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir}
 	if desc.Budget {
 		opts.JudgeLimits = newPermitClient(ctx, w.c.nc, desc.RunID, w.opts.Name).limiter
 	}
