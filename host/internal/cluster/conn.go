@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -137,3 +138,34 @@ func redactURL(s string) string {
 }
 
 var errStopped = errors.New("stopped")
+
+// natsOutage is how long a publish keeps being retried while the NATS
+// server is away (restarting) before the run gives up on it.
+const natsOutage = 5 * time.Minute
+
+// retryNATS runs op until it succeeds, ctx is done or the server has been
+// away for natsOutage. Every op retried here is idempotent (a publish with
+// a Nats-Msg-Id, which JetStream de-duplicates).
+func retryNATS(ctx context.Context, log *slog.Logger, what string, op func() error) error {
+	deadline := time.Now().Add(natsOutage)
+	for {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster: %s: %w (NATS unreachable for %s)", what, err, natsOutage)
+		}
+		log.Warn("cluster: NATS unavailable; retrying", "op", what, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func strconvQuote(s string) string { return strconv.Quote(s) }

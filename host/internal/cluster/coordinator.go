@@ -394,10 +394,10 @@ func (d *dispatch) publishCase(ctx context.Context, id string, data []byte, suff
 		return fmt.Errorf("cluster: case %q is %d bytes as a message, over the NATS server's max_payload of %d (raise max_payload in the server config)", id, len(data), max)
 	}
 	msg := &nats.Msg{Subject: casesSubject(d.co.runID), Data: data}
-	if _, err := d.co.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID("c", d.co.runID, id)+suffix)); err != nil {
-		return fmt.Errorf("cluster: publish case %q: %w", id, err)
-	}
-	return nil
+	return retryNATS(ctx, d.co.log, "publish case "+strconvQuote(id), func() error {
+		_, err := d.co.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID("c", d.co.runID, id)+suffix))
+		return err
+	})
 }
 
 func (d *dispatch) onResult(ctx context.Context, data []byte) error {

@@ -265,7 +265,10 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 		return fmt.Errorf("encode result of case %q: %w", cm.Case.ID, err)
 	}
 	msg := &nats.Msg{Subject: resultsSubject(desc.RunID), Data: data}
-	if _, err := w.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID("r", desc.RunID, cm.Case.ID))); err != nil {
+	if err := retryNATS(ctx, w.log, "publish result of case "+strconvQuote(cm.Case.ID), func() error {
+		_, err := w.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID("r", desc.RunID, cm.Case.ID)))
+		return err
+	}); err != nil {
 		_ = m.Nak()
 		w.log.Warn("cluster: publish result failed; the case goes back to the queue", "case", cm.Case.ID, "err", err)
 		return nil
