@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -579,6 +580,7 @@ func (co *Coordinator) Run(ctx context.Context, eng *engine.Engine, ro engine.Ru
 	}
 	co.runID, co.outputDir, co.resume = runID, ro.OutputDir, ro.Resume
 	ro.Dispatch = co
+	ro.ResumeArgs = "--cluster " + shellWord(redactURL(co.opts.URL))
 	s, err := eng.Run(ctx, ro)
 	if err != nil {
 		return s, err
@@ -587,4 +589,12 @@ func (co *Coordinator) Run(ctx context.Context, eng *engine.Engine, ro engine.Ru
 		co.log.Warn("cluster: the run is complete and written; cleaning it up in NATS failed", "err", ferr)
 	}
 	return s, nil
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

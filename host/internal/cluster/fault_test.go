@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -241,5 +242,29 @@ func TestCoordinatorRefusesForeignResults(t *testing.T) {
 				t.Errorf("checkResult = %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestJudgeDownOnAWorkerStopsTheRun: a judge that refuses the workers'
+// key (HTTP 401 on every scoring call) opens the worker's breaker; the
+// worker hands its case back and reports it, and the run stops
+// incomplete naming the cause — as a local run stops — with the cases
+// already written kept, and the summary telling how to resume.
+func TestJudgeDownOnAWorkerStopsTheRun(t *testing.T) {
+	judge := deterministicJudge(t)
+	dir := project(t, judge.URL(), 20, false)
+	judge.On(judgetest.ContainsMessage("Australia?"), judgetest.Reply{Status: 401, Content: "invalid api key"})
+	nats := startNATS(t, t.TempDir(), -1)
+	workers(t, nats.ClientURL(), 1, WorkerOptions{Concurrency: 1})
+	s, _, err := runCluster(t, dir, filepath.Join(dir, "out"), nats.ClientURL(), CoordinatorOptions{}, engine.RunOptions{}, engine.Options{})
+	var re *engine.RunError
+	if !errors.As(err, &re) || re.Kind != engine.ErrUnverifiable {
+		t.Fatalf("err = %v, want an unverifiable RunError", err)
+	}
+	if !strings.Contains(err.Error(), "worker w0") || !strings.Contains(err.Error(), "401") {
+		t.Errorf("err = %v, want it to name the worker and the judge's 401", err)
+	}
+	if s == nil || s.Incomplete == nil || !strings.Contains(s.Incomplete.Resume, "--resume --cluster nats://127.0.0.1:") {
+		t.Fatalf("summary = %+v, want incomplete with a resume command", s)
 	}
 }

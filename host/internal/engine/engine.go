@@ -61,6 +61,9 @@ type RunOptions struct {
 	// Dispatch, when set, evaluates the cases instead of this process's
 	// workers (the cluster coordinator); Concurrency is then unused.
 	Dispatch Dispatcher
+	// ResumeArgs are appended to the resume command an incomplete run's
+	// summary gives ("--cluster nats://…").
+	ResumeArgs string
 }
 
 // Engine is a loaded configuration, ready to run.

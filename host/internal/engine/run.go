@@ -188,7 +188,11 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 		stopped = &RunError{Kind: ErrInput, Err: readErr}
 	}
 	if stopped != nil {
-		meta.incomplete = &Incomplete{Reason: stopped.Err.Error(), Resume: e.resumeCommand(outDir)}
+		resume := e.resumeCommand(outDir)
+		if ro.ResumeArgs != "" {
+			resume += " " + ro.ResumeArgs
+		}
+		meta.incomplete = &Incomplete{Reason: stopped.Err.Error(), Resume: resume}
 	}
 	s, err := e.writeSummary(outDir, meta)
 	if stopped != nil {
