@@ -36,7 +36,7 @@ func FuzzPeerMessages(f *testing.F) {
 func TestDecodeStrict(t *testing.T) {
 	tests := []struct {
 		name, data, want string
-		limit          int
+		limit            int
 	}{
 		{"unknown field", `{"run_id":"a","cas":{}}`, "unknown field", 1 << 10},
 		{"trailing data", `{"run_id":"a"} {"run_id":"b"}`, "trailing data", 1 << 10},
