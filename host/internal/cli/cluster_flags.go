@@ -32,6 +32,14 @@ func (f *clusterFlags) register(cmd *cobra.Command, coordinator bool) {
 	}
 }
 
+// check is a usage error for a malformed --cluster.
+func (f *clusterFlags) check() error {
+	if err := cluster.CheckURL(f.url); err != nil {
+		return usageErr(err)
+	}
+	return nil
+}
+
 // orphan names a cluster flag given without --cluster.
 func (f *clusterFlags) orphan(cmd *cobra.Command) string {
 	if f.url != "" {
@@ -58,6 +66,9 @@ func clusterLogger(level string, stderr io.Writer) (*slog.Logger, error) {
 }
 
 func (f *clusterFlags) coordinator(ctx context.Context, logLevel string, stderr io.Writer) (*cluster.Coordinator, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	if f.ackWait <= 0 {
 		return nil, usageErr(fmt.Errorf("--ack-wait %s: must be positive", f.ackWait))
 	}

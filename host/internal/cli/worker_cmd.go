@@ -32,6 +32,9 @@ cases; 2 usage error; 3 could not connect.`,
 			if cf.url == "" {
 				return usageErr(fmt.Errorf("--cluster nats://HOST:PORT is required"))
 			}
+			if err := cf.check(); err != nil {
+				return err
+			}
 			if err := positiveFlags(cmd, "concurrency"); err != nil {
 				return err
 			}

@@ -50,9 +50,8 @@ type conn struct {
 // streams and buckets exist. It reconnects forever: a NATS server that
 // restarts does not end a run.
 func dial(ctx context.Context, serverURL string, auth Auth, name string, log *slog.Logger) (*conn, error) {
-	u, err := url.Parse(serverURL)
-	if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
-		return nil, fmt.Errorf("--cluster %q: want nats://HOST:PORT", redactURL(serverURL))
+	if err := CheckURL(serverURL); err != nil {
+		return nil, err
 	}
 	auth = auth.fromEnv(os.Getenv)
 	opts := []nats.Option{
@@ -169,3 +168,12 @@ func retryNATS(ctx context.Context, log *slog.Logger, what string, op func() err
 }
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// CheckURL checks a --cluster value: nats://HOST:PORT (or tls://).
+func CheckURL(serverURL string) error {
+	u, err := url.Parse(serverURL)
+	if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
+		return fmt.Errorf("--cluster %q: want nats://HOST:PORT", redactURL(serverURL))
+	}
+	return nil
+}
