@@ -91,7 +91,7 @@ func (w *Worker) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", runsBucket, err)
 	}
-	defer watcher.Stop()
+	defer func() { watcher.Stop() }()
 	type serving struct {
 		generation string
 		stop       context.CancelFunc
@@ -107,10 +107,29 @@ func (w *Worker) serve(ctx context.Context) error {
 	ready := w.opts.OnReady
 	for {
 		var e jetstream.KeyValueEntry
+		var open bool
 		select {
 		case <-ctx.Done():
 			return nil
-		case e = <-watcher.Updates():
+		case e, open = <-watcher.Updates():
+		}
+		if !open {
+			// The watch ended (the server went away for good): watch
+			// again; the runs already served go on meanwhile.
+			watcher.Stop()
+			w.log.Warn("cluster: watch of runs ended; watching again")
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			if again, err := w.c.runs.WatchAll(ctx); err == nil {
+				watcher = again
+			} else {
+				w.log.Warn("cluster: watch of runs", "err", err)
+				watcher = closedWatcher{}
+			}
+			continue
 		}
 		if e == nil {
 			if ready != nil {
@@ -294,3 +313,16 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// closedWatcher stands for a watch that could not be started: its
+// updates channel is closed, so the loop tries again.
+type closedWatcher struct{}
+
+var closedUpdates = func() chan jetstream.KeyValueEntry {
+	c := make(chan jetstream.KeyValueEntry)
+	close(c)
+	return c
+}()
+
+func (closedWatcher) Updates() <-chan jetstream.KeyValueEntry { return closedUpdates }
+func (closedWatcher) Stop() error                            { return nil }
