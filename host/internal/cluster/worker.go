@@ -325,4 +325,4 @@ var closedUpdates = func() chan jetstream.KeyValueEntry {
 }()
 
 func (closedWatcher) Updates() <-chan jetstream.KeyValueEntry { return closedUpdates }
-func (closedWatcher) Stop() error                            { return nil }
+func (closedWatcher) Stop() error                             { return nil }
