@@ -240,9 +240,6 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 // digest, after checking them against it (the file may have changed since
 // the engine loaded it).
 func (co *Coordinator) uploadPlugin(ctx context.Context, name, path, digest string) error {
-	if _, err := co.c.plugins.GetInfo(ctx, digest); err == nil {
-		return nil // content-addressed: already there
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("cluster: plugin %s@%s: %w", name, digest, err)
@@ -257,6 +254,14 @@ func (co *Coordinator) uploadPlugin(ctx context.Context, name, path, digest stri
 	}
 	if got := sha256Digest(data); got != digest {
 		return fmt.Errorf("cluster: plugin %s: %s is now %s, loaded as %s (it changed during the run)", name, path, got, digest)
+	}
+	// Content-addressed: an object already under this name is kept only
+	// when its bytes are these (the store's own SHA-256 says so); anything
+	// else there is replaced.
+	h := sha256.New()
+	h.Write(data)
+	if info, err := co.c.plugins.GetInfo(ctx, digest); err == nil && info.Digest == jetstream.GetObjectDigestValue(h) {
+		return nil
 	}
 	if _, err := co.c.plugins.PutBytes(ctx, digest, data); err != nil {
 		return fmt.Errorf("cluster: plugin %s@%s: upload: %w", name, digest, err)

@@ -107,3 +107,36 @@ func TestAPIKeyNeverTravelsThroughNATS(t *testing.T) {
 		t.Errorf("the spy saw %d messages; it did not watch the run", seen)
 	}
 }
+
+// TestPoisonedPluginObject: bytes under a plugin's digest in the object
+// store that are not that plugin are replaced by the coordinator, and a
+// worker that fetched other bytes than the digest refuses the run.
+func TestPoisonedPluginObject(t *testing.T) {
+	judge := deterministicJudge(t)
+	dir := project(t, judge.URL(), 4, true)
+	ns := startNATS(t, t.TempDir(), -1)
+	ctx := context.Background()
+	c, err := dial(ctx, ns.ClientURL(), Auth{}, "attacker", quietLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	digest := openEngine(t, dir, engine.Options{}).PluginDigests()["textcheck"]
+	if _, err := c.plugins.PutBytes(ctx, digest, []byte("\x00asm not the plugin")); err != nil {
+		t.Fatal(err)
+	}
+	// A worker handed the poisoned object refuses it.
+	w := &Worker{opts: WorkerOptions{Name: "w"}, log: quietLogger(t), c: c, stamp: ownStamp()}
+	if _, err := w.fetchPlugin(ctx, t.TempDir(), "textcheck", digest); err == nil || !strings.Contains(err.Error(), "refusing them") {
+		t.Fatalf("fetchPlugin of poisoned bytes: %v", err)
+	}
+	// The coordinator replaces them, and the run goes through.
+	workers(t, ns.ClientURL(), 1, WorkerOptions{})
+	s, _, err := runCluster(t, dir, filepath.Join(dir, "out"), ns.ClientURL(), CoordinatorOptions{}, engine.RunOptions{}, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Cases != 4 || s.PluginErrors != 0 {
+		t.Errorf("%d cases, %d plugin errors; want 4 and 0", s.Cases, s.PluginErrors)
+	}
+}
