@@ -66,7 +66,7 @@ func (mj *meteredJudge) busiestWindow(d time.Duration) int {
 
 // TestOneJudgeBudgetAcrossWorkers: three workers that could each keep 8
 // calls in flight hold together to the judge's max_concurrency (3) and
-// requests_per_minute (1200: at most 20 a second after a burst of 3), as
+// requests_per_minute (1200: 20 a second after a burst of 3), as
 // measured at the judge.
 func TestOneJudgeBudgetAcrossWorkers(t *testing.T) {
 	judge := deterministicJudge(t)
@@ -90,7 +90,25 @@ func TestOneJudgeBudgetAcrossWorkers(t *testing.T) {
 	if peak := mj.peak.Load(); peak > 3 {
 		t.Errorf("the judge saw %d calls in flight at once; the cluster's max_concurrency is 3", peak)
 	}
-	if busiest := mj.busiestWindow(time.Second); busiest > 3+20 {
-		t.Errorf("the judge saw %d calls within one second; requests_per_minute 1200 allows 20 (after a burst of 3)", busiest)
+	// Arrival times at the judge carry the jitter of a loaded machine on
+	// top of the limiter's grants (two grants 50 ms apart may arrive
+	// together), so the rate is checked over the whole run, with half a
+	// second of slack: 46 calls at 20/s after a burst of 3 take at least
+	// 2.15 s. Without the shared budget they arrive within about 1 s.
+	if span, least := mj.span(), time.Duration(float64(46-3)/20*float64(time.Second))-500*time.Millisecond; span < least {
+		t.Errorf("the judge saw 46 calls within %v; requests_per_minute 1200 needs at least %v", span, least)
 	}
+	if busiest := mj.busiestWindow(time.Second); busiest > 3+30 {
+		t.Errorf("the judge saw %d calls within one second; requests_per_minute 1200 allows 20 (after a burst of 3, with jitter 30)", busiest)
+	}
+}
+
+// span is the time from the first call's arrival to the last's.
+func (mj *meteredJudge) span() time.Duration {
+	mj.mu.Lock()
+	defer mj.mu.Unlock()
+	if len(mj.arrivals) < 2 {
+		return 0
+	}
+	return mj.arrivals[len(mj.arrivals)-1].Sub(mj.arrivals[0])
 }
