@@ -21,6 +21,12 @@
 //   - Core subject anvil.faults.<run>: a worker that refuses the run (a
 //     different ABI or build, a plugin whose bytes do not match) or whose
 //     judge went down says so there.
+//   - Core subjects anvil.permit.<run>[.release|.renew]: the cluster's one
+//     judge budget. The coordinator holds each judge's limiter
+//     (judge.NewLimiter) and grants leased permits by request/reply; every
+//     judge call on every worker takes one.
+//   - KV bucket ANVIL_JUDGE_CACHE: the shared judge cache, keyed by the
+//     judge's own cache keys.
 //
 // Invariants: local mode does not link this package (engine, judge, store
 // and report import no NATS: TestLocalPathLinksNoNATS); peers do not trust
