@@ -100,7 +100,7 @@ then ` + "`anvil-host validate`" + `, ` + "`anvil-host estimate`" + ` and ` + "`
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newInitCmd(), newRunCmd(), newEstimateCmd(), newValidateCmd(), newDAGCmd(), newCacheCmd(),
-		newPluginCmd(), newLockCmd(), newVersionCmd())
+		newPluginCmd(), newLockCmd(), newWorkerCmd(), newVersionCmd())
 	root.AddCommand(newCompareCmd(), newCalibrateCmd())
 	root.InitDefaultCompletionCmd()
 	root.SetHelpCommand(newHelpCmd())

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentanvil/anvil/host/internal/cluster"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
@@ -48,7 +49,7 @@ func (f *loadFlags) configPath() (string, error) {
 	return path, nil
 }
 
-func (f *loadFlags) load(ctx context.Context, stderr io.Writer) (*config.Config, *engine.Engine, error) {
+func (f *loadFlags) load(ctx context.Context, stderr io.Writer, adjust ...func(*engine.Options)) (*config.Config, *engine.Engine, error) {
 	switch f.cache {
 	case "", "off", "rw", "replay":
 	default:
@@ -67,12 +68,16 @@ func (f *loadFlags) load(ctx context.Context, stderr io.Writer) (*config.Config,
 		return nil, nil, usageErr(err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	eng, err := engine.New(ctx, cfg, engine.Options{
+	opts := engine.Options{
 		Logger:          logger,
 		Cache:           f.cache,
 		StorePath:       f.store,
 		CompileCacheDir: compileCacheDir(),
-	})
+	}
+	for _, a := range adjust {
+		a(&opts)
+	}
+	eng, err := engine.New(ctx, cfg, opts)
 	if err != nil {
 		return nil, nil, usageErr(err)
 	}
@@ -163,6 +168,7 @@ func newRunCmd() *cobra.Command {
 	var lf loadFlags
 	var ro engine.RunOptions
 	var noProgress, asJSON bool
+	var cf clusterFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Evaluate a dataset with the configured metrics",
@@ -180,17 +186,33 @@ with the command that resumes it.
 With --json, stdout is the summary as JSON (the document summary.json
 holds) instead of the table; progress, warnings and notes stay on stderr.
 
+With --cluster nats://HOST:PORT the cases are evaluated by the workers
+(` + "`anvil-host worker`" + `) attached to that NATS JetStream server, and this
+process writes the same outputs; see docs/cluster.md.
+
 ` + configRuleHelp + `
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
 			if err := positiveFlags(cmd, "limit", "concurrency"); err != nil {
 				return err
 			}
-			_, eng, err := lf.load(ctx, stderr)
+			if name := cf.orphan(cmd); name != "" {
+				return usageErr(fmt.Errorf("--%s needs --cluster", name))
+			}
+			var co *cluster.Coordinator
+			var adjust []func(*engine.Options)
+			if cf.url != "" {
+				if co, err = cf.coordinator(ctx, lf.logLevel, stderr); err != nil {
+					return err
+				}
+				defer co.Close()
+				adjust = append(adjust, co.EngineOptions)
+			}
+			_, eng, err := lf.load(ctx, stderr, adjust...)
 			if err != nil {
 				return err
 			}
@@ -210,7 +232,12 @@ holds) instead of the table; progress, warnings and notes stay on stderr.
 					bar.Set(done)
 				}
 			}
-			s, err := eng.Run(ctx, ro)
+			var s *engine.Summary
+			if co != nil {
+				s, err = co.Run(ctx, eng, ro)
+			} else {
+				s, err = eng.Run(ctx, ro)
+			}
 			if bar != nil {
 				bar.Finish()
 			}
@@ -250,5 +277,6 @@ holds) instead of the table; progress, warnings and notes stay on stderr.
 	f.BoolVar(&ro.Resume, "resume", false, "skip cases already in results.jsonl under the same config hash")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar even on a terminal")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout instead of the table (the exit code is the same)")
+	cf.register(cmd, true)
 	return cmd
 }

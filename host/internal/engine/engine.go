@@ -19,6 +19,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/judge"
 	"github.com/agentanvil/anvil/host/internal/oci"
 	"github.com/agentanvil/anvil/host/internal/plugin"
 	"github.com/agentanvil/anvil/host/internal/store"
@@ -42,6 +43,13 @@ type Options struct {
 	// Registry is the OCI client for plugins configured by reference;
 	// when nil, one reading the docker config's credentials.
 	Registry *oci.Client
+	// JudgeCache, when set, is the judges' cache instead of the SQLite
+	// store (which is then not opened): the cluster's shared cache.
+	JudgeCache judge.Cache
+	// JudgeLimits, when set, gives each judge (by name) the limiter that
+	// paces its upstream calls instead of its own: the cluster's one
+	// budget. It may return nil for a judge that keeps its own.
+	JudgeLimits func(judgeName string) judge.Limiter
 
 	// extraPlugins are linked in beside the first-party kinds (tests).
 	extraPlugins []*sdk.Plugin
@@ -57,6 +65,12 @@ type RunOptions struct {
 	// Progress is called after each finished case with done and total
 	// (total 0 when unknown).
 	Progress func(done, total int)
+	// Dispatch, when set, evaluates the cases instead of this process's
+	// workers (the cluster coordinator); Concurrency is then unused.
+	Dispatch Dispatcher
+	// ResumeArgs are appended to the resume command an incomplete run's
+	// summary gives ("--cluster nats://…").
+	ResumeArgs string
 }
 
 // Engine is a loaded configuration, ready to run.

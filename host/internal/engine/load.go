@@ -105,7 +105,7 @@ func StorePath(cfg *config.Config, flag string) string {
 // warns, and says so in summary.json. Replay mode needs the store and
 // fails.
 func (e *Engine) openStore(ctx context.Context) error {
-	if e.cacheMode() == "off" {
+	if e.cacheMode() == "off" || e.opts.JudgeCache != nil {
 		return nil
 	}
 	path := StorePath(e.cfg, e.opts.StorePath)
@@ -172,8 +172,15 @@ func (e *Engine) buildJudges() error {
 		}
 		key := e.opts.Getenv(jc.APIKeyEnv)
 		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key), judge.OnUnavailable(e.judges.down)}
-		if e.store != nil {
+		if e.opts.JudgeCache != nil && e.cacheMode() != "off" {
+			jopts = append(jopts, judge.WithCache(e.opts.JudgeCache, mode))
+		} else if e.store != nil {
 			jopts = append(jopts, judge.WithCache(e.store, mode))
+		}
+		if e.opts.JudgeLimits != nil {
+			if l := e.opts.JudgeLimits(name); l != nil {
+				jopts = append(jopts, judge.WithLimiter(l))
+			}
 		}
 		if key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay" {
 			if jc.OfflineRecording != "" {

@@ -45,6 +45,9 @@ type metric struct {
 	prepareDetails json.RawMessage
 	prepareErr     *abi.Error
 	prepareUsage   JudgeUsage
+	// adopted: the once-per-run work was done before the run (Prepare) or
+	// by another process (AdoptPrepared); the run does not do it again.
+	adopted bool
 }
 
 // requiredFields are the fields every case needs for this metric.
@@ -57,7 +60,7 @@ func (m *metric) requiredFields() []string {
 
 // prepare runs the kind's once-per-run work.
 func (e *Engine) prepare(ctx context.Context, m *metric, dry *dryRun) {
-	if m.plugin == nil || !m.desc.Prepare || m.skip != "" {
+	if m.plugin == nil || !m.desc.Prepare || m.skip != "" || m.adopted {
 		return
 	}
 	svc := e.services(m, dry)

@@ -120,8 +120,32 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	e.prepareAll(runCtx, nil)
 	cases := make(chan *abi.TestCase)
 	errc := make(chan error, 1)
+	var dispatchErr error
 	var wg sync.WaitGroup
+	if ro.Dispatch != nil {
+		// Evaluated elsewhere: the dispatcher hands back finished cases,
+		// which this process writes as its own workers' would be.
+		wg.Go(func() {
+			dispatchErr = ro.Dispatch.Dispatch(runCtx, cases, func(r *CaseResult) error {
+				if err := w.write(r); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+					stop(err)
+					return err
+				}
+				return nil
+			})
+			if dispatchErr != nil {
+				stop(dispatchErr)
+			}
+		})
+	}
 	for range conc {
+		if ro.Dispatch != nil {
+			break
+		}
 		wg.Go(func() {
 			for c := range cases {
 				r := e.evaluate(runCtx, c, nil)
@@ -156,13 +180,19 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 		stopped = &RunError{Kind: ErrUnverifiable, Err: fmt.Errorf("writing results: %w", writeErr)}
 	case ctx.Err() != nil:
 		stopped = &RunError{Kind: ErrInterrupted, Err: fmt.Errorf("run interrupted: %w", ctx.Err())}
+	case dispatchErr != nil && !errors.Is(dispatchErr, context.Canceled):
+		stopped = &RunError{Kind: ErrUnverifiable, Err: dispatchErr}
 	case runCtx.Err() != nil:
 		stopped = &RunError{Kind: ErrUnverifiable, Err: context.Cause(runCtx)}
 	case readErr != nil:
 		stopped = &RunError{Kind: ErrInput, Err: readErr}
 	}
 	if stopped != nil {
-		meta.incomplete = &Incomplete{Reason: stopped.Err.Error(), Resume: e.resumeCommand(outDir)}
+		resume := e.resumeCommand(outDir)
+		if ro.ResumeArgs != "" {
+			resume += " " + ro.ResumeArgs
+		}
+		meta.incomplete = &Incomplete{Reason: stopped.Err.Error(), Resume: resume}
 	}
 	s, err := e.writeSummary(outDir, meta)
 	if stopped != nil {

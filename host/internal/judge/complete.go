@@ -26,21 +26,19 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 		if j.spendLimit > 0 && j.counters.usd() >= j.spendLimit {
 			return completion{}, j.errorf(abi.CodeBudget, false, "spend limit of $%.2f reached ($%.4f spent)", j.spendLimit, j.counters.usd())
 		}
-		if err := j.pacer.wait(ctx, j.clock, tokens); err != nil {
-			return completion{}, j.errorf(abi.CodeJudge, false, "cancelled while waiting for the rate limit: %v", err)
-		}
-		if err := j.slots.acquire(ctx); err != nil {
-			return completion{}, j.errorf(abi.CodeJudge, false, "cancelled while waiting for a free connection: %v", err)
+		release, aerr := j.acquire(ctx, tokens)
+		if aerr != nil {
+			return completion{}, aerr
 		}
 		// Requests queued behind the ones that tripped the breaker must
 		// not go out.
 		if err := j.unavailable(); err != nil {
-			j.slots.release()
+			release()
 			return completion{}, err
 		}
 		mode := j.sendMode(p.mode)
 		comp, attempts, f := j.withRetry(ctx, p.params(j.cfg.Model, c, mode), p.tokenNeed())
-		j.slots.release()
+		release()
 
 		j.counters.calls.Add(1)
 		j.counters.attempts.Add(int64(attempts))
@@ -82,4 +80,24 @@ func (j *Judge) account(p *plan, c call, comp completion, attempts int, u *usage
 	j.counters.inputTokens.Add(int64(in))
 	j.counters.outputTokens.Add(int64(out))
 	j.counters.addUSD(j.Price(in, out))
+}
+
+// acquire waits until one call estimated at tokens may start: on the
+// judge's own rate limits and connection slots, or on the shared limiter
+// that replaces them. It returns the function that ends the call.
+func (j *Judge) acquire(ctx context.Context, tokens int) (func(), *abi.Error) {
+	if j.limiter != nil {
+		release, err := j.limiter.Acquire(ctx, tokens)
+		if err != nil {
+			return nil, j.errorf(abi.CodeJudge, false, "waiting for the shared judge budget: %v", err)
+		}
+		return release, nil
+	}
+	if err := j.pacer.wait(ctx, j.clock, tokens); err != nil {
+		return nil, j.errorf(abi.CodeJudge, false, "cancelled while waiting for the rate limit: %v", err)
+	}
+	if err := j.slots.acquire(ctx); err != nil {
+		return nil, j.errorf(abi.CodeJudge, false, "cancelled while waiting for a free connection: %v", err)
+	}
+	return j.slots.release, nil
 }

@@ -33,6 +33,7 @@ type Judge struct {
 	spendLimit float64
 	pacer      *pacer
 	slots      slots
+	limiter    Limiter // nil: pacer and slots
 	client     *client
 	schemas    schemaSet
 	counters   counters
@@ -86,6 +87,7 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 		client:     newClient(cfg, o.http, o.apiKey),
 
 		onUnavailable: o.onUnavailable,
+		limiter:       o.limiter,
 	}
 	if j.cache == nil {
 		j.cacheMode = CacheOff

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -76,3 +77,28 @@ func (s slots) acquire(ctx context.Context) error {
 }
 
 func (s slots) release() { <-s }
+
+// NewLimiter is a judge's own pacing as a Limiter: cfg's
+// requests_per_minute, tokens_per_minute and max_concurrency, exactly as
+// a judge applies them to its calls. A cluster coordinator serves one per
+// judge to all its workers.
+func NewLimiter(cfg Config) Limiter {
+	cfg = cfg.WithDefaults()
+	return &ownLimiter{pacer: newPacer(cfg), slots: make(slots, cfg.MaxConcurrency)}
+}
+
+type ownLimiter struct {
+	pacer *pacer
+	slots slots
+}
+
+func (l *ownLimiter) Acquire(ctx context.Context, tokens int) (func(), error) {
+	if err := l.pacer.wait(ctx, realClock{}, tokens); err != nil {
+		return nil, err
+	}
+	if err := l.slots.acquire(ctx); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(l.slots.release) }, nil
+}

@@ -76,11 +76,26 @@ type options struct {
 	spendUSD  float64
 
 	onUnavailable func(error)
+	limiter       Limiter
 }
 
 // WithCache sets the persistent cache and how it is used.
 func WithCache(c Cache, mode CacheMode) Option {
 	return func(o *options) { o.cache, o.cacheMode = c, mode }
+}
+
+// Limiter paces a judge's upstream calls in place of its own
+// requests_per_minute, tokens_per_minute and max_concurrency: one budget
+// shared by several processes (host/internal/cluster). Acquire blocks
+// until one call estimated at tokens may start and returns the function
+// that ends it (called once, when the call, retries included, is over).
+type Limiter interface {
+	Acquire(ctx context.Context, tokens int) (release func(), err error)
+}
+
+// WithLimiter replaces the judge's own rate and concurrency limits with l.
+func WithLimiter(l Limiter) Option {
+	return func(o *options) { o.limiter = l }
 }
 
 // WithLogger sets the logger; the default discards.

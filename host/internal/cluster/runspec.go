@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/engine"
+)
+
+// openRun builds the engine a run's cases are evaluated with: the
+// coordinator's config file, its plugins fetched by digest (every byte
+// checked against it), and its once-per-run work adopted. A run this
+// worker cannot evaluate exactly as the coordinator would — another ABI,
+// other builtin plugins, another config hash, judges it cannot call that
+// the coordinator can — is refused with the reason.
+func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Engine, func(), error) {
+	if desc.ABIMajor != w.stamp.abiMajor || desc.ABIMinor != w.stamp.abiMinor {
+		return nil, nil, fmt.Errorf("run %s speaks ABI %d.%d, this worker %d.%d", desc.RunID, desc.ABIMajor, desc.ABIMinor, w.stamp.abiMajor, w.stamp.abiMinor)
+	}
+	if !slices.Equal(desc.Builtins, w.stamp.builtins) {
+		return nil, nil, fmt.Errorf("run %s was prepared with builtin plugins %v, this worker links %v", desc.RunID, desc.Builtins, w.stamp.builtins)
+	}
+	dir, err := os.MkdirTemp("", "anvil-run-"+desc.RunID+"-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", desc.RunID, err)
+	}
+	cleanupDir := func() { os.RemoveAll(dir) }
+	cfg, err := config.Parse(filepath.Join(dir, desc.ConfigName), desc.ConfigYAML)
+	if err != nil {
+		cleanupDir()
+		return nil, nil, fmt.Errorf("run %s: config: %w", desc.RunID, err)
+	}
+	if len(cfg.Plugins) != len(desc.Plugins) {
+		cleanupDir()
+		return nil, nil, fmt.Errorf("run %s: the config names %d plugins, the run pins %d", desc.RunID, len(cfg.Plugins), len(desc.Plugins))
+	}
+	for _, name := range sortedNames(cfg.Plugins) {
+		digest, ok := desc.Plugins[name]
+		if !ok {
+			cleanupDir()
+			return nil, nil, fmt.Errorf("run %s: plugin %s has no digest in the run", desc.RunID, name)
+		}
+		path, err := w.fetchPlugin(ctx, dir, name, digest)
+		if err != nil {
+			cleanupDir()
+			return nil, nil, fmt.Errorf("run %s: %w", desc.RunID, err)
+		}
+		pc := cfg.Plugins[name]
+		pc.Path, pc.SHA256, pc.SHA256File = path, digest, ""
+	}
+	cfg.Dataset = "" // cases come from the queue
+	cfg.Defaults.OutputDir = ""
+	opts := engine.Options{Logger: w.log, Cache: desc.CacheMode, JudgeCache: kvCache{kv: w.c.cache},
+		Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir}
+	if desc.Budget {
+		opts.JudgeLimits = newPermitClient(ctx, w.c.nc, desc.RunID, w.opts.Name).limiter
+	}
+	eng, err := engine.New(ctx, cfg, opts)
+	if err != nil {
+		cleanupDir()
+		return nil, nil, fmt.Errorf("run %s: load: %w", desc.RunID, err)
+	}
+	cleanup := func() {
+		eng.Close(context.WithoutCancel(ctx))
+		cleanupDir()
+	}
+	switch {
+	case eng.ConfigHash() != desc.ConfigHash:
+		err = fmt.Errorf("run %s: config hash here is %s, the coordinator's %s", desc.RunID, eng.ConfigHash(), desc.ConfigHash)
+	case !slices.Equal(eng.UnconfiguredJudges(), nonNil(desc.Unconfigured)):
+		err = fmt.Errorf("run %s: judges this worker cannot call (no API key in its environment): %v; the coordinator's: %v",
+			desc.RunID, eng.UnconfiguredJudges(), desc.Unconfigured)
+	default:
+		err = eng.AdoptPrepared(desc.Prepared)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return eng, cleanup, nil
+}
+
+// fetchPlugin writes a plugin's bytes from the object store into dir,
+// after checking them against digest.
+func (w *Worker) fetchPlugin(ctx context.Context, dir, name, digest string) (string, error) {
+	info, err := w.c.plugins.GetInfo(ctx, digest)
+	if err != nil {
+		return "", fmt.Errorf("plugin %s@%s: not in %s: %w", name, digest, pluginsBucket, err)
+	}
+	if info.Size > maxPlugin {
+		return "", fmt.Errorf("plugin %s@%s: %d bytes, over %d", name, digest, info.Size, maxPlugin)
+	}
+	data, err := w.c.plugins.GetBytes(ctx, digest)
+	if err != nil {
+		return "", fmt.Errorf("plugin %s@%s: fetch: %w", name, digest, err)
+	}
+	if got := sha256Digest(data); got != digest {
+		return "", fmt.Errorf("plugin %s@%s: the object store holds bytes of digest %s; refusing them", name, digest, got)
+	}
+	path := filepath.Join(dir, name+".plugin")
+	if err := os.WriteFile(path, data, 0o700); err != nil {
+		return "", fmt.Errorf("plugin %s@%s: %w", name, digest, err)
+	}
+	return path, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
