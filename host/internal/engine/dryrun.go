@@ -39,8 +39,8 @@ type Estimate struct {
 	Note    string `json:"note,omitempty"`
 }
 
-func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeRequest) abi.JudgeResponse {
-	if cached, ok := j.Cached(ctx, req); ok {
+func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeRequest, sample int) abi.JudgeResponse {
+	if cached, ok := j.CachedSample(ctx, req, sample); ok {
 		// Served from the cache in a real run too: free, and no tokens spent.
 		cached.Usage = abi.Usage{Model: j.Model(), CacheHit: true}
 		return cached

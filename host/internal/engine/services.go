@@ -30,8 +30,11 @@ type judges struct {
 type services struct {
 	judges       *judges
 	defaultJudge string
-	logger       *slog.Logger
-	dryRun       *dryRun // estimate: price requests instead of sending them
+	// sample is which of a metric's repeated scorings this is (0: the
+	// first, or the only one); it keeps each sample's cache entry apart.
+	sample int
+	logger *slog.Logger
+	dryRun *dryRun // estimate: price requests instead of sending them
 
 	mu    sync.Mutex
 	usage JudgeUsage
@@ -61,9 +64,9 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 		go func(i int, j *judge.Judge) {
 			defer wg.Done()
 			if s.dryRun != nil {
-				out[i] = s.dryRun.respond(ctx, j, reqs[i])
+				out[i] = s.dryRun.respond(ctx, j, reqs[i], s.sample)
 			} else {
-				out[i] = j.Do(ctx, reqs[i])
+				out[i] = j.DoSample(ctx, reqs[i], s.sample)
 			}
 		}(i, j)
 	}

@@ -154,8 +154,11 @@ type MetricSummary struct {
 	SkipReason string `json:"skip_reason,omitempty"`
 	// FailedCases lists up to 20 failing case ids, for the table and JUnit.
 	FailedCases []string `json:"failed_cases,omitempty"`
+	// Quality is the spread, agreement and histogram (summary_quality.go).
+	Quality
 
-	scores []float64
+	scores  []float64
+	quality qualityAcc
 }
 
 // gatePolicy is what the gate needs to know of each configured metric
@@ -286,6 +289,7 @@ func (ms *MetricSummary) add(r MetricResult) {
 			ms.SkipReason = printable(r.Reason)
 		}
 	}
+	ms.addQuality(r)
 	if r.Score != nil {
 		ms.Scored++
 		ms.scores = append(ms.scores, *r.Score)
@@ -320,6 +324,7 @@ func (ms *MetricSummary) finish() {
 		rate := round4(float64(ms.Passed) / float64(graded))
 		ms.PassRate = &rate
 	}
+	ms.finishQuality(ms.scores)
 	ms.scores = nil
 	ms.gate()
 }

@@ -1,0 +1,107 @@
+package engine_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/judgetest"
+)
+
+// spreadJudge answers G-Eval steps, and scores each distinct scoring
+// request 2, 5, 9 on its first three repeats: every case's three samples
+// are 0.2, 0.5 and 0.9, in some order.
+func spreadJudge(t *testing.T) *judgetest.Server {
+	s := judgetest.New(t)
+	s.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{Content: `{"steps": ["Compare.", "Check.", "Penalise."]}`})
+	s.SetDefault(judgetest.PerRequest(
+		judgetest.JSONScoreReply("low", "2", nil),
+		judgetest.JSONScoreReply("mid", "5", nil),
+		judgetest.JSONScoreReply("high", "9", nil),
+	))
+	return s
+}
+
+func withSamples(metric string, n int) string {
+	return strings.Replace(metric, "    kind: geval\n", fmt.Sprintf("    kind: geval\n    samples: %d\n", n), 1)
+}
+
+// samples: 3 scores each case three times with the judge's spread; the
+// verdict is the mean's, the case keeps mean, sd and the samples, and the
+// same run again replays them from the cache without a call.
+func TestSamplesGiveMeanSpreadAndFlips(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		logprobs bool
+		mode     string
+	}{{"weighted", true, "weighted"}, {"raw", false, "raw"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := spreadJudge(t)
+			e := newEnv(t, configFor(srv.URL(), tc.logprobs, withSamples(correctness, 3)))
+			s := e.run(t, "rw", engine.RunOptions{})
+			// 1 steps call, then 3 samples of each of the 3 cases with an
+			// expected output (c4 is skipped).
+			if srv.Calls() != 1+3*3 {
+				t.Fatalf("judge calls = %d; want 10", srv.Calls())
+			}
+			res := readResults(t, e.out)
+			for _, id := range []string{"c1", "c2", "c3"} {
+				mr := res[id].Metrics[0]
+				sp := mr.Spread
+				if sp == nil || len(sp.Scores) != 3 {
+					t.Fatalf("%s: spread %+v; want 3 samples", id, sp)
+				}
+				sum := sp.Scores[0] + sp.Scores[1] + sp.Scores[2]
+				if !near(sum, 1.6) || !near(sp.Mean, 1.6/3) || math.Abs(sp.StdDev-0.351188458) > 1e-6 || !sp.Flipped {
+					t.Errorf("%s: spread %+v; want samples {.2 .5 .9}, mean .5333, sd .3512, flipped", id, sp)
+				}
+				if mr.Score == nil || !near(*mr.Score, 1.6/3) || mr.Status != engine.StatusPassed || mr.ScoreMode != tc.mode {
+					t.Errorf("%s: score %v status %s mode %s; want the mean .5333 passing at .5 in %s mode", id, mr.Score, mr.Status, mr.ScoreMode, tc.mode)
+				}
+				if mr.Usage.Calls != 3 || !strings.HasPrefix(mr.Reason, "mean of 3 samples 0.5333") {
+					t.Errorf("%s: calls %d, reason %q; want 3 calls and the mean in the reason", id, mr.Usage.Calls, mr.Reason)
+				}
+			}
+			m := s.Metrics[0]
+			if m.Passed != 3 || m.Sampled != 3 || m.FlipShare == nil || *m.FlipShare != 1 {
+				t.Errorf("summary: passed %d, sampled %d, flip share %v; want 3, 3, 1", m.Passed, m.Sampled, m.FlipShare)
+			}
+			if m.MeanSampleSD == nil || math.Abs(*m.MeanSampleSD-0.3512) > 1e-4 {
+				t.Errorf("summary mean sample sd = %v; want .3512", m.MeanSampleSD)
+			}
+
+			again := newEnvIn(e, t.TempDir())
+			e.run(t, "rw", engine.RunOptions{OutputDir: again.out})
+			if srv.Calls() != 10 {
+				t.Errorf("the cached rerun made %d more calls; want none", srv.Calls()-10)
+			}
+			for id, cr := range readResults(t, again.out) {
+				if a, b := cr.Metrics[0].Spread, res[id].Metrics[0].Spread; (a == nil) != (b == nil) || a != nil && fmt.Sprint(a.Scores) != fmt.Sprint(b.Scores) {
+					t.Errorf("%s: the cached rerun's samples %v differ from the run's %v", id, a, b)
+				}
+			}
+		})
+	}
+}
+
+// G-Eval's own sampling (params.samples, for a judge without logprobs)
+// and the metric's samples multiply: 3 metric samples × 3 score samples.
+func TestMetricSamplesOfASampledScore(t *testing.T) {
+	srv := fakeJudge(t)
+	e := newEnv(t, configFor(srv.URL(), false, withSamples(sampledGEval, 3)))
+	e.run(t, "off", engine.RunOptions{})
+	if srv.Calls() != 1+3*3*3 {
+		t.Fatalf("judge calls = %d; want 1 + 27", srv.Calls())
+	}
+	mr := readResults(t, e.out)["c1"].Metrics[0]
+	if mr.ScoreMode != "sampled" || mr.Spread == nil || mr.Spread.StdDev != 0 || mr.Spread.Flipped {
+		t.Errorf("c1: mode %s spread %+v; want sampled with no spread (the judge always says 8)", mr.ScoreMode, mr.Spread)
+	}
+}
+
+func newEnvIn(e env, out string) env {
+	e.out = out
+	return e
+}
