@@ -1,0 +1,369 @@
+package stats
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+)
+
+// expected is testdata/expected.json, written by testdata/expected.py with
+// SciPy and the krippendorff package.
+type expected struct {
+	Correlation map[string]struct {
+		X, Y        []float64
+		Pearson     float64
+		Spearman    float64
+		KendallTauB float64   `json:"kendall_tau_b"`
+		RanksX      []float64 `json:"ranks_x"`
+	}
+	Kappa map[string]struct {
+		A, B  []int
+		Kappa float64
+	}
+	Alpha map[string]struct {
+		Units    [][]float64
+		Interval float64
+		Nominal  float64
+	}
+	Wilson []struct {
+		Successes, N int
+		Low, High    float64
+	}
+	Paired map[string]struct {
+		A, B           []float64
+		MeanDifference float64 `json:"mean_difference"`
+		PValue         float64 `json:"p_value"`
+	}
+	BootstrapMean struct {
+		Xs              []float64
+		Mean, Low, High float64
+	} `json:"bootstrap_mean"`
+	BootstrapPearson struct{ Low, High float64 } `json:"bootstrap_pearson"`
+}
+
+func loadExpected(t *testing.T) expected {
+	t.Helper()
+	data, err := os.ReadFile("testdata/expected.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e expected
+	if err := json.Unmarshal(data, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.12g, want %.12g (±%g)", what, got, want, tol)
+	}
+}
+
+func TestCorrelationsMatchSciPy(t *testing.T) {
+	e := loadExpected(t)
+	if len(e.Correlation) == 0 {
+		t.Fatal("no correlation cases in testdata/expected.json")
+	}
+	for name, c := range e.Correlation {
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range []struct {
+				name string
+				fn   func(x, y []float64) (float64, error)
+				want float64
+			}{
+				{"pearson", Pearson, c.Pearson},
+				{"spearman", Spearman, c.Spearman},
+				{"kendall tau-b", KendallTauB, c.KendallTauB},
+			} {
+				got, err := tc.fn(c.X, c.Y)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				near(t, tc.name, got, tc.want, 1e-12)
+			}
+			ranks := Ranks(c.X)
+			for i := range ranks {
+				near(t, "rank", ranks[i], c.RanksX[i], 0)
+			}
+		})
+	}
+}
+
+func TestKendallDiffersFromGonumTauAWithTies(t *testing.T) {
+	// gonum's stat.Kendall is τ-a and counts tied pairs as concordant: on
+	// these ties it reports a positive association where τ-b sees none.
+	x := []float64{1, 1, 1, 2, 2, 2}
+	y := []float64{1, 2, 3, 1, 2, 3}
+	got, err := KendallTauB(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "tau-b", got, 0, 1e-15)
+}
+
+func TestCohenKappaMatchesIndependentComputation(t *testing.T) {
+	e := loadExpected(t)
+	for name, c := range e.Kappa {
+		t.Run(name, func(t *testing.T) {
+			a, b := make([]bool, len(c.A)), make([]bool, len(c.B))
+			for i := range c.A {
+				a[i], b[i] = c.A[i] == 1, c.B[i] == 1
+			}
+			got, err := CohenKappa(a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "kappa", got, c.Kappa, 1e-12)
+			gotInts, err := CohenKappa(c.A, c.B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "kappa over ints", gotInts, c.Kappa, 1e-12)
+		})
+	}
+}
+
+func TestKrippendorffAlphaMatchesPackage(t *testing.T) {
+	e := loadExpected(t)
+	for name, c := range e.Alpha {
+		t.Run(name, func(t *testing.T) {
+			interval, err := KrippendorffAlpha(c.Units, Interval)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "interval alpha", interval, c.Interval, 1e-12)
+			nominal, err := KrippendorffAlpha(c.Units, Nominal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "nominal alpha", nominal, c.Nominal, 1e-12)
+		})
+	}
+}
+
+func TestWilsonMatchesSciPy(t *testing.T) {
+	e := loadExpected(t)
+	for _, c := range e.Wilson {
+		got, err := WilsonCI(c.Successes, c.N, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, "wilson low", got.Low, c.Low, 1e-9)
+		near(t, "wilson high", got.High, c.High, 1e-9)
+		near(t, "wilson estimate", got.Estimate, float64(c.Successes)/float64(c.N), 1e-15)
+	}
+}
+
+func TestPairedPermutationMatchesSciPy(t *testing.T) {
+	e := loadExpected(t)
+	for name, c := range e.Paired {
+		t.Run(name, func(t *testing.T) {
+			got, err := PairedPermutationTest(c.A, c.B, 100000, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "mean difference", got.MeanDifference, c.MeanDifference, 1e-12)
+			tol := 1e-12
+			if !got.Exact {
+				// Two Monte Carlo estimates (2e5 and 1e5 draws) of p≈0.06: their
+				// standard errors are below 0.001 each.
+				tol = 0.005
+			}
+			near(t, "p-value", got.PValue, c.PValue, tol)
+			if got.Exact != (got.NonZero <= ExactPermutationLimit) {
+				t.Errorf("exact = %v with %d non-zero differences", got.Exact, got.NonZero)
+			}
+		})
+	}
+}
+
+func TestBootstrapMatchesSciPyWithinMonteCarloError(t *testing.T) {
+	e := loadExpected(t)
+	got, err := MeanCI(e.BootstrapMean.Xs, 0.95, 100000, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "mean", got.Estimate, e.BootstrapMean.Mean, 1e-12)
+	// Means of 20 half-point scores lie on a grid of 0.025; two generators
+	// may put a percentile one grid step apart.
+	near(t, "low", got.Low, e.BootstrapMean.Low, 0.026)
+	near(t, "high", got.High, e.BootstrapMean.High, 0.026)
+
+	c := e.Correlation["judge_vs_human"]
+	r, err := PairedCI(c.X, c.Y, Pearson, 0.95, 20000, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "pearson", r.Estimate, c.Pearson, 1e-12)
+	near(t, "pearson low", r.Low, e.BootstrapPearson.Low, 0.01)
+	near(t, "pearson high", r.High, e.BootstrapPearson.High, 0.01)
+}
+
+func TestBootstrapIsDeterministicPerSeed(t *testing.T) {
+	xs := []float64{1, 4, 2, 8, 5, 7, 3, 9, 6, 0}
+	a, err := MeanCI(xs, 0.9, 1000, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := MeanCI(xs, 0.9, 1000, 7)
+	c, _ := MeanCI(xs, 0.9, 1000, 8)
+	if a != b {
+		t.Errorf("same seed, different intervals: %+v and %+v", a, b)
+	}
+	if a == c {
+		t.Errorf("different seeds, identical intervals %+v: is the seed used?", a)
+	}
+	if !(a.Low < a.Estimate && a.Estimate < a.High) || a.Level != 0.9 || a.N != 10 || a.Resamples != 1000 {
+		t.Errorf("interval %+v", a)
+	}
+}
+
+func TestBootstrapCoversNormalTheoryInterval(t *testing.T) {
+	// 400 values with mean 5 and standard deviation 2: the normal-theory
+	// 95% interval of the mean is 5 ± 1.96·2/20 = [4.804, 5.196].
+	xs := make([]float64, 400)
+	for i := range xs {
+		if i%2 == 0 {
+			xs[i] = 3
+		} else {
+			xs[i] = 7
+		}
+	}
+	got, err := MeanCI(xs, 0.95, DefaultResamples, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "low", got.Low, 4.804, 0.02)
+	near(t, "high", got.High, 5.196, 0.02)
+}
+
+func TestProportionAndPairedIntervals(t *testing.T) {
+	passes := []bool{true, true, false, true, true, false, true, true}
+	p, err := ProportionCI(passes, 0.95, 2000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "pass rate", p.Estimate, 0.75, 1e-15)
+	if p.Low < 0 || p.High > 1 || p.Low >= p.High {
+		t.Errorf("pass-rate interval %+v", p)
+	}
+	all, err := ProportionCI([]bool{true, true, true}, 0.95, 100, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Low != 1 || all.High != 1 {
+		t.Errorf("all passing: bootstrap interval %+v, want the point [1,1]", all)
+	}
+
+	a := []float64{5, 6, 7, 8, 5, 6, 7, 8, 5, 6}
+	b := []float64{4, 5, 6, 7, 4, 5, 6, 7, 4, 5}
+	d, err := PairedMeanDiffCI(a, b, 0.95, 2000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Estimate != -1 || d.Low != -1 || d.High != -1 {
+		t.Errorf("constant difference of -1: %+v", d)
+	}
+}
+
+func TestFlipShare(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		perCase [][]bool
+		flipped int
+		share   float64
+	}{
+		{"none", nil, 0, 0},
+		{"stable", [][]bool{{true, true}, {false, false, false}}, 0, 0},
+		{"one of four", [][]bool{{true, false, true}, {true, true}, {false}, {}}, 1, 0.25},
+		{"late flip", [][]bool{{false, false, false, true}, {true, false}}, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CountFlips(tc.perCase); got != tc.flipped {
+				t.Errorf("CountFlips = %d, want %d", got, tc.flipped)
+			}
+			if got := FlipShare(tc.perCase); got != tc.share {
+				t.Errorf("FlipShare = %v, want %v", got, tc.share)
+			}
+		})
+	}
+}
+
+func TestUndefinedStatisticsAreErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"pearson constant", func() error { _, err := Pearson([]float64{1, 2, 3}, []float64{4, 4, 4}); return err }},
+		{"pearson one pair", func() error { _, err := Pearson([]float64{1}, []float64{2}); return err }},
+		{"spearman constant", func() error { _, err := Spearman([]float64{2, 2}, []float64{1, 3}); return err }},
+		{"kendall constant", func() error { _, err := KendallTauB([]float64{2, 2, 2}, []float64{1, 3, 2}); return err }},
+		{"kappa one category", func() error { _, err := CohenKappa([]bool{true, true}, []bool{true, true}); return err }},
+		{"kappa empty", func() error { _, err := CohenKappa([]bool{}, []bool{}); return err }},
+		{"alpha all equal", func() error { _, err := KrippendorffAlpha([][]float64{{3, 3}, {3, 3, 3}}, Interval); return err }},
+		{"alpha unpairable", func() error { _, err := KrippendorffAlpha([][]float64{{3}, {4}}, Nominal); return err }},
+		{"mean of nothing", func() error { _, err := MeanCI(nil, 0.95, 10, 1); return err }},
+		{"wilson of nothing", func() error { _, err := WilsonCI(0, 0, 0.95); return err }},
+		{"test of nothing", func() error { _, err := PairedPermutationTest(nil, nil, 10, 1); return err }},
+		{"bootstrap mostly undefined", func() error {
+			// Defined only on resamples without a repeated unit: 8!/8^8 of them.
+			_, err := Bootstrap(8, func(indices []int) (float64, error) {
+				seen := map[int]bool{}
+				for _, i := range indices {
+					if seen[i] {
+						return 0, fmt.Errorf("%w: repeated unit", ErrUndefined)
+					}
+					seen[i] = true
+				}
+				return 1, nil
+			}, 0.95, 200, 1)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.fn(); !errors.Is(err, ErrUndefined) {
+				t.Errorf("error %v, want ErrUndefined", err)
+			}
+		})
+	}
+}
+
+func TestBadArgumentsAreErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"level 95", func() error { _, err := MeanCI([]float64{1, 2}, 95, 10, 1); return err }},
+		{"no resamples", func() error { _, err := MeanCI([]float64{1, 2}, 0.95, 0, 1); return err }},
+		{"NaN", func() error { _, err := MeanCI([]float64{1, math.NaN()}, 0.95, 10, 1); return err }},
+		{"lengths", func() error { _, err := Pearson([]float64{1, 2}, []float64{1}); return err }},
+		{"successes > n", func() error { _, err := WilsonCI(3, 2, 0.95); return err }},
+		{"measurement", func() error { _, err := KrippendorffAlpha([][]float64{{1, 2}}, Measurement(9)); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.fn()
+			if err == nil || errors.Is(err, ErrUndefined) {
+				t.Errorf("error %v, want an argument error", err)
+			}
+		})
+	}
+}
+
+func TestBootstrapSkipsAndCountsUndefinedResamples(t *testing.T) {
+	// One x differs from the rest: about (7/8)^8 ≈ 34% of resamples miss it
+	// and leave x constant, where Pearson's r is undefined.
+	x := []float64{1, 1, 1, 1, 1, 1, 1, 2}
+	y := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	ci, err := PairedCI(x, y, Pearson, 0.95, 1000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Resamples < 550 || ci.Resamples > 780 {
+		t.Errorf("%d of 1000 resamples used, want about 660", ci.Resamples)
+	}
+}
