@@ -90,6 +90,11 @@ func TestPanelAggregatesItsJudges(t *testing.T) {
 				fmt.Sprint(pa.JudgeMeans) != "[0.8 0.6 0.2]" || len(pa.Pairs) != 3 || pa.Pairs[1].A != "a" || pa.Pairs[1].B != "c" || pa.Pairs[1].MeanAbsDiff != 0.6 {
 				t.Errorf("agreement = %+v; want 3 cases, mean |diff| .4 (.2, .6, .4), no verdict agreement, means [.8 .6 .2]", pa)
 			}
+			// Every case gets .8, .6, .2 (verdicts pass, pass, fail): the
+			// disagreement is all within cases, α = 1 − (28/150)/(21/150).
+			if pa == nil || pa.Alpha == nil || *pa.Alpha != -0.3333 || pa.AlphaVerdicts == nil || *pa.AlphaVerdicts != -0.3333 {
+				t.Errorf("Krippendorff's alpha = %v, verdicts %v; want -0.3333 both", pa.Alpha, pa.AlphaVerdicts)
+			}
 		})
 	}
 }

@@ -71,6 +71,13 @@ func TestSamplesGiveMeanSpreadAndFlips(t *testing.T) {
 			if m.MeanSampleSD == nil || math.Abs(*m.MeanSampleSD-0.3512) > 1e-4 {
 				t.Errorf("summary mean sample sd = %v; want .3512", m.MeanSampleSD)
 			}
+			// Every case flipped: 3 of 3, whose 95% Wilson interval is [.4385, 1].
+			if ci := m.FlipShareCI; ci == nil || ci.Low != 0.4385 || ci.High != 1 || ci.N != 3 {
+				t.Errorf("flip share CI = %+v; want [.4385, 1] over 3 cases", ci)
+			}
+			if ci := m.MeanCI; ci == nil || ci.Estimate != 0.5333 || ci.Low != 0.5333 || ci.High != 0.5333 || ci.Resamples == 0 {
+				t.Errorf("mean CI = %+v; want the point .5333 (every case has the same mean)", ci)
+			}
 
 			again := newEnvIn(e, t.TempDir())
 			e.run(t, "rw", engine.RunOptions{OutputDir: again.out})
@@ -104,4 +111,28 @@ func TestMetricSamplesOfASampledScore(t *testing.T) {
 func newEnvIn(e env, out string) env {
 	e.out = out
 	return e
+}
+
+// Every metric's summary carries its mean with a bootstrap interval and
+// its pass rate with a Wilson interval; the bootstrap is seeded by the
+// metric, so the same results give the same interval.
+func TestSummaryIntervals(t *testing.T) {
+	srv := fakeJudge(t)
+	e := newEnv(t, configFor(srv.URL(), true, correctness))
+	s := e.run(t, "rw", engine.RunOptions{})
+	m := s.Metrics[0] // .79, .21, .79: two of three pass
+	if ci := m.PassRateCI; ci == nil || ci.Estimate != 0.6667 || ci.Low != 0.2077 || ci.High != 0.9385 {
+		t.Errorf("pass rate CI = %+v; want 2/3 in [.2077, .9385]", ci)
+	}
+	ci := m.MeanCI
+	if ci == nil || ci.Estimate != 0.5967 || !(ci.Low < ci.Estimate && ci.Estimate < ci.High) || ci.Low < 0.21 || ci.High > 0.79 {
+		t.Fatalf("mean CI = %+v; want .5967 inside an interval within [.21, .79]", ci)
+	}
+	again := e.run(t, "rw", engine.RunOptions{OutputDir: t.TempDir()})
+	if fmt.Sprint(*again.Metrics[0].MeanCI) != fmt.Sprint(*ci) {
+		t.Errorf("the same results gave intervals %+v and %+v", *ci, *again.Metrics[0].MeanCI)
+	}
+	if m.Histogram[2] != 1 || m.Histogram[7] != 2 {
+		t.Errorf("histogram = %v; want .21 in bin 2 and two .79 in bin 7", m.Histogram)
+	}
 }

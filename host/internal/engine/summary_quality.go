@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"hash/fnv"
 	"math"
 	"sort"
+
+	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
 // Quality is what a metric's summary says about how far its numbers can
@@ -11,6 +14,13 @@ import (
 // the per-case results as summarize reads them back, keeping a few
 // numbers per case (never the cases).
 type Quality struct {
+	// MeanCI is the mean score with its 95% percentile bootstrap interval
+	// over cases (seeded by the metric's key, so a summary is
+	// reproducible); PassRateCI the pass rate with its 95% Wilson interval.
+	MeanCI     *stats.CI `json:"mean_ci,omitempty"`
+	PassRateCI *stats.CI `json:"pass_rate_ci,omitempty"`
+	// FlipShareCI is FlipShare with its 95% Wilson interval.
+	FlipShareCI *stats.CI `json:"flip_share_ci,omitempty"`
 	// Sampled counts the cases scored more than once by one judge.
 	Sampled int `json:"sampled,omitempty"`
 	// FlipShare is the share of sampled cases whose samples disagree on
@@ -46,6 +56,11 @@ type PanelAgreement struct {
 	JudgeMeans []float64 `json:"judge_means,omitempty"`
 	// Pairs is the mean absolute difference per pair of judges.
 	Pairs []PairAgreement `json:"pairs,omitempty"`
+	// Alpha is Krippendorff's α of the judges' scores (interval level) and
+	// AlphaVerdicts of their verdicts (nominal): 1 is full agreement, 0
+	// what chance gives. Absent when undefined (every score equal).
+	Alpha         *float64 `json:"krippendorff_alpha,omitempty"`
+	AlphaVerdicts *float64 `json:"krippendorff_alpha_verdicts,omitempty"`
 }
 
 // PairAgreement is one pair of a panel's judges.
@@ -119,6 +134,13 @@ func (ms *MetricSummary) addQuality(r MetricResult) {
 // scores (sorted).
 func (ms *MetricSummary) finishQuality(scores []float64) {
 	q := &ms.quality
+	seed := metricSeed(ms.Metric)
+	if ci, err := stats.MeanCI(scores, stats.DefaultLevel, stats.DefaultResamples, seed); err == nil {
+		ms.MeanCI = rounded(ci)
+	}
+	if ci, err := stats.WilsonCI(ms.Passed, ms.Passed+ms.Failed, stats.DefaultLevel); err == nil {
+		ms.PassRateCI = rounded(ci)
+	}
 	if len(scores) > 0 {
 		ms.Histogram = make([]int, 10)
 		for _, s := range scores {
@@ -135,6 +157,9 @@ func (ms *MetricSummary) finishQuality(scores []float64) {
 		}
 		meanSD, maxSD := round4(sum/float64(n)), round4(top)
 		ms.FlipShare, ms.MeanSampleSD, ms.MaxSampleSD = &share, &meanSD, &maxSD
+		if ci, err := stats.WilsonCI(q.flips, n, stats.DefaultLevel); err == nil {
+			ms.FlipShareCI = rounded(ci)
+		}
 	}
 	if q.judges != nil {
 		ms.Panel = panelAgreement(q)
@@ -189,5 +214,40 @@ func panelAgreement(q *qualityAcc) *PanelAgreement {
 	}
 	va := round4(float64(agree) / n)
 	pa.VerdictAgreement = &va
+	verdicts := make([][]float64, len(q.panelPass))
+	for c, pass := range q.panelPass {
+		verdicts[c] = make([]float64, len(pass))
+		for i, p := range pass {
+			if p {
+				verdicts[c][i] = 1
+			}
+		}
+	}
+	pa.Alpha = alpha(q.panelScores, stats.Interval)
+	pa.AlphaVerdicts = alpha(verdicts, stats.Nominal)
 	return pa
+}
+
+// alpha is Krippendorff's α, nil where it is undefined (no disagreement
+// is possible: every value equal).
+func alpha(units [][]float64, level stats.Measurement) *float64 {
+	a, err := stats.KrippendorffAlpha(units, level)
+	if err != nil {
+		return nil
+	}
+	a = round4(a)
+	return &a
+}
+
+// metricSeed seeds a metric's bootstrap from its key: the same results
+// give the same interval on every run and machine.
+func metricSeed(key string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return h.Sum64()
+}
+
+func rounded(ci stats.CI) *stats.CI {
+	ci.Estimate, ci.Low, ci.High = round4(ci.Estimate), round4(ci.Low), round4(ci.High)
+	return &ci
 }
