@@ -136,3 +136,22 @@ func TestSummaryIntervals(t *testing.T) {
 		t.Errorf("histogram = %v; want .21 in bin 2 and two .79 in bin 7", m.Histogram)
 	}
 }
+
+// A dag metric with samples walks its graph once per sample; the summary
+// outlines the graph for the report.
+func TestDAGSamplesAndOutline(t *testing.T) {
+	srv := everyKindJudge(t)
+	e := newEnv(t, configFor(srv.URL(), true, addSamples(sharedNodeDAG, 2)))
+	writeFiles(t, e.dir, map[string]string{"cases.jsonl": dagCases})
+	s := e.run(t, "off", engine.RunOptions{})
+	if srv.Calls() != 2*2*3 {
+		t.Fatalf("judge calls = %d; want 2 cases × 2 samples × 3 nodes", srv.Calls())
+	}
+	mr := readResults(t, e.out)["grounded"].Metrics[0]
+	if mr.Spread == nil || fmt.Sprint(mr.Spread.Scores) != "[1 1]" || mr.Score == nil || *mr.Score != 1 {
+		t.Errorf("grounded: score %v spread %+v; want 1 from samples [1 1]", mr.Score, mr.Spread)
+	}
+	if len(s.Graphs) != 1 || s.Graphs[0].Metric != "claims_dag" || len(s.Graphs[0].Nodes) != 6 || len(s.Graphs[0].Edges) != 6 {
+		t.Errorf("graphs = %+v; want the claims_dag outline: 3 nodes + 3 leaves, 6 edges", s.Graphs)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/agentanvil/anvil/host/internal/dag"
 )
 
 // Summary is summary.json: per metric, and what the run as a whole means
@@ -40,6 +42,9 @@ type Summary struct {
 	Cache      *CacheReport     `json:"cache,omitempty"`
 	Resume     *ResumeReport    `json:"resume,omitempty"`
 	FieldGaps  []FieldGap       `json:"field_gaps,omitempty"`
+	// Graphs outline each dag metric's graph, so a report draws it and the
+	// path each case took without the config.
+	Graphs []dag.Outline `json:"graphs,omitempty"`
 	// Errors counts judge and plugin errors; they are not threshold failures.
 	JudgeErrors  int `json:"judge_errors"`
 	PluginErrors int `json:"plugin_errors"`

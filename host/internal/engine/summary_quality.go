@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -237,6 +238,17 @@ func alpha(units [][]float64, level stats.Measurement) *float64 {
 	}
 	a = round4(a)
 	return &a
+}
+
+// dagOutlines outlines every dag metric's graph, in configuration order.
+func (e *Engine) dagOutlines() []dag.Outline {
+	var out []dag.Outline
+	for _, m := range e.allInOrder() {
+		if m.graph != nil {
+			out = append(out, m.graph.Outline(m.key))
+		}
+	}
+	return out
 }
 
 // metricSeed seeds a metric's bootstrap from its key: the same results
