@@ -1,0 +1,55 @@
+package report
+
+import (
+	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/engine"
+)
+
+// pageExtras are what report.html shows beyond the summary and the
+// cases, read from other files of the output directory.
+type pageExtras struct {
+	// calibration is per metric, from calibration.json.
+	calibration map[string]*calibrationView
+}
+
+// addQuality adds what the page shows of judgement quality: each metric's
+// charts, and each dag row's graph drawn with the path its case took.
+func addQuality(p *page, s *engine.Summary, extras pageExtras) {
+	anchors := map[string]string{}
+	for _, g := range p.Groups {
+		if _, dup := anchors[g.ID]; !dup {
+			anchors[g.ID] = g.Anchor
+		}
+	}
+	p.Quality = qualityCards(s, anchors, extras.calibration)
+	drawDAGs(p, s.Graphs)
+}
+
+// drawDAGs draws the graph of every dag row whose metric the summary
+// outlines; each metric's layout is computed once.
+func drawDAGs(p *page, graphs []dag.Outline) {
+	layouts := map[string]*layout{}
+	problems := map[string]string{}
+	for i := range graphs {
+		l, err := layoutOutline(&graphs[i])
+		if err != nil {
+			problems[graphs[i].Metric] = "the graph is not drawn: " + err.Error()
+			continue
+		}
+		layouts[graphs[i].Metric] = l
+	}
+	for gi := range p.Groups {
+		for ri := range p.Groups[gi].Rows {
+			row := &p.Groups[gi].Rows[ri]
+			if row.DAG == nil {
+				continue
+			}
+			l := layouts[row.Metric]
+			if l == nil {
+				row.DAG.SVGNote = problems[row.Metric]
+				continue
+			}
+			row.DAG.SVG = l.svg("decision graph of "+row.Metric+" with the path of case "+p.Groups[gi].ID, marksOf(l.outline, row.DAG.res))
+		}
+	}
+}
