@@ -41,7 +41,7 @@ func (r *dagRunner) RunNode(ctx context.Context, n *dag.Node, inputs []abi.NodeI
 		return dag.NodeOutcome{}, fmt.Errorf("no plugin provides node kind %q", n.Kind)
 	}
 	start := time.Now()
-	svc := r.e.scoringServices(r.sc.judge, r.sc.sample, r.dry)
+	svc := r.e.scoringServices(r.sc, r.dry)
 	res, err := ref.plugin.Node(ctx, svc, &abi.NodeRequest{
 		Kind: n.Kind, NodeID: n.ID, Config: n.RequestConfig(), Inputs: inputs,
 		Verdicts: verdicts, JudgeModel: r.sc.model, Case: *r.c,
@@ -126,7 +126,7 @@ func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dr
 	prompt := fmt.Sprintf("An evaluation walked a decision graph for one test case and gave it the score %.2f (0 to 1).\n\n"+
 		"Decision path:\n%s\nSummary: %s\n\nIn two sentences at most, explain the score to a developer, citing the decisive step. "+
 		`Return only a JSON object {"reason": "<explanation>"}.`, res.Score, steps.String(), res.Reason)
-	svc := e.scoringServices(sc.judge, sc.sample, dry)
+	svc := e.scoringServices(sc, dry)
 	resps := svc.Judge(ctx, []abi.JudgeRequest{{
 		Messages:   []abi.Message{{Role: "user", Content: prompt}},
 		Schema:     json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"],"additionalProperties":false}`),

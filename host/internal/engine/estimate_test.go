@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
@@ -91,7 +92,7 @@ func estimateOf(t *testing.T, e env) *engine.EstimateReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(context.Background(), cfg, engine.Options{
+	opts := engine.Options{
 		Cache: "off", StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Getenv: func(k string) string {
@@ -100,7 +101,9 @@ func estimateOf(t *testing.T, e env) *engine.EstimateReport {
 			}
 			return ""
 		},
-	})
+	}
+	engine.WithSampleWindow(&opts, time.Hour)
+	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +158,17 @@ func TestEstimateCallsAreTheCallsARunMakes(t *testing.T) {
 		{"geval samples: 2 of a sampled score", false, addSamples(sampledGEval, 2), cases, 1 + 2*3*3},
 		{"statement metrics samples: 2", true, addSamples(ragMetrics, 2), ragCases, 2 * (3*2 + 3*3)},
 		{"dag samples: 2", true, addSamples(sharedNodeDAG, 2), dagCases, 2 * 2 * 3},
+		// A judge with n: the samples' alike requests are one call. Each
+		// step of these kinds is asked alike by every sample (the fake
+		// judge answers them alike), so samples cost no extra call.
+		{"geval samples: 3, supports_n", true, withN(addSamples(correctness, 3)), cases, 1 + 3},
+		{"statement metrics samples: 2, supports_n", true, withN(addSamples(ragMetrics, 2)), ragCases, 3*2 + 3*3},
+		{"dag samples: 2, supports_n", true, withN(addSamples(sharedNodeDAG, 2)), dagCases, 2 * 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := everyKindJudge(t)
-			e := newEnv(t, configFor(srv.URL(), tc.logprobs, tc.metrics))
+			e := newEnv(t, configWithN(configFor(srv.URL(), tc.logprobs, strings.TrimPrefix(tc.metrics, nMarker)), strings.HasPrefix(tc.metrics, nMarker)))
 			writeFiles(t, e.dir, map[string]string{"cases.jsonl": tc.cases})
 
 			rep := estimateOf(t, e)
@@ -239,4 +248,16 @@ func TestEstimatePricesAPanel(t *testing.T) {
 	if m := rep.Metrics[0]; m.Judge != "a, b, c" || !strings.Contains(m.Note, "panel of 3 judges (median), 2 samples each") {
 		t.Errorf("row judge %q note %q; want the panel named and a note on it", m.Judge, m.Note)
 	}
+}
+
+// nMarker prefixes a metrics block whose judge supports n.
+const nMarker = "#supports_n\n"
+
+func withN(metrics string) string { return nMarker + metrics }
+
+func configWithN(cfg string, n bool) string {
+	if !n {
+		return cfg
+	}
+	return strings.Replace(cfg, "    supports_json_schema: true\n", "    supports_json_schema: true\n    supports_n: true\n", 1)
 }

@@ -85,14 +85,14 @@ func (e *Engine) prepare(ctx context.Context, m *metric, dry *dryRun) {
 }
 
 func (e *Engine) services(m *metric, dry *dryRun) *services {
-	return e.scoringServices(m.judgeName, 0, dry)
+	return e.scoringServices(scoring{judge: m.judgeName}, dry)
 }
 
-// scoringServices routes a metric's unnamed judge requests to judge, as
-// its sample-th scoring of the case (each sample is a cache entry of its
-// own).
-func (e *Engine) scoringServices(judge string, sample int, dry *dryRun) *services {
-	return &services{judges: e.judges, defaultJudge: judge, sample: sample, logger: e.logger, dryRun: dry}
+// scoringServices routes a metric's unnamed judge requests to sc's judge,
+// as its sc.sample-th scoring of the case (each sample is a cache entry of
+// its own), through sc.group when the samples share calls.
+func (e *Engine) scoringServices(sc scoring, dry *dryRun) *services {
+	return &services{judges: e.judges, defaultJudge: sc.judge, sample: sc.sample, group: sc.group, logger: e.logger, dryRun: dry}
 }
 
 // measure runs one metric on one case. It never fails: every outcome,
@@ -126,11 +126,13 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 	return e.score(ctx, m, c, dry, scoring{judge: m.judgeName, model: m.judgeModel}, r)
 }
 
-// scoring is one scoring of a case: the judge its unnamed requests go to
-// and the sample it is.
+// scoring is one scoring of a case: the judge its unnamed requests go to,
+// the sample it is, and the group its samples share calls through (nil
+// when they do not: one sample, or a judge without n).
 type scoring struct {
 	judge, model string
 	sample       int
+	group        *sampleGroup
 }
 
 // score runs the metric once on the case, as sc.
@@ -138,7 +140,7 @@ func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dry
 	if m.graph != nil {
 		return e.measureDAG(ctx, m, c, dry, sc, r)
 	}
-	svc := e.scoringServices(sc.judge, sc.sample, dry)
+	svc := e.scoringServices(sc, dry)
 	res, err := m.plugin.Measure(ctx, svc, &abi.MeasureRequest{
 		Kind: m.kind, Metric: m.key, Config: m.params, Prepared: m.prepared,
 		Threshold: m.threshold, JudgeModel: sc.model, Case: *c,

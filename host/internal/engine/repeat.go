@@ -52,13 +52,20 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 	for ji, name := range m.panel {
 		runs[ji] = make([]MetricResult, m.samples)
 		model := ""
+		var group *sampleGroup
 		if j := e.judges.byName[name]; j != nil {
 			model = j.Model()
+			if m.samples > 1 && j.Config().SupportsN {
+				group = newSampleGroup(j, dry, m.samples, e.opts.sampleWindow)
+			}
 		}
 		for k := range m.samples {
 			wg.Go(func() {
 				base := MetricResult{Metric: r.Metric, Kind: r.Kind, Gated: r.Gated, Threshold: r.Threshold}
-				runs[ji][k] = e.score(ctx, m, c, dry, scoring{judge: name, model: model, sample: k}, base)
+				runs[ji][k] = e.score(ctx, m, c, dry, scoring{judge: name, model: model, sample: k, group: group}, base)
+				if group != nil {
+					group.done()
+				}
 			})
 		}
 	}

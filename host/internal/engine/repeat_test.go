@@ -155,3 +155,40 @@ func TestDAGSamplesAndOutline(t *testing.T) {
 		t.Errorf("graphs = %+v; want the claims_dag outline: 3 nodes + 3 leaves, 6 edges", s.Graphs)
 	}
 }
+
+// A judge that supports n answers a case's three samples with one call
+// of three choices: choice i is sample i's reply (and cache entry), so
+// the spread is the choices' and a cached rerun replays it.
+func TestSamplesShareOneCallWithN(t *testing.T) {
+	srv := judgetest.New(t)
+	srv.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{Content: `{"steps": ["Compare.", "Check.", "Penalise."]}`})
+	mk := func(v string) judgetest.Choice {
+		r := judgetest.JSONScoreReply("r"+v, v, nil)
+		return judgetest.Choice{Content: r.Content, Logprobs: r.Logprobs}
+	}
+	srv.SetDefault(judgetest.Reply{Choices: []judgetest.Choice{mk("2"), mk("5"), mk("9")}})
+	e := newEnv(t, configWithN(configFor(srv.URL(), true, withSamples(correctness, 3)), true))
+	s := e.run(t, "rw", engine.RunOptions{})
+	if srv.Calls() != 1+3 {
+		t.Fatalf("judge calls = %d; want 1 steps call and one call per case", srv.Calls())
+	}
+	for _, r := range srv.Requests()[1:] {
+		if r.N != 3 {
+			t.Errorf("a scoring call asked for n=%d; want 3", r.N)
+		}
+	}
+	res := readResults(t, e.out)
+	for _, id := range []string{"c1", "c2", "c3"} {
+		mr := res[id].Metrics[0]
+		if mr.Spread == nil || fmt.Sprint(mr.Spread.Scores) != "[0.2 0.5 0.9]" || mr.Usage.Calls != 1 {
+			t.Errorf("%s: spread %+v, calls %d; want samples [0.2 0.5 0.9] from one call", id, mr.Spread, mr.Usage.Calls)
+		}
+	}
+	if s.Judge.Calls != 4 {
+		t.Errorf("summary judge calls = %d; want 4", s.Judge.Calls)
+	}
+	again := e.run(t, "rw", engine.RunOptions{OutputDir: t.TempDir()})
+	if srv.Calls() != 4 || again.Metrics[0].Mean == nil || *again.Metrics[0].Mean != *s.Metrics[0].Mean {
+		t.Errorf("cached rerun: %d calls in all, mean %v; want no new call and the same mean", srv.Calls(), again.Metrics[0].Mean)
+	}
+}
