@@ -53,11 +53,15 @@
 //     digits so far with p·q; any other digits end it after them ("1" then
 //     "5" is 15, dropped if outside the range).
 //   - An off-path alternative that is pure digits and a proper prefix of a
-//     longer in-range integer ("1" when 10 is in range) is ambiguous: with a
-//     tokenizer that writes numbers digit by digit it may begin 10. It is
-//     dropped unless the reply shows the tokenizer writes multi-digit numbers
-//     as one token (some generated token or listed alternative holds two
-//     adjacent digits, e.g. an alternative "10"), in which case it means 1.
+//     longer in-range integer ("1" when 10 is in range) depends on the
+//     judge's tokenizer, which the caller states (NumberTokens): with
+//     NumbersWhole ("10" is one token) it means 1; with NumbersDigits
+//     (numbers written digit by digit) it may begin 10, so it is ambiguous
+//     and dropped. The rule is the judge's, never inferred from the reply:
+//     the same alternatives at the score's position weigh the same whatever
+//     the reason text says. (An earlier version kept the "1" only when some
+//     token of the reply held two adjacent digits, so a "25" in the reason
+//     moved the score.) FromTokens uses NumbersDigits.
 //
 // For example, with tokens `"score": ` `1` `0` `}` on a 0–10 scale, where
 // the "1" position lists "1" 0.6, "9" 0.3, "8" 0.1 and the "0" position

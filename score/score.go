@@ -36,9 +36,10 @@ func checkRange(lo, hi int) error {
 	return nil
 }
 
-// FromTokens locates the integer score in a judge reply and weights it by
+// FromJudgeTokens locates the integer score in a judge reply and weights it by
 // the judge's token log-probabilities (see the package documentation for
-// the rules).
+// the rules). numbers is how the judge's tokenizer writes integers
+// (NumbersWhole or NumbersDigits); any other value is an error.
 //
 // content is the reply text and tokens its generated tokens with their top
 // alternatives (empty when the judge returned no logprobs). raw is the
@@ -49,9 +50,12 @@ func checkRange(lo, hi int) error {
 // else "raw" with Value = Raw and a Cause saying why. The error, wrapping
 // ErrNoScore or ErrRange, is reserved for replies without any usable score
 // and for an invalid spec.
-func FromTokens(content string, tokens []abi.TokenLogprob, spec abi.ScoreSpec, raw *int) (abi.ScoreResult, error) {
+func FromJudgeTokens(numbers NumberTokens, content string, tokens []abi.TokenLogprob, spec abi.ScoreSpec, raw *int) (abi.ScoreResult, error) {
 	lo, hi := spec.Min, spec.Max
 	if err := checkRange(lo, hi); err != nil {
+		return abi.ScoreResult{}, err
+	}
+	if err := checkNumbers(numbers); err != nil {
 		return abi.ScoreResult{}, err
 	}
 	field := spec.Field
@@ -85,7 +89,7 @@ func FromTokens(content string, tokens []abi.TokenLogprob, spec abi.ScoreSpec, r
 	if i < 0 {
 		return rawResult(score, fmt.Sprintf("score %d not found in the generated tokens", score)), nil
 	}
-	return weigh(tokens, text, lits[i], lo, hi, score), nil
+	return weigh(tokens, text, lits[i], lo, hi, score, numbers == NumbersWhole), nil
 }
 
 // FromSamples is the sampling fallback for judges without logprobs: the

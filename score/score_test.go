@@ -1,6 +1,7 @@
 package score
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"strings"
@@ -51,6 +52,7 @@ func TestFromTokens(t *testing.T) {
 		tokens  []abi.TokenLogprob
 		spec    abi.ScoreSpec
 		raw     *int
+		numbers NumberTokens // default NumbersDigits
 		mode    string
 		value   float64
 		cands   []cand
@@ -189,14 +191,25 @@ func TestFromTokens(t *testing.T) {
 			name: "1 means 1 when the tokenizer writes 10 as one token",
 			tokens: []abi.TokenLogprob{
 				plain(`{"score": `),
+				tk("9", .6, alt("9", .6), alt("1", .3), alt("8", .1)),
+				plain("}"),
+			},
+			spec: spec(0, 10), numbers: NumbersWhole,
+			// 5.4 + .3 + .8 = 6.5 over 1
+			mode: abi.ScoreWeighted, value: 6.5,
+			cands: []cand{{1, .3}, {8, .1}, {9, .6}},
+		},
+		{
+			name: "a listed 10 does not make a digit tokenizer whole",
+			tokens: []abi.TokenLogprob{
+				plain(`{"score": `),
 				tk("9", .6, alt("9", .6), alt("1", .3), alt("8", .095), alt("10", .005)),
 				plain("}"),
 			},
 			spec: spec(0, 10),
-			// the listed "10" (below 1%, so not a candidate) shows multi-digit
-			// tokens: 5.4 + .3 + .76 = 6.46 over .995
-			mode: abi.ScoreWeighted, value: 6.46 / .995,
-			cands: []cand{{1, .3}, {8, .095}, {9, .6}},
+			// "1" dropped; "10" below 1%: (5.4 + .76)/.695
+			mode: abi.ScoreWeighted, value: 6.16 / .695,
+			cands: []cand{{8, .095}, {9, .6}},
 		},
 		{
 			name: "candidates under 1% dropped, exactly 1% kept",
@@ -415,7 +428,8 @@ func TestFromTokens(t *testing.T) {
 			if content == "" {
 				content = concat(tc.tokens)
 			}
-			got, err := FromTokens(content, tc.tokens, tc.spec, tc.raw)
+			numbers := cmp.Or(tc.numbers, NumbersDigits)
+			got, err := FromJudgeTokens(numbers, content, tc.tokens, tc.spec, tc.raw)
 			if err != nil {
 				t.Fatalf("error: %v", err)
 			}

@@ -48,7 +48,7 @@ type weigher struct {
 	head   string // the digits the token at pos contributes
 	onPath bool   // the token at pos ends where its digits end, so the next token continues the path
 	lo, hi int
-	merges bool // the tokenizer writes multi-digit numbers as one token
+	merges bool // the judge's tokenizer writes multi-digit numbers as one token (NumbersWhole)
 	mass   map[int]float64
 	t      tally
 }
@@ -238,7 +238,7 @@ func (w *weigher) expand(k int, prefix string, neg bool, p float64) {
 
 // weigh computes the weighted score for the literal l located in the
 // tokens' text.
-func weigh(tokens []abi.TokenLogprob, text string, l literal, lo, hi, raw int) abi.ScoreResult {
+func weigh(tokens []abi.TokenLogprob, text string, l literal, lo, hi, raw int, wholeNumbers bool) abi.ScoreResult {
 	ends := make([]int, len(tokens))
 	off := 0
 	for i, t := range tokens {
@@ -268,7 +268,7 @@ func weigh(tokens []abi.TokenLogprob, text string, l literal, lo, hi, raw int) a
 		onPath: ends[pos] <= l.de,
 		lo:     lo,
 		hi:     hi,
-		merges: mergesDigits(tokens),
+		merges: wholeNumbers,
 		mass:   map[int]float64{},
 	}
 	w.first(l.neg, l.neg && owner(l.start) < pos)
@@ -287,31 +287,6 @@ func weigh(tokens []abi.TokenLogprob, text string, l literal, lo, hi, raw int) a
 	}
 	res.Value = min(max(weighted/sum, float64(lo)), float64(hi))
 	return res
-}
-
-// mergesDigits reports whether any generated token or alternative holds two
-// adjacent ASCII digits: evidence that the tokenizer writes "10" as one
-// token, so that a lone "1" means 1.
-func mergesDigits(tokens []abi.TokenLogprob) bool {
-	has := func(s string) bool {
-		for i := 1; i < len(s); i++ {
-			if isDigit(s[i]) && isDigit(s[i-1]) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, t := range tokens {
-		if has(t.Token) {
-			return true
-		}
-		for _, a := range t.Top {
-			if has(a.Token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func rawResult(raw int, cause string) abi.ScoreResult {

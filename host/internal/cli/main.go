@@ -101,6 +101,7 @@ then ` + "`anvil-host validate`" + `, ` + "`anvil-host estimate`" + ` and ` + "`
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newInitCmd(), newRunCmd(), newEstimateCmd(), newValidateCmd(), newDAGCmd(), newCacheCmd(),
 		newPluginCmd(), newVersionCmd())
+	root.AddCommand(newCompareCmd(), newCalibrateCmd())
 	root.InitDefaultCompletionCmd()
 	root.SetHelpCommand(newHelpCmd())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {

@@ -324,6 +324,23 @@ func TestOwnDecoderErrors(t *testing.T) {
 	}
 }
 
+func TestNumberTokens(t *testing.T) {
+	got := parseErr(t, "judges:\n  j:\n    model: m\n    number_tokens: digit\n")
+	want := `x.yaml:4: key "number_tokens" in judge "j": number_tokens "digit": want whole, digits or auto`
+	if got != want {
+		t.Errorf("error\n%s\nwant\n%s", got, want)
+	}
+	for _, v := range []judgeconfig.NumberTokens{judgeconfig.NumbersWhole, judgeconfig.NumbersDigits, judgeconfig.NumbersAuto} {
+		cfg, err := config.Parse("x.yaml", []byte("version: 1\njudges:\n  j: {model: m, number_tokens: "+string(v)+"}\nmetrics:\n  - {name: m, kind: k}\n"))
+		if err != nil {
+			t.Fatalf("number_tokens %s: %v", v, err)
+		}
+		if cfg.Judges["j"].NumberTokens != v {
+			t.Errorf("number_tokens %s decoded as %q", v, cfg.Judges["j"].NumberTokens)
+		}
+	}
+}
+
 // judges.<k>.name is the key or an error; it is never silently ignored.
 func TestJudgeName(t *testing.T) {
 	cfg, err := config.Parse("x.yaml", []byte("judges:\n  j: {name: j, model: m}\n  k: {model: m}\nmetrics:\n  - {name: a, kind: k}\n"))

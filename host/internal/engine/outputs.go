@@ -11,7 +11,10 @@ import (
 // derivedOutputs are the files a run derives from results.jsonl at its end.
 // A new run removes them first, so an earlier run's summary or reports never
 // sit beside this run's results — not even when this run stops early.
-var derivedOutputs = []string{"summary.json", "junit.xml", "report.html"}
+//
+// calibration.json is written by `anvil-host calibrate` from this directory's
+// results; a new run's results would make it stale.
+var derivedOutputs = []string{"summary.json", "junit.xml", "report.html", "calibration.json"}
 
 // clearStaleOutputs readies outDir for a run. Every run removes the derived
 // outputs; a fresh run (not --resume) also removes cases/, whose files

@@ -30,7 +30,7 @@ func (j *Judge) execute(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 		resp.Tokens = ch.tokens
 	}
 	if p.score != nil {
-		sr, err := score.FromTokens(ch.content, ch.tokens, *p.score, rawScore(obj, p.score.Field))
+		sr, err := score.FromJudgeTokens(j.numberTokens(), ch.content, ch.tokens, *p.score, rawScore(obj, p.score.Field))
 		if err != nil {
 			return abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "reply carries no usable score: %v (reply: %s)", err, excerpt(ch.content))}
 		}

@@ -51,6 +51,9 @@ type plan struct {
 	// request (a metric's samples: N); 0 for the first, and it keeps the
 	// key a request without samples has.
 	sample int
+	// numberTokens is the judge's number_tokens as the cache key records it
+	// (numberTokensKey), for a logprob-weighted score only.
+	numberTokens string
 	// key addresses the cache.
 	key string
 	// inputTokens estimates the request's input (messages and schema, in
@@ -75,6 +78,7 @@ type keyMaterial struct {
 	Samples           int             `json:"samples,omitempty"`
 	SampleTemperature float64         `json:"sample_temperature,omitempty"`
 	Score             *abi.ScoreSpec  `json:"score,omitempty"`
+	NumberTokens      string          `json:"number_tokens,omitempty"`
 	// Sample tells apart a metric's repeated scorings of one request;
 	// omitted for the first, so its key is the key it always had.
 	Sample int `json:"sample,omitempty"`
@@ -153,6 +157,10 @@ func (j *Judge) plan(req abi.JudgeRequest, sample int) (*plan, *abi.Error) {
 		p.returnTokens = req.TopLogprobs > 0
 	}
 
+	if p.score != nil && p.topLogprobs > 0 {
+		p.numberTokens = j.numberTokensKey()
+	}
+
 	p.inputTokens = estimateMessages(req.Messages)
 	if p.schema != nil {
 		p.inputTokens += estimateSchema(p.schema.canonical)
@@ -179,6 +187,7 @@ func (p *plan) cacheKey(model string) (string, error) {
 		Samples:           p.samples,
 		SampleTemperature: p.sampleTemperature,
 		Score:             p.score,
+		NumberTokens:      p.numberTokens,
 		Sample:            p.sample,
 	}
 	if p.schema != nil {

@@ -10,17 +10,7 @@ import "strings"
 // small would refuse requests the server accepts, one too large only lets
 // the server refuse them itself.
 func DefaultMaxInputTokens(model string) int {
-	m := strings.ToLower(strings.TrimSpace(model))
-	if rest, ok := strings.CutPrefix(m, "ft:"); ok { // OpenAI fine-tunes: ft:gpt-4o-mini:org::id
-		m = rest
-	}
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:]
-	}
-	if i := strings.IndexByte(m, ':'); i >= 0 {
-		m = m[:i]
-	}
-	m = strings.TrimPrefix(m, "meta-")
+	m := familyName(model)
 	has := func(prefixes ...string) bool {
 		for _, p := range prefixes {
 			if strings.HasPrefix(m, p) {
@@ -68,4 +58,21 @@ func DefaultMaxInputTokens(model string) int {
 		return 128_000
 	}
 	return 0
+}
+
+// familyName reduces a model name to what its family is recognised by:
+// lower case, without provider prefixes ("openai/", "meta-llama/"), the
+// "ft:" of OpenAI fine-tunes, Ollama tags (":8b") or a leading "meta-".
+func familyName(model string) string {
+	m := strings.ToLower(strings.TrimSpace(model))
+	if rest, ok := strings.CutPrefix(m, "ft:"); ok { // OpenAI fine-tunes: ft:gpt-4o-mini:org::id
+		m = rest
+	}
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	if i := strings.IndexByte(m, ':'); i >= 0 {
+		m = m[:i]
+	}
+	return strings.TrimPrefix(m, "meta-")
 }

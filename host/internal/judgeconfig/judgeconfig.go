@@ -87,6 +87,10 @@ type Config struct {
 	MaxRetries int `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
 	// MaxTokens caps replies when a request does not; 0 sends no cap.
 	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// NumberTokens says how the model's tokenizer writes integers (whole,
+	// digits, or auto from the model family; see NumberTokensFor), which
+	// decides how logprob-weighted scores read an alternative "1".
+	NumberTokens NumberTokens `yaml:"number_tokens,omitempty" json:"number_tokens,omitempty"`
 	// OfflineRecording names a recorded judge session (`anvil-host cache
 	// export`), relative to the config file, that answers for this judge
 	// when it has no API key: the run replays it instead of skipping the
@@ -123,6 +127,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxInputTokens == 0 {
 		c.MaxInputTokens = DefaultMaxInputTokens(c.Model)
+	}
+	if c.NumberTokens == "" {
+		c.NumberTokens = NumbersAuto
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	return c
@@ -175,6 +182,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTokens < 0 {
 		bad("max_tokens", "must not be negative")
+	}
+	switch c.NumberTokens {
+	case "", NumbersAuto, NumbersWhole, NumbersDigits:
+	default:
+		bad("number_tokens", "%q: want whole, digits or auto", c.NumberTokens)
 	}
 	return errors.Join(errs...)
 }

@@ -17,6 +17,12 @@ type TestResult struct {
 	// PValue is the two-sided p-value: the probability, with no difference
 	// between a and b, of a mean difference at least this far from zero.
 	PValue float64 `json:"p_value"`
+	// PValueLess and PValueGreater are the one-sided p-values: the
+	// probability, with no difference, of a mean difference at most (at
+	// least) the observed one. PValueLess tests "b is lower than a" — the
+	// question of a regression gate.
+	PValueLess    float64 `json:"p_value_less"`
+	PValueGreater float64 `json:"p_value_greater"`
 	// Exact is true when every sign assignment was enumerated; otherwise
 	// Permutations random ones were drawn.
 	Exact        bool `json:"exact"`
@@ -43,7 +49,9 @@ type TestResult struct {
 // `resamples` random sign assignments are drawn from a generator seeded
 // with seed and p = (1 + hits) / (1 + resamples), which is never 0.
 // Equality with the observed statistic is judged with a relative tolerance
-// of 1e-9 so that rounding does not decide a tie.
+// of 1e-9 so that rounding does not decide a tie. The p-values are those of
+// scipy.stats.permutation_test(permutation_type="samples") with
+// alternative "two-sided", "less" and "greater".
 func PairedPermutationTest(a, b []float64, resamples int, seed uint64) (TestResult, error) {
 	if err := checkPaired(a, b); err != nil {
 		return TestResult{}, err
@@ -63,13 +71,25 @@ func PairedPermutationTest(a, b []float64, resamples int, seed uint64) (TestResu
 	}
 	result := TestResult{MeanDifference: sum / float64(len(a)), N: len(a), NonZero: len(nonzero)}
 	if len(nonzero) == 0 {
-		result.PValue, result.Exact, result.Permutations = 1, true, 1
+		result.PValue, result.PValueLess, result.PValueGreater = 1, 1, 1
+		result.Exact, result.Permutations = true, 1
 		return result, nil
 	}
-	threshold := math.Abs(sum) - 1e-9*scale
+	tol := 1e-9 * scale
+	var hits extremes
+	count := func(s float64) {
+		if math.Abs(s) >= math.Abs(sum)-tol {
+			hits.twoSided++
+		}
+		if s <= sum+tol {
+			hits.less++
+		}
+		if s >= sum-tol {
+			hits.greater++
+		}
+	}
 	if len(nonzero) <= ExactPermutationLimit {
 		total := 1 << len(nonzero)
-		hits := 0
 		for signs := range total {
 			var s float64
 			for i, d := range nonzero {
@@ -79,11 +99,9 @@ func PairedPermutationTest(a, b []float64, resamples int, seed uint64) (TestResu
 					s += d
 				}
 			}
-			if math.Abs(s) >= threshold {
-				hits++
-			}
+			count(s)
 		}
-		result.PValue = float64(hits) / float64(total)
+		result.PValue, result.PValueLess, result.PValueGreater = hits.share(0, float64(total))
 		result.Exact, result.Permutations = true, total
 		return result, nil
 	}
@@ -91,7 +109,6 @@ func PairedPermutationTest(a, b []float64, resamples int, seed uint64) (TestResu
 		return TestResult{}, fmt.Errorf("permutation test with %d resamples: want at least 1 (%d is the default)", resamples, DefaultResamples)
 	}
 	rng := newRand(seed)
-	hits := 0
 	for range resamples {
 		var s float64
 		for i := 0; i < len(nonzero); i += 64 {
@@ -104,11 +121,17 @@ func PairedPermutationTest(a, b []float64, resamples int, seed uint64) (TestResu
 				}
 			}
 		}
-		if math.Abs(s) >= threshold {
-			hits++
-		}
+		count(s)
 	}
-	result.PValue = float64(1+hits) / float64(1+resamples)
+	result.PValue, result.PValueLess, result.PValueGreater = hits.share(1, float64(1+resamples))
 	result.Permutations = resamples
 	return result, nil
+}
+
+// extremes counts sign assignments at least as extreme as the observed one.
+type extremes struct{ twoSided, less, greater int }
+
+// share turns the counts into p-values: (plus + hits) / total each.
+func (t extremes) share(plus, total float64) (twoSided, less, greater float64) {
+	return (plus + float64(t.twoSided)) / total, (plus + float64(t.less)) / total, (plus + float64(t.greater)) / total
 }

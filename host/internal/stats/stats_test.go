@@ -36,6 +36,8 @@ type expected struct {
 		A, B           []float64
 		MeanDifference float64 `json:"mean_difference"`
 		PValue         float64 `json:"p_value"`
+		PValueLess     float64 `json:"p_value_less"`
+		PValueGreater  float64 `json:"p_value_greater"`
 	}
 	BootstrapMean struct {
 		Xs              []float64
@@ -175,6 +177,8 @@ func TestPairedPermutationMatchesSciPy(t *testing.T) {
 				tol = 0.005
 			}
 			near(t, "p-value", got.PValue, c.PValue, tol)
+			near(t, "p-value less", got.PValueLess, c.PValueLess, tol)
+			near(t, "p-value greater", got.PValueGreater, c.PValueGreater, tol)
 			if got.Exact != (got.NonZero <= ExactPermutationLimit) {
 				t.Errorf("exact = %v with %d non-zero differences", got.Exact, got.NonZero)
 			}

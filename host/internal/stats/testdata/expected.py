@@ -57,6 +57,8 @@ PAIRED = {
         [6, 6, 7, 4, 8, 6, 6, 7, 5, 5, 6, 8],
     ),
     "noise": ([5, 6, 7, 5, 6, 7, 5, 6], [6, 5, 7, 6, 5, 7, 4, 7]),
+    # Five pairs, all lower: the smallest two-sided p of five pairs is 2/32.
+    "five_all_lower": ([8, 8, 8, 8, 8], [2, 2, 2, 2, 2]),
 }
 
 BOOT_MEAN = [3.0, 7.5, 6.0, 8.0, 2.0, 9.5, 7.0, 5.5, 6.5, 8.0, 4.0, 7.0, 6.0, 9.0, 5.0, 6.5, 7.5, 8.5, 3.5, 6.0]
@@ -109,15 +111,22 @@ for name, (a, b) in PAIRED.items():
         n_resamples=np.inf,
         vectorized=True,
     )
-    out["paired"][name] = {"a": a, "b": b, "mean_difference": float(np.mean(np.array(b) - np.array(a))), "p_value": res.pvalue}
+    one_sided = {
+        alt: stats.permutation_test((np.array(a, float), np.array(b, float)), mean_diff, permutation_type="samples", alternative=alt, n_resamples=np.inf, vectorized=True).pvalue
+        for alt in ("less", "greater")
+    }
+    out["paired"][name] = {"a": a, "b": b, "mean_difference": float(np.mean(np.array(b) - np.array(a))), "p_value": res.pvalue, "p_value_less": one_sided["less"], "p_value_greater": one_sided["greater"]}
 
 # Above the exact limit: a Monte Carlo p-value with many resamples; the Go
 # test compares with a tolerance.
 rng = np.random.default_rng(7)
 a = rng.integers(3, 9, size=60).astype(float)
 b = a + rng.choice([-1.0, 0.0, 0.0, 1.0, 1.0], size=60)
-res = stats.permutation_test((a, b), mean_diff, permutation_type="samples", alternative="two-sided", n_resamples=200000, vectorized=True, random_state=1)
-out["paired"]["large_monte_carlo"] = {"a": a.tolist(), "b": b.tolist(), "mean_difference": float(np.mean(b - a)), "p_value": res.pvalue}
+res = {
+    alt: stats.permutation_test((a, b), mean_diff, permutation_type="samples", alternative=alt, n_resamples=200000, vectorized=True, random_state=1).pvalue
+    for alt in ("two-sided", "less", "greater")
+}
+out["paired"]["large_monte_carlo"] = {"a": a.tolist(), "b": b.tolist(), "mean_difference": float(np.mean(b - a)), "p_value": res["two-sided"], "p_value_less": res["less"], "p_value_greater": res["greater"]}
 
 # Percentile bootstrap of a mean, with many resamples so that only the
 # Monte Carlo error of the bounds (a few thousandths here) separates it

@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentanvil/anvil/host/internal/calibrate"
+	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/stats"
+)
+
+func newCalibrateCmd() *cobra.Command {
+	var (
+		lf         loadFlags
+		labelsPath string
+		resultsDir string
+		ro         engine.RunOptions
+		opts       calibrate.Options
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "calibrate --labels LABELS.jsonl [--results RUN_DIR]",
+		Short: "Measure each metric's agreement with human labels (Spearman, Kendall, Pearson, Cohen's κ, Krippendorff's α)",
+		Long: `Measure how well each metric's judge agrees with human labels.
+
+The labels file is JSONL, one human judgement per line:
+
+  {"case_id": "q1", "metric": "correctness", "rater": "ana", "score": 4, "pass": true}
+
+case_id and metric are required; rater is optional; give score (any numeric
+scale), pass, or both. Several raters may label one case. It is checked
+whole before anything runs: a bad line, an unknown metric or an unknown case
+is an error naming file:line and the field.
+
+With --results RUN_DIR the judge's scores are read from that run's
+results.jsonl; otherwise the evaluation runs first (as ` + "`run`" + ` does, into
+--output-dir). Per metric: Spearman ρ, Kendall τ-b and Pearson r between the
+judge's score and the raters' mean score, Cohen's κ between the judge's
+pass/fail and the raters' majority, Krippendorff's α among the raters (and
+on pass/fail with the judge as one more rater) — each with a bootstrap
+confidence interval over cases. The result is a table (or, with --json, the
+JSON document) on stdout and calibration.json in the run directory, which
+report.html shows.
+
+` + configRuleHelp + `
+
+Exit codes: 0 calibrated; 2 usage, config, labels or dataset error (nothing
+evaluated); 3 could not verify (the evaluation could not finish, an I/O
+failure); 130 interrupted. A threshold failure of the evaluation itself is
+not calibrate's verdict: it still exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := positiveFlags(cmd, "resamples"); err != nil {
+				return err
+			}
+			if labelsPath == "" {
+				return usageErr(errors.New("--labels is required (a JSONL file of human labels)"))
+			}
+			if !(opts.Level > 0 && opts.Level < 1) {
+				return usageErr(fmt.Errorf("--level %v: want a fraction between 0 and 1 (0.95 for 95%%)", opts.Level))
+			}
+			if resultsDir != "" && (ro.OutputDir != "" || ro.Input != "") {
+				return usageErr(errors.New("--results reads an existing run: --output-dir and --input are for running one"))
+			}
+			labels, err := calibrate.ReadLabels(labelsPath)
+			if err != nil {
+				return usageErr(err)
+			}
+			var summary *engine.Summary
+			if resultsDir != "" {
+				cfg, err := loadConfigOnly(&lf)
+				if err != nil {
+					return err
+				}
+				res, err := calibrate.LoadResults(resultsDir)
+				if err != nil {
+					return usageErr(err)
+				}
+				if err := calibrate.CheckLabels(labelsPath, labels, metricKeys(cfg), res.Cases, filepath.Join(resultsDir, "results.jsonl")); err != nil {
+					return usageErr(err)
+				}
+				summary, err = readSummaryFile(resultsDir)
+				if err != nil {
+					return &exitError{code: exitUnverified, err: err}
+				}
+			} else {
+				s, dir, err := runForCalibration(ctx, cmd, &lf, &ro, labelsPath, labels, stderr)
+				if err != nil {
+					return err
+				}
+				summary, resultsDir = s, dir
+			}
+			res, err := calibrate.LoadResults(resultsDir)
+			if err != nil {
+				return &exitError{code: exitUnverified, err: err}
+			}
+			rep, err := calibrate.Calibrate(labelsPath, labels, res, opts)
+			if err != nil {
+				return usageErr(err)
+			}
+			if err := calibrate.WriteFile(resultsDir, rep); err != nil {
+				return &exitError{code: exitUnverified, err: err}
+			}
+			if summary != nil {
+				// The report reads calibration.json beside the results.
+				if err := report.Write(resultsDir, summary); err != nil {
+					return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
+				}
+			}
+			if asJSON {
+				err = writeJSON(stdout, rep)
+			} else {
+				err = calibrate.WriteTable(stdout, rep)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "calibration: %s\n", filepath.Join(resultsDir, calibrate.FileName))
+			return nil
+		},
+	}
+	lf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&labelsPath, "labels", "", "human labels (JSONL: case_id, metric, rater, score and/or pass)")
+	f.StringVar(&resultsDir, "results", "", "a run's output directory to calibrate (default: run the evaluation first)")
+	f.StringVar(&ro.Input, "input", "", "dataset to evaluate (without --results); default from config")
+	f.StringVarP(&ro.OutputDir, "output-dir", "o", "", "output directory of the evaluation (without --results); default from config, else anvil-results")
+	f.BoolVar(&asJSON, "json", false, "print the calibration as JSON on stdout instead of the table")
+	f.Float64Var(&opts.Level, "level", stats.DefaultLevel, "confidence level of the intervals")
+	f.IntVar(&opts.Resamples, "resamples", stats.DefaultResamples, "bootstrap resamples")
+	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the resampling (the same seed gives the same intervals)")
+	return cmd
+}
+
+// loadConfigOnly reads the config (for its metric names) without building
+// an engine: calibrating an existing run calls no judge and loads no plugin.
+func loadConfigOnly(lf *loadFlags) (*config.Config, error) {
+	path, err := lf.configPath()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return cfg, nil
+}
+
+func metricKeys(cfg *config.Config) []string {
+	keys := make([]string, 0, len(cfg.Metrics))
+	for _, m := range cfg.Metrics {
+		keys = append(keys, m.Key)
+	}
+	return keys
+}
+
+// runForCalibration checks the labels against the config and the dataset,
+// then evaluates the dataset as `run` does and writes its reports. It
+// returns the summary and the output directory.
+func runForCalibration(ctx context.Context, cmd *cobra.Command, lf *loadFlags, ro *engine.RunOptions, labelsPath string, labels []calibrate.Label, stderr io.Writer) (*engine.Summary, string, error) {
+	cfg, eng, err := lf.load(ctx, stderr)
+	if err != nil {
+		return nil, "", err
+	}
+	defer eng.Close(context.WithoutCancel(ctx))
+	input := ro.Input
+	if input == "" {
+		input = cfg.Resolve(cfg.Dataset)
+	}
+	if input == "" {
+		return nil, "", usageErr(fmt.Errorf("no dataset: pass --input or set dataset in %s", cfg.File))
+	}
+	ids, err := datasetIDs(ctx, input)
+	if err != nil {
+		return nil, "", usageErr(err)
+	}
+	if err := calibrate.CheckLabels(labelsPath, labels, metricKeys(cfg), ids, input); err != nil {
+		return nil, "", usageErr(err)
+	}
+	if ro.OutputDir == "" {
+		ro.OutputDir = eng.OutputDir()
+	}
+	s, err := eng.Run(ctx, *ro)
+	if err != nil {
+		return nil, "", runFailure(cmd.OutOrStdout(), stderr, false, err)
+	}
+	if err := report.Write(ro.OutputDir, s); err != nil {
+		return nil, "", &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
+	}
+	for _, j := range s.Judges {
+		if j.Note != "" {
+			fmt.Fprintf(stderr, "judge %s: %s\n", j.Name, j.Note)
+		}
+	}
+	fmt.Fprintf(stderr, "evaluated %d cases: verdict %s; results: %s\n", s.Cases, s.Verdict, ro.OutputDir)
+	return s, ro.OutputDir, nil
+}
+
+// datasetIDs reads the dataset's case ids (checking every record, as a run
+// does before its first judge call).
+func datasetIDs(ctx context.Context, path string) (map[string]bool, error) {
+	ds, err := engine.OpenDataset(path)
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	ids := map[string]bool{}
+	for {
+		c, err := ds.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return ids, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids[c.ID] = true
+	}
+}
+
+// readSummaryFile reads dir/summary.json; nil when the run has none.
+func readSummaryFile(dir string) (*engine.Summary, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s engine.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	return &s, nil
+}

@@ -1,0 +1,329 @@
+package compare
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/stats"
+)
+
+// Options are the statistics' settings.
+type Options struct {
+	// Level of the intervals, and 1 − Level the one-sided test's
+	// significance level (0.95: 95% intervals, p < 0.05). 0 means
+	// stats.DefaultLevel.
+	Level float64
+	// Resamples of the bootstrap, and of the permutation test above its
+	// exact limit. 0 means stats.DefaultResamples.
+	Resamples int
+	// Seed of both (reproducible reports).
+	Seed uint64
+	// AllowConfigChange compares runs of different configurations (another
+	// judge model, other params): the shared metrics are compared and the
+	// differences are listed in Report.ConfigDifferences instead of being
+	// an error.
+	AllowConfigChange bool
+}
+
+// Verdicts of a metric and of a comparison.
+const (
+	MetricWorse      = "worse"
+	MetricBetter     = "better"
+	MetricNoChange   = "no_significant_change"
+	MetricUnverified = "unverified"
+
+	VerdictRegressed    = "regressed"
+	VerdictNoRegression = "no_regression"
+	VerdictUnverified   = "unverified"
+)
+
+// Flip directions.
+const (
+	PassToFail = "pass_to_fail"
+	FailToPass = "fail_to_pass"
+)
+
+// Report is the comparison of run B against run A (compare --json, and the
+// document the report's compare view reads).
+type Report struct {
+	A RunInfo `json:"a"`
+	B RunInfo `json:"b"`
+	// Level, Resamples and Seed are the statistics' settings.
+	Level     float64 `json:"level"`
+	Resamples int     `json:"resamples"`
+	Seed      uint64  `json:"seed"`
+	// ConfigDifferences lists what differs between the runs'
+	// configurations (only with AllowConfigChange; otherwise they are an
+	// error).
+	ConfigDifferences []string `json:"config_differences,omitempty"`
+	// Metrics are compared in run A's order.
+	Metrics []MetricComparison `json:"metrics"`
+	// Verdict: "regressed" (a gated metric is significantly worse),
+	// "unverified" (a gated metric has no case both runs scored) or
+	// "no_regression".
+	Verdict string `json:"verdict"`
+	// Regressed names the gated metrics that are significantly worse.
+	Regressed []string `json:"regressed,omitempty"`
+	// Warnings are about the inputs (an incomplete run).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// RunInfo identifies a compared run.
+type RunInfo struct {
+	Dir        string `json:"dir"`
+	RunID      string `json:"run_id,omitempty"`
+	ConfigHash string `json:"config_hash"`
+	Cases      int    `json:"cases"`
+	// Verdict is the run's own verdict from summary.json, when it has one.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// MetricComparison is one metric, B against A.
+type MetricComparison struct {
+	MetricInfo
+	// Shared is the number of cases both runs scored: the pairs.
+	Shared int `json:"shared"`
+	// OnlyA and OnlyB count cases one run scored and the other did not
+	// (absent there, or an error or skip).
+	OnlyA int `json:"only_a"`
+	OnlyB int `json:"only_b"`
+	// MeanA and MeanB are the means over the shared cases; PassRateA and
+	// PassRateB the shares passing there. Absent when nothing is shared.
+	MeanA     *float64 `json:"mean_a,omitempty"`
+	MeanB     *float64 `json:"mean_b,omitempty"`
+	PassRateA *float64 `json:"pass_rate_a,omitempty"`
+	PassRateB *float64 `json:"pass_rate_b,omitempty"`
+	// Difference is the mean of B − A over the shared cases with its
+	// paired bootstrap interval.
+	Difference *stats.CI `json:"difference,omitempty"`
+	// Test is the paired permutation test of the same difference; its
+	// one-sided p_value_less decides "worse", p_value_greater "better".
+	Test *stats.TestResult `json:"test,omitempty"`
+	// Verdict: worse, better, no_significant_change or unverified.
+	Verdict          string `json:"verdict"`
+	UnverifiedReason string `json:"unverified_reason,omitempty"`
+	PassToFail       int    `json:"pass_to_fail"`
+	FailToPass       int    `json:"fail_to_pass"`
+	// Flips are the shared cases whose pass/fail changed: pass→fail first,
+	// each group by the size of the score change, largest first.
+	Flips []Flip `json:"flips"`
+}
+
+// Flip is a case whose pass/fail changed from A to B.
+type Flip struct {
+	CaseID    string  `json:"case_id"`
+	Direction string  `json:"direction"`
+	ScoreA    float64 `json:"score_a"`
+	ScoreB    float64 `json:"score_b"`
+}
+
+// MismatchError says why two runs cannot be compared.
+type MismatchError struct {
+	A, B        string
+	Differences []string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("runs %s and %s are not of the same evaluation:\n  %s\n(compare runs of one config, or pass --allow-config-change to compare the shared metrics anyway)",
+		e.A, e.B, strings.Join(e.Differences, "\n  "))
+}
+
+// Compare compares run b against run a.
+func Compare(a, b *Run, opts Options) (*Report, error) {
+	opts.Level = cmp.Or(opts.Level, stats.DefaultLevel)
+	opts.Resamples = cmp.Or(opts.Resamples, stats.DefaultResamples)
+	if !(opts.Level > 0 && opts.Level < 1) {
+		return nil, fmt.Errorf("level %v: want a fraction between 0 and 1 (0.95 for 95%%)", opts.Level)
+	}
+	if opts.Resamples < 1 {
+		return nil, fmt.Errorf("resamples %d: want at least 1", opts.Resamples)
+	}
+	diffs, shared := differences(a, b)
+	if len(diffs) > 0 && !opts.AllowConfigChange {
+		return nil, &MismatchError{A: a.Dir, B: b.Dir, Differences: diffs}
+	}
+	rep := &Report{
+		A: info(a), B: info(b),
+		Level: opts.Level, Resamples: opts.Resamples, Seed: opts.Seed,
+		ConfigDifferences: diffs,
+		Verdict:           VerdictNoRegression,
+	}
+	for _, r := range []*Run{a, b} {
+		if r.Summary != nil && r.Summary.Verdict == engine.VerdictIncomplete {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("run %s is incomplete: only the cases it finished are compared", r.Dir))
+		}
+	}
+	unverified := false
+	for _, name := range shared {
+		mc, err := compareMetric(a, b, name, opts)
+		if err != nil {
+			return nil, fmt.Errorf("metric %s: %w", name, err)
+		}
+		rep.Metrics = append(rep.Metrics, mc)
+		if !mc.Gated {
+			continue
+		}
+		switch mc.Verdict {
+		case MetricWorse:
+			rep.Regressed = append(rep.Regressed, name)
+		case MetricUnverified:
+			unverified = true
+		}
+	}
+	switch {
+	case len(rep.Regressed) > 0:
+		rep.Verdict = VerdictRegressed
+	case unverified:
+		rep.Verdict = VerdictUnverified
+	}
+	return rep, nil
+}
+
+func info(r *Run) RunInfo {
+	ri := RunInfo{Dir: r.Dir, ConfigHash: r.ConfigHash, Cases: len(r.Cases)}
+	if r.Summary != nil {
+		ri.RunID, ri.Verdict = r.Summary.RunID, r.Summary.Verdict
+	}
+	return ri
+}
+
+// differences lists what differs between the runs' configurations, and
+// the metrics both have (in a's order).
+func differences(a, b *Run) (diffs, shared []string) {
+	var onlyA, onlyB []string
+	for _, ma := range a.Metrics {
+		mb, ok := b.metric(ma.Name)
+		if !ok {
+			onlyA = append(onlyA, ma.Name)
+			continue
+		}
+		shared = append(shared, ma.Name)
+		if ma.Kind != mb.Kind {
+			diffs = append(diffs, fmt.Sprintf("metric %s: kind %s in A, %s in B", ma.Name, ma.Kind, mb.Kind))
+		}
+		if ma.Threshold != mb.Threshold {
+			diffs = append(diffs, fmt.Sprintf("metric %s: threshold %g in A, %g in B", ma.Name, ma.Threshold, mb.Threshold))
+		}
+		if ma.Gated != mb.Gated {
+			diffs = append(diffs, fmt.Sprintf("metric %s: gate %v in A, %v in B", ma.Name, ma.Gated, mb.Gated))
+		}
+	}
+	for _, mb := range b.Metrics {
+		if _, ok := a.metric(mb.Name); !ok {
+			onlyB = append(onlyB, mb.Name)
+		}
+	}
+	if len(onlyA) > 0 {
+		diffs = append(diffs, "metrics only in A: "+strings.Join(onlyA, ", "))
+	}
+	if len(onlyB) > 0 {
+		diffs = append(diffs, "metrics only in B: "+strings.Join(onlyB, ", "))
+	}
+	if a.ConfigHash != b.ConfigHash {
+		judges := judgeDifferences(a, b)
+		diffs = append(diffs, judges...)
+		if len(diffs) == 0 {
+			diffs = append(diffs, fmt.Sprintf("config hash %s in A, %s in B: the metrics' params, judge models or plugin digests differ", a.ConfigHash, b.ConfigHash))
+		}
+	}
+	return diffs, shared
+}
+
+// judgeDifferences compares the judges' models the summaries name.
+func judgeDifferences(a, b *Run) []string {
+	if a.Summary == nil || b.Summary == nil {
+		return nil
+	}
+	var diffs []string
+	for _, ja := range a.Summary.Judges {
+		for _, jb := range b.Summary.Judges {
+			if ja.Name == jb.Name && ja.Model != jb.Model {
+				diffs = append(diffs, fmt.Sprintf("judge %s: model %s in A, %s in B", ja.Name, ja.Model, jb.Model))
+			}
+		}
+	}
+	return diffs
+}
+
+func compareMetric(a, b *Run, name string, opts Options) (MetricComparison, error) {
+	mi, _ := a.metric(name)
+	mc := MetricComparison{MetricInfo: mi, Flips: []Flip{}}
+	var scoresA, scoresB []float64
+	var passA, passB int
+	for _, id := range a.Cases {
+		sa, pa, okA := a.scored(id, name)
+		sb, pb, okB := b.scored(id, name)
+		switch {
+		case okA && okB:
+			scoresA, scoresB = append(scoresA, sa), append(scoresB, sb)
+			if pa {
+				passA++
+			}
+			if pb {
+				passB++
+			}
+			switch {
+			case pa && !pb:
+				mc.Flips = append(mc.Flips, Flip{CaseID: id, Direction: PassToFail, ScoreA: sa, ScoreB: sb})
+				mc.PassToFail++
+			case !pa && pb:
+				mc.Flips = append(mc.Flips, Flip{CaseID: id, Direction: FailToPass, ScoreA: sa, ScoreB: sb})
+				mc.FailToPass++
+			}
+		case okA:
+			mc.OnlyA++
+		}
+	}
+	for _, id := range b.Cases {
+		_, _, okA := a.scored(id, name)
+		if _, _, okB := b.scored(id, name); okB && !okA {
+			mc.OnlyB++
+		}
+	}
+	slices.SortStableFunc(mc.Flips, func(x, y Flip) int {
+		if x.Direction != y.Direction {
+			if x.Direction == PassToFail {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(abs(y.ScoreB-y.ScoreA), abs(x.ScoreB-x.ScoreA))
+	})
+	mc.Shared = len(scoresA)
+	if mc.Shared == 0 {
+		mc.Verdict = MetricUnverified
+		mc.UnverifiedReason = fmt.Sprintf("no case scored in both runs (%d only in A, %d only in B)", mc.OnlyA, mc.OnlyB)
+		return mc, nil
+	}
+	n := float64(mc.Shared)
+	mc.MeanA, mc.MeanB = ptr(stat.Mean(scoresA, nil)), ptr(stat.Mean(scoresB, nil))
+	mc.PassRateA, mc.PassRateB = ptr(float64(passA)/n), ptr(float64(passB)/n)
+	diff, err := stats.PairedMeanDiffCI(scoresA, scoresB, opts.Level, opts.Resamples, opts.Seed)
+	if err != nil {
+		return mc, err
+	}
+	test, err := stats.PairedPermutationTest(scoresA, scoresB, opts.Resamples, opts.Seed)
+	if err != nil {
+		return mc, err
+	}
+	mc.Difference, mc.Test = &diff, &test
+	alpha := 1 - opts.Level
+	switch {
+	case test.PValueLess < alpha:
+		mc.Verdict = MetricWorse
+	case test.PValueGreater < alpha:
+		mc.Verdict = MetricBetter
+	default:
+		mc.Verdict = MetricNoChange
+	}
+	return mc, nil
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+func ptr(v float64) *float64 { return &v }
