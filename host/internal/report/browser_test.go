@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentanvil/anvil/host/internal/calibrate"
 	"github.com/agentanvil/anvil/host/internal/report"
 )
 
@@ -131,16 +132,17 @@ func TestBrowserConsoleWatchCatchesErrors(t *testing.T) {
 // script works, and a screenshot shows the pass colour of the charts.
 func TestReportInARealBrowser(t *testing.T) {
 	ctx := browser(t)
+	// As a run that was calibrated leaves it: results, cases/ and
+	// calibration.json, then report.Write.
 	s, cases := qualityFixture(t)
-	var html bytes.Buffer
-	if err := report.HTML(&html, s, cases); err != nil {
+	dir := writeRun(t, cases)
+	if err := calibrate.WriteFile(dir, calibrationFixture()); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	if err := report.Write(dir, s); err != nil {
+		t.Fatal(err)
+	}
 	page := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(page, html.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	watch := watchConsole(ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(fileURL(page))); err != nil {
 		t.Fatal(err)
@@ -148,10 +150,10 @@ func TestReportInARealBrowser(t *testing.T) {
 
 	type box struct{ W, H float64 }
 	type pageLayout struct {
-		Charts, Histograms, Intervals, DAGs, TakenNodes, SkippedNodes, TakenEdges int
-		DAG, Histogram                                                            box
-		TakenFill, SkippedOpacity                                                 string
-		ArrowResolved                                                             bool
+		Charts, Histograms, Intervals, Scatters, Points, DAGs, TakenNodes, SkippedNodes, TakenEdges int
+		DAG, Histogram                                                                              box
+		TakenFill, SkippedOpacity                                                                   string
+		ArrowResolved                                                                               bool
 	}
 	layout, err := chromedp.Run(ctx, chromedp.Evaluate[pageLayout](`(() => {
 		const q = s => document.querySelectorAll(s);
@@ -163,6 +165,7 @@ func TestReportInARealBrowser(t *testing.T) {
 		const skipped = document.querySelector("svg.dag-svg .dag-node.skipped");
 		return {
 			Charts: q("svg.chart").length, Histograms: q("svg.chart.histogram").length, Intervals: q("svg.chart.interval").length,
+			Scatters: q("svg.chart.scatter").length, Points: q("svg.chart.scatter circle.point").length,
 			DAGs: q("svg.dag-svg").length, TakenNodes: q("svg.dag-svg .dag-node.taken").length,
 			SkippedNodes: q("svg.dag-svg .dag-node.skipped").length, TakenEdges: q("svg.dag-svg .dag-edge.taken").length,
 			DAG: dag ? bb(dag) : {W: 0, H: 0},
@@ -175,8 +178,9 @@ func TestReportInARealBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("inspect the page: %v", err)
 	}
-	if layout.Histograms != 1 || layout.Intervals != 3 || layout.Charts != 5 || layout.DAGs != 1 {
-		t.Errorf("charts %d (histograms %d, intervals %d), dag drawings %d; want 5 (1, 3) and 1", layout.Charts, layout.Histograms, layout.Intervals, layout.DAGs)
+	if layout.Histograms != 1 || layout.Intervals != 3 || layout.Scatters != 1 || layout.Points != 3 || layout.Charts != 6 || layout.DAGs != 1 {
+		t.Errorf("charts %d (histograms %d, intervals %d, scatters %d with %d points), dag drawings %d; want 6 (1, 3, 1 with 3) and 1",
+			layout.Charts, layout.Histograms, layout.Intervals, layout.Scatters, layout.Points, layout.DAGs)
 	}
 	if layout.TakenNodes != 4 || layout.SkippedNodes != 3 || layout.TakenEdges != 3 {
 		t.Errorf("dag path: %d taken nodes, %d skipped, %d taken edges; want 4, 3, 3", layout.TakenNodes, layout.SkippedNodes, layout.TakenEdges)

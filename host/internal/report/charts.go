@@ -199,27 +199,37 @@ func barsSVG(labels []string, values []float64, threshold float64) template.HTML
 	return template.HTML(b.String())
 }
 
-// scatterSVG draws points (x: human label, y: judge score) on [lo, hi]²
-// with the diagonal of perfect agreement.
-func scatterSVG(xs, ys []float64, lo, hi float64, xLabel, yLabel string) template.HTML {
-	const size, pad = 220.0, 30.0
+// scatterSVG draws points (x: the humans' score on their scale, y: the
+// judge's score on [0, 1]) with the judge's threshold as a dashed line.
+func scatterSVG(xs, ys []float64, threshold float64, xLabel, yLabel string) template.HTML {
+	const size, pad = 230.0, 34.0
 	plot := size - pad - 8
-	span := hi - lo
-	if span <= 0 {
-		span = 1
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
 	}
-	px := func(v float64) float64 { return pad + (math.Max(lo, math.Min(hi, v))-lo)/span*plot }
-	py := func(v float64) float64 { return 8 + plot - (math.Max(lo, math.Min(hi, v))-lo)/span*plot }
+	if !(xhi > xlo) {
+		xlo, xhi = xlo-1, xlo+1
+	}
+	// A margin, so points at the extremes are not drawn on the frame.
+	margin := (xhi - xlo) * 0.06
+	xlo, xhi = xlo-margin, xhi+margin
+	px := func(v float64) float64 { return pad + (v-xlo)/(xhi-xlo)*plot }
+	py := func(v float64) float64 { return 8 + plot - math.Max(0, math.Min(1, v))*plot }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart scatter" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s against %s">`,
 		size, size, size, size, html.EscapeString(yLabel), html.EscapeString(xLabel))
 	fmt.Fprintf(&b, `<rect class="frame" x="%.1f" y="8" width="%.1f" height="%.1f"/>`, pad, plot, plot)
-	fmt.Fprintf(&b, `<line class="threshold" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, px(lo), py(lo), px(hi), py(hi))
-	for i := range min(len(xs), len(ys), maxScatterPoints) {
-		fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="3"><title>%.4g, %.4g</title></circle>`, px(xs[i]), py(ys[i]), xs[i], ys[i])
+	if threshold >= 0 && threshold <= 1 {
+		fmt.Fprintf(&b, `<line class="threshold" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"><title>threshold %g</title></line>`, pad, py(threshold), pad+plot, py(threshold), threshold)
 	}
-	fmt.Fprintf(&b, `<text class="tick start" x="%.1f" y="%.1f">%s</text>`, pad, size-4, html.EscapeString(xLabel))
-	fmt.Fprintf(&b, `<text class="tick start" x="10" y="%.1f" transform="rotate(-90 10 %.1f)">%s</text>`, 8+plot, 8+plot, html.EscapeString(yLabel))
+	for i := range min(len(xs), len(ys), maxScatterPoints) {
+		fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="3.5"><title>human %.4g, judge %.4g</title></circle>`, px(xs[i]), py(ys[i]), xs[i], ys[i])
+	}
+	fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.1f">%.3g</text><text class="tick" x="%.1f" y="%.1f">%.3g</text>`, pad, size-14, xlo, pad+plot, size-14, xhi)
+	fmt.Fprintf(&b, `<text class="tick end" x="%.1f" y="%.1f">0</text><text class="tick end" x="%.1f" y="16">1</text>`, pad-4, 8+plot, pad-4)
+	fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.1f">%s</text>`, pad+plot/2, size-2, html.EscapeString(xLabel))
+	fmt.Fprintf(&b, `<text class="tick" x="10" y="%.1f" transform="rotate(-90 10 %.1f)">%s</text>`, 8+plot/2, 8+plot/2, html.EscapeString(yLabel))
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }

@@ -8,8 +8,10 @@ import (
 // pageExtras are what report.html shows beyond the summary and the
 // cases, read from other files of the output directory.
 type pageExtras struct {
-	// calibration is per metric, from calibration.json.
+	// calibration is per metric, from calibration.json; note says why a
+	// calibration.json present was not shown.
 	calibration map[string]*calibrationView
+	note        string
 }
 
 // addQuality adds what the page shows of judgement quality: each metric's
@@ -22,6 +24,9 @@ func addQuality(p *page, s *engine.Summary, extras pageExtras) {
 		}
 	}
 	p.Quality = qualityCards(s, anchors, extras.calibration)
+	if extras.note != "" {
+		p.Notes = append(p.Notes, extras.note)
+	}
 	drawDAGs(p, s.Graphs)
 }
 

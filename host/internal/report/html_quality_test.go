@@ -2,11 +2,15 @@ package report_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentanvil/anvil/host/internal/calibrate"
 	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
@@ -183,4 +187,90 @@ func TestDAGNotDrawnSaysWhy(t *testing.T) {
 		!strings.Contains(page, "<summary>Mermaid flowchart (source)</summary>") {
 		t.Error("an undrawable graph is neither explained nor replaced by its Mermaid source")
 	}
+}
+
+// writeRun lays out an output directory as a run leaves it: results.jsonl
+// and cases/, for report.Write.
+func writeRun(t *testing.T, cases []engine.CaseResult) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	for _, c := range cases {
+		full, _ := json.Marshal(c)
+		if err := os.WriteFile(filepath.Join(dir, "cases", c.CaseID+".json"), full, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.Case = nil
+		line, _ := json.Marshal(c)
+		lines.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// calibrationFixture is what `anvil-host calibrate` writes for the
+// fixture's correctness metric: three paired cases on a 1–5 human scale.
+func calibrationFixture() *calibrate.Report {
+	h := func(v float64) *float64 { return &v }
+	return &calibrate.Report{Level: 0.95, Metrics: []calibrate.MetricCalibration{{
+		Metric: "correctness", Kind: "geval", Threshold: 0.6, Labels: 6, Raters: 2, LabelledCases: 3, Paired: 3,
+		Points: []calibrate.Point{
+			{CaseID: "c1-pass", Judge: 0.9, JudgePass: true, Human: h(4.5), Ratings: 2},
+			{CaseID: "c2-fail", Judge: 0.2, Human: h(1.5), Ratings: 2},
+			{CaseID: "c4-dag", Judge: 0.8, JudgePass: true, Human: h(4), Ratings: 2},
+		},
+		Agreement: map[string]stats.CI{calibrate.Spearman: {Estimate: 1, Low: 1, High: 1, Level: 0.95, N: 3}},
+		Undefined: map[string]string{calibrate.CohenKappa: "no paired case has a human pass/fail"},
+	}}}
+}
+
+// With calibration.json beside the results, the metric's card plots the
+// judge against the humans and lists the agreement statistics; one that
+// does not parse is a note, and the report is still written.
+func TestReportShowsCalibration(t *testing.T) {
+	s, cases := qualityFixture(t)
+	dir := writeRun(t, cases)
+	if err := calibrate.WriteFile(dir, calibrationFixture()); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Write(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	page := string(mustReadFile(t, filepath.Join(dir, "report.html")))
+	scatter := regexp.MustCompile(`(?s)<svg class="chart scatter".*?</svg>`).FindString(page)
+	if strings.Count(scatter, `<circle class="point"`) != 3 || !strings.Contains(scatter, "<title>human 1.5, judge 0.2</title>") {
+		t.Errorf("scatter = %s; want the 3 paired cases", scatter)
+	}
+	for _, want := range []string{"<b>Agreement with human labels</b> · 3 cases paired · 2 rater(s)",
+		"<td>Spearman ρ</td><td class=\"num\">&#43;1.000 [&#43;1.000, &#43;1.000] · n 3</td>",
+		"<td>Cohen κ (pass/fail)</td><td class=\"num\">undefined: no paired case has a human pass/fail</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "calibration.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Write(dir, s); err != nil {
+		t.Fatalf("an unreadable calibration.json failed the report: %v", err)
+	}
+	page = string(mustReadFile(t, filepath.Join(dir, "report.html")))
+	if strings.Contains(page, `class="chart scatter"`) || !strings.Contains(page, "calibration.json is not shown: ") {
+		t.Error("an unreadable calibration.json is neither skipped nor explained")
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
