@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+
 	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/engine"
 )
@@ -27,12 +29,19 @@ func addQuality(p *page, s *engine.Summary, extras pageExtras) {
 	if extras.note != "" {
 		p.Notes = append(p.Notes, extras.note)
 	}
-	drawDAGs(p, s.Graphs)
+	drawDAGs(p, s.Graphs, MaxDAGDrawingBytes)
 }
 
+// MaxDAGDrawingBytes bounds the DAG drawings of one page: rows are drawn
+// in page order (failures first) until the drawings reach it; later rows
+// keep their path list and the Mermaid source, and say why.
+const MaxDAGDrawingBytes = 8 << 20
+
 // drawDAGs draws the graph of every dag row whose metric the summary
-// outlines; each metric's layout is computed once.
-func drawDAGs(p *page, graphs []dag.Outline) {
+// outlines, up to budget bytes of drawings; each metric's layout is
+// computed once.
+func drawDAGs(p *page, graphs []dag.Outline, budget int) {
+	drawn := 0
 	layouts := map[string]*layout{}
 	problems := map[string]string{}
 	for i := range graphs {
@@ -54,7 +63,13 @@ func drawDAGs(p *page, graphs []dag.Outline) {
 				row.DAG.SVGNote = problems[row.Metric]
 				continue
 			}
-			row.DAG.SVG = l.svg("decision graph of "+row.Metric+" with the path of case "+p.Groups[gi].ID, marksOf(l.outline, row.DAG.res))
+			svg := l.svg("decision graph of "+row.Metric+" with the path of case "+p.Groups[gi].ID, marksOf(l.outline, row.DAG.res))
+			if drawn+len(svg) > budget {
+				row.DAG.SVGNote = fmt.Sprintf("not drawn: the page already holds %d KiB of drawings (failing cases are drawn first)", drawn>>10)
+				continue
+			}
+			drawn += len(svg)
+			row.DAG.SVG = svg
 		}
 	}
 }
