@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -98,6 +99,21 @@ func TestSamplesExample(t *testing.T) {
 		if p := l.Metrics[1]; len(p.Panel) != 2 || p.Aggregate != "mean" {
 			t.Errorf("%s panel: %+v", l.CaseID, p.Panel)
 		}
+	}
+
+	// validate names the samples and the panel.
+	v := runBinary(t, dir, nil, "validate", "-c", "anvil.yaml", "--json")
+	var vr struct {
+		Metrics []struct {
+			Name      string   `json:"name"`
+			Judges    []string `json:"judges"`
+			Aggregate string   `json:"aggregate"`
+			Samples   int      `json:"samples"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal([]byte(v.stdout), &vr); err != nil || v.code != exitOK || len(vr.Metrics) != 2 ||
+		vr.Metrics[0].Samples != 3 || vr.Metrics[1].Aggregate != "mean" || strings.Join(vr.Metrics[1].Judges, ",") != "strict,lenient" {
+		t.Errorf("validate --json: exit %d, %+v (%v)\n%s", v.code, vr, err, v.stdout)
 	}
 
 	// estimate prices the samples and the panel: every one of the 25
