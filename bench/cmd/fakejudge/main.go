@@ -353,9 +353,9 @@ func (f *fake) score(h uint64, lo, hi int, reason bool) judgetest.Reply {
 	}
 	if hi >= 10 {
 		// Like a real BPE tokenizer (cl100k, o200k), numbers up to 999 are
-		// one token: list the range's top as an improbable alternative, so
-		// the host sees multi-digit tokens and reads "1" as 1, not as the
-		// start of 10.
+		// one token: list the range's top as an improbable alternative.
+		// The host does not infer the tokenizer from it (bench/anvil.yaml
+		// says number_tokens: whole); it keeps the replies as they were.
 		if _, ok := alts[strconv.Itoa(hi)]; !ok {
 			alts[strconv.Itoa(hi)] = 0.005
 		}

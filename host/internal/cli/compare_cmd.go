@@ -90,7 +90,7 @@ both runs scored).`,
 			case compare.VerdictRegressed:
 				return &exitError{code: exitThreshold, err: fmt.Errorf("significantly worse in %s: %s", args[1], strings.Join(rep.Regressed, ", "))}
 			case compare.VerdictUnverified:
-				return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: a gated metric has no case scored in both runs")}
+				return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: a gated metric has no case scored in both runs, or no metric was compared")}
 			}
 			return nil
 		},

@@ -329,7 +329,7 @@ func TestUnknownCommandsAndFlags(t *testing.T) {
 		{[]string{"--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "extra"}, `unknown command "extra" for "anvil-host run"`},
 		{[]string{"version", "--json=maybe"}, "invalid argument"},
-		{nil, "name a command (cache, completion, dag, estimate, init, plugin, run, validate, version)"},
+		{nil, "name a command (cache, calibrate, compare, completion, dag, estimate, init, plugin, run, validate, version)"},
 		{[]string{"plugin"}, "plugin: name a command (call, inspect, new, test, verify)"},
 		{[]string{"cache"}, "cache: name a command (clear, export, stats)"},
 	} {

@@ -64,8 +64,8 @@ type Report struct {
 	// Metrics are compared in run A's order.
 	Metrics []MetricComparison `json:"metrics"`
 	// Verdict: "regressed" (a gated metric is significantly worse),
-	// "unverified" (a gated metric has no case both runs scored) or
-	// "no_regression".
+	// "unverified" (a gated metric has no case both runs scored, or no
+	// metric was compared at all) or "no_regression".
 	Verdict string `json:"verdict"`
 	// Regressed names the gated metrics that are significantly worse.
 	Regressed []string `json:"regressed,omitempty"`
@@ -174,6 +174,11 @@ func Compare(a, b *Run, opts Options) (*Report, error) {
 		case MetricUnverified:
 			unverified = true
 		}
+	}
+	if len(rep.Metrics) == 0 {
+		// Nothing was compared, so nothing was verified.
+		rep.Warnings = append(rep.Warnings, "no metric has results in both runs")
+		unverified = true
 	}
 	switch {
 	case len(rep.Regressed) > 0:

@@ -302,3 +302,20 @@ func TestFiveCasesAllWorseIsARegression(t *testing.T) {
 		t.Errorf("four cases: verdict %s, test %+v", rep.Verdict, rep.Metrics[0].Test)
 	}
 }
+
+func TestEmptyRunsAreUnverified(t *testing.T) {
+	empty := func() string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	rep, err := Compare(mustLoad(t, empty()), mustLoad(t, empty()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictUnverified || len(rep.Warnings) != 1 {
+		t.Errorf("two empty runs: verdict %s, warnings %v; want unverified", rep.Verdict, rep.Warnings)
+	}
+}

@@ -61,7 +61,7 @@ func WriteTable(w io.Writer, rep *Report, maxFlips int) error {
 	case VerdictRegressed:
 		fmt.Fprintf(&b, "REGRESSED: %s significantly worse in B\n", strings.Join(rep.Regressed, ", "))
 	case VerdictUnverified:
-		b.WriteString("UNVERIFIED: a gated metric has no case scored in both runs\n")
+		b.WriteString("UNVERIFIED: a gated metric has no case scored in both runs, or no metric was compared\n")
 	default:
 		b.WriteString("NO REGRESSION: no gated metric is significantly worse in B\n")
 	}

@@ -222,13 +222,17 @@ func (c *Config) Metric(key string) (*Metric, bool) {
 }
 
 // Hash identifies what the results of a run depend on: metrics, their
-// params, judges' models and plugin digests — not concurrency, paths or
-// limits. --resume only reuses results written under the same hash.
+// params, judges' models (and number_tokens where it overrides the model's
+// family) and plugin digests — not concurrency, paths or limits. --resume only reuses results written under the same hash.
 func (c *Config) Hash(pluginDigests map[string]string) string {
 	type metricID struct {
 		Key, Kind, Judge, Model string
 		Threshold               float64
 		Params                  json.RawMessage
+		// NumberTokens is set only when the judge's number_tokens
+		// overrides its model family's rule (which the model already
+		// determines), so the hashes of existing results stay valid.
+		NumberTokens string `json:",omitempty"`
 		// Omitted when unset, so a config without panels or samples keeps
 		// the hash it had before they existed.
 		Panel     []string `json:",omitempty"`
@@ -239,12 +243,15 @@ func (c *Config) Hash(pluginDigests map[string]string) string {
 	var ms []metricID
 	for _, m := range c.Metrics {
 		p, _ := m.ParamsJSON()
-		model := ""
+		model, numbers := "", ""
 		if j := c.Judges[c.JudgeName(m)]; j != nil {
 			model = j.Model
+			if rule := j.NumberTokens.Resolve(j.Model); rule != judgeconfig.NumberTokensFor(j.Model) {
+				numbers = string(rule)
+			}
 		}
 		id := metricID{Key: m.Key, Kind: m.Kind, Judge: c.JudgeName(m), Model: model, Threshold: c.Threshold(m), Params: p,
-			Aggregate: m.Aggregate, Samples: m.Samples}
+			NumberTokens: numbers, Aggregate: m.Aggregate, Samples: m.Samples}
 		if len(m.Judges) > 1 {
 			id.Panel = m.Judges
 			for _, jn := range m.Judges {

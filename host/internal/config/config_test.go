@@ -341,6 +341,28 @@ func TestNumberTokens(t *testing.T) {
 	}
 }
 
+// number_tokens changes scores, so it changes the config hash — but only
+// when it overrides the model family's rule, so that the hash of a config
+// that does not set it (or sets what auto gives) is the one it always had.
+func TestNumberTokensInHash(t *testing.T) {
+	hash := func(judge string) string {
+		cfg, err := config.Parse("x.yaml", []byte("version: 1\njudges:\n  j: {"+judge+"}\nmetrics:\n  - {name: m, kind: geval, judge: j}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Hash(nil)
+	}
+	plain := hash("model: gpt-4o-mini")
+	for _, same := range []string{"model: gpt-4o-mini, number_tokens: auto", "model: gpt-4o-mini, number_tokens: whole"} {
+		if h := hash(same); h != plain {
+			t.Errorf("%s: hash %s, want the unset config's %s", same, h, plain)
+		}
+	}
+	if h := hash("model: gpt-4o-mini, number_tokens: digits"); h == plain {
+		t.Errorf("number_tokens: digits overriding gpt-4o-mini's whole left the hash unchanged")
+	}
+}
+
 // judges.<k>.name is the key or an error; it is never silently ignored.
 func TestJudgeName(t *testing.T) {
 	cfg, err := config.Parse("x.yaml", []byte("judges:\n  j: {name: j, model: m}\n  k: {model: m}\nmetrics:\n  - {name: a, kind: k}\n"))

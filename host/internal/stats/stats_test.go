@@ -371,3 +371,53 @@ func TestBootstrapSkipsAndCountsUndefinedResamples(t *testing.T) {
 		t.Errorf("%d of 1000 resamples used, want about 660", ci.Resamples)
 	}
 }
+
+// kendallPairs is τ-b by counting every pair, the definition itself, for
+// checking the O(n log n) computation.
+func kendallPairs(x, y []float64) float64 {
+	var c, d, tx, ty float64
+	for i := range x {
+		for j := i + 1; j < len(x); j++ {
+			dx, dy := x[i]-x[j], y[i]-y[j]
+			switch {
+			case dx == 0 && dy == 0:
+				tx++
+				ty++
+			case dx == 0:
+				tx++
+			case dy == 0:
+				ty++
+			case (dx > 0) == (dy > 0):
+				c++
+			default:
+				d++
+			}
+		}
+	}
+	n0 := float64(len(x)) * float64(len(x)-1) / 2
+	return (c - d) / math.Sqrt((n0-tx)*(n0-ty))
+}
+
+func TestKendallMatchesPairCounting(t *testing.T) {
+	rng := newRand(3)
+	for trial := range 300 {
+		n := 2 + rng.IntN(40)
+		levels := 1 + rng.IntN(8) // few levels: many ties
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i] = float64(rng.IntN(levels))
+			y[i] = float64(rng.IntN(levels + 1))
+		}
+		want := kendallPairs(x, y)
+		got, err := KendallTauB(x, y)
+		if math.IsNaN(want) {
+			if !errors.Is(err, ErrUndefined) {
+				t.Fatalf("trial %d: x %v y %v: %v, %v; want undefined", trial, x, y, got, err)
+			}
+			continue
+		}
+		if err != nil || math.Abs(got-want) > 1e-12 {
+			t.Fatalf("trial %d: x %v y %v: τ-b %v (%v), want %v", trial, x, y, got, err, want)
+		}
+	}
+}

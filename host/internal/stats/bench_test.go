@@ -1,0 +1,42 @@
+package stats
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// The costs calibrate and compare pay per metric: a Kendall τ-b interval
+// (O(n²) per resample) and a paired mean-difference interval plus the
+// permutation test, at DefaultResamples, on n cases.
+func benchPairs(n int) (x, y []float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, y = make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = float64(rng.IntN(11)) / 10
+		y[i] = float64(rng.IntN(5) + 1)
+	}
+	return x, y
+}
+
+func BenchmarkKendallCI200(b *testing.B) {
+	x, y := benchPairs(200)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := PairedCI(x, y, KendallTauB, DefaultLevel, DefaultResamples, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCompareMetric1000(b *testing.B) {
+	x, y := benchPairs(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := PairedMeanDiffCI(x, y, DefaultLevel, DefaultResamples, 1); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := PairedPermutationTest(x, y, DefaultResamples, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
