@@ -192,3 +192,27 @@ func TestSamplesShareOneCallWithN(t *testing.T) {
 		t.Errorf("cached rerun: %d calls in all, mean %v; want no new call and the same mean", srv.Calls(), again.Metrics[0].Mean)
 	}
 }
+
+// The statement metrics sample their whole pipeline: each sample extracts
+// and judges again (the fake judge answers alike, so no spread).
+func TestStatementMetricsWithSamples(t *testing.T) {
+	srv := everyKindJudge(t)
+	e := newEnv(t, configFor(srv.URL(), true, addSamples(ragMetrics, 2)))
+	writeFiles(t, e.dir, map[string]string{"cases.jsonl": ragCases})
+	s := e.run(t, "off", engine.RunOptions{})
+	if srv.Calls() != 2*(3*2+3*3) {
+		t.Fatalf("judge calls = %d; want twice the 15 of one scoring", srv.Calls())
+	}
+	for id, cr := range readResults(t, e.out) {
+		for _, mr := range cr.Metrics {
+			if mr.Spread == nil || len(mr.Spread.Scores) != 2 || mr.Spread.Scores[0] != mr.Spread.Scores[1] || mr.Spread.StdDev != 0 || mr.Score == nil {
+				t.Errorf("%s %s: score %v spread %+v; want two equal samples", id, mr.Metric, mr.Score, mr.Spread)
+			}
+		}
+	}
+	for _, m := range s.Metrics {
+		if m.Sampled != 3 || m.FlipShare == nil || *m.FlipShare != 0 {
+			t.Errorf("%s: sampled %d, flip share %v; want 3 cases, none flipping", m.Metric, m.Sampled, m.FlipShare)
+		}
+	}
+}
