@@ -2,6 +2,7 @@ package judgetest
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -159,4 +160,35 @@ func All(ms ...Matcher) Matcher {
 		}
 		return true
 	}
+}
+
+// PerRequest answers the k-th repeat of each distinct request (same model
+// and messages) with replies[k mod len(replies)]: a judge with a known
+// spread. Repeats of one request get the replies in order however the
+// requests of different cases interleave, so the set of replies each case
+// gets — and its mean and standard deviation — is fixed.
+func PerRequest(replies ...Reply) Replier {
+	if len(replies) == 0 {
+		panic("judgetest.PerRequest: no replies")
+	}
+	return &perRequest{replies: replies, seen: map[string]int{}}
+}
+
+type perRequest struct {
+	replies []Reply
+	mu      sync.Mutex
+	seen    map[string]int
+}
+
+func (p *perRequest) ReplyTo(r RecordedRequest) Reply {
+	var key strings.Builder
+	key.WriteString(r.Model)
+	for _, m := range r.Messages {
+		key.WriteString("\x00" + m.Role + "\x00" + m.Content)
+	}
+	p.mu.Lock()
+	k := p.seen[key.String()]
+	p.seen[key.String()] = k + 1
+	p.mu.Unlock()
+	return p.replies[k%len(p.replies)]
 }

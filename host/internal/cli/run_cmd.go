@@ -148,7 +148,7 @@ func runFailure(stdout, stderr io.Writer, asJSON bool, err error) error {
 			_ = writeJSON(stdout, re.Summary)
 			notes = stderr
 		} else {
-			_ = report.Table(stdout, re.Summary)
+			_ = report.TableWith(stdout, re.Summary, report.TableOptions{Color: colorFor(stdout, os.Getenv)})
 		}
 		if re.Summary.Incomplete != nil {
 			fmt.Fprintf(notes, "INCOMPLETE: %s\nresume with: %s\n", re.Summary.Incomplete.Reason, re.Summary.Incomplete.Resume)
@@ -261,7 +261,7 @@ process writes the same outputs; see docs/cluster.md.
 				fmt.Fprintf(stderr, "results: %s\n", ro.OutputDir)
 				return verdictExit(s)
 			}
-			if err := report.Table(cmd.OutOrStdout(), s); err != nil {
+			if err := report.TableWith(cmd.OutOrStdout(), s, report.TableOptions{Color: colorFor(cmd.OutOrStdout(), os.Getenv)}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", ro.OutputDir)

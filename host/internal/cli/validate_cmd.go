@@ -36,6 +36,10 @@ type validateMetric struct {
 	Judge     string  `json:"judge,omitempty"`
 	Threshold float64 `json:"threshold"`
 	Gate      bool    `json:"gate"`
+	// Judges, Aggregate and Samples are set for a panel or samples: N.
+	Judges    []string `json:"judges,omitempty"`
+	Aggregate string   `json:"aggregate,omitempty"`
+	Samples   int      `json:"samples,omitempty"`
 }
 
 type validatePlugin struct {
@@ -137,7 +141,11 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 	rep.Config, rep.ConfigHash = cfg.File, eng.ConfigHash()
 	rep.Warnings = append(rep.Warnings, eng.Warnings()...)
 	for _, m := range cfg.Metrics {
-		rep.Metrics = append(rep.Metrics, validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated()})
+		vm := validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated(), Samples: m.Samples}
+		if len(m.Judges) > 1 {
+			vm.Judges, vm.Aggregate = m.Judges, m.Aggregation()
+		}
+		rep.Metrics = append(rep.Metrics, vm)
 	}
 	rep.isolation = eng.ProcessIsolation()
 	rep.Plugins = pluginReports(cfg, eng, rep.isolation)

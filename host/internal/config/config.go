@@ -118,7 +118,17 @@ type Metric struct {
 	Name string `yaml:"name"`
 	Kind string `yaml:"kind"`
 	// Judge names a judge in Judges; empty means Defaults.Judge.
-	Judge     string   `yaml:"judge"`
+	Judge string `yaml:"judge"`
+	// Judges names a panel instead of one judge: each judge scores every
+	// case (with its own limits and cache) and Aggregate combines them.
+	// Exclusive with Judge.
+	Judges []string `yaml:"judges"`
+	// Aggregate combines a panel's scores: "mean" (the default), "median",
+	// or "majority" (the verdict is the judges' majority vote).
+	Aggregate string `yaml:"aggregate"`
+	// Samples is how many times each judge scores each case (absent: 1);
+	// the verdict is decided on the samples' mean.
+	Samples   int      `yaml:"samples"`
 	Threshold *float64 `yaml:"threshold"`
 	// Gate false makes the metric informational: it never fails the run.
 	Gate *bool `yaml:"gate"`
@@ -190,12 +200,46 @@ func (c *Config) Threshold(m *Metric) float64 {
 	return 0.5
 }
 
-// JudgeName of a metric.
+// JudgeName of a metric: its judge, the first of its panel, or the
+// default judge.
 func (c *Config) JudgeName(m *Metric) string {
 	if m.Judge != "" {
 		return m.Judge
 	}
+	if len(m.Judges) > 0 {
+		return m.Judges[0]
+	}
 	return c.Defaults.Judge
+}
+
+// JudgeNames of a metric: its panel, or its one judge.
+func (c *Config) JudgeNames(m *Metric) []string {
+	if len(m.Judges) > 0 {
+		return m.Judges
+	}
+	return []string{c.JudgeName(m)}
+}
+
+// Aggregations a panel may use.
+const (
+	AggregateMean     = "mean"
+	AggregateMedian   = "median"
+	AggregateMajority = "majority"
+)
+
+// MaxSamples bounds a metric's samples: each is a judge call per case.
+const MaxSamples = 100
+
+// SampleCount is how many times each judge scores each case: 1 unless
+// samples says more.
+func (m *Metric) SampleCount() int { return max(m.Samples, 1) }
+
+// Aggregation is the panel's aggregation, mean unless aggregate says.
+func (m *Metric) Aggregation() string {
+	if m.Aggregate == "" {
+		return AggregateMean
+	}
+	return m.Aggregate
 }
 
 // Metric returns the metric with the given key or name.
@@ -220,6 +264,12 @@ func (c *Config) Hash(pluginDigests map[string]string) string {
 		// overrides its model family's rule (which the model already
 		// determines), so the hashes of existing results stay valid.
 		NumberTokens string `json:",omitempty"`
+		// Omitted when unset, so a config without panels or samples keeps
+		// the hash it had before they existed.
+		Panel     []string `json:",omitempty"`
+		Models    []string `json:",omitempty"`
+		Aggregate string   `json:",omitempty"`
+		Samples   int      `json:",omitempty"`
 	}
 	var ms []metricID
 	for _, m := range c.Metrics {
@@ -231,7 +281,17 @@ func (c *Config) Hash(pluginDigests map[string]string) string {
 				numbers = string(rule)
 			}
 		}
-		ms = append(ms, metricID{m.Key, m.Kind, c.JudgeName(m), model, c.Threshold(m), p, numbers})
+		id := metricID{Key: m.Key, Kind: m.Kind, Judge: c.JudgeName(m), Model: model, Threshold: c.Threshold(m), Params: p,
+			NumberTokens: numbers, Aggregate: m.Aggregate, Samples: m.Samples}
+		if len(m.Judges) > 1 {
+			id.Panel = m.Judges
+			for _, jn := range m.Judges {
+				if j := c.Judges[jn]; j != nil {
+					id.Models = append(id.Models, j.Model)
+				}
+			}
+		}
+		ms = append(ms, id)
 	}
 	names := make([]string, 0, len(pluginDigests))
 	for n := range pluginDigests {

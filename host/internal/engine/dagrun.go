@@ -21,6 +21,7 @@ type dagRunner struct {
 	m   *metric
 	c   *abi.TestCase
 	dry *dryRun
+	sc  scoring
 
 	// usage sums every node's and child's judge work (requests, calls,
 	// HTTP attempts) for the metric's result; nodes run concurrently.
@@ -40,10 +41,10 @@ func (r *dagRunner) RunNode(ctx context.Context, n *dag.Node, inputs []abi.NodeI
 		return dag.NodeOutcome{}, fmt.Errorf("no plugin provides node kind %q", n.Kind)
 	}
 	start := time.Now()
-	svc := r.e.services(r.m, r.dry)
+	svc := r.e.scoringServices(r.sc, r.dry)
 	res, err := ref.plugin.Node(ctx, svc, &abi.NodeRequest{
 		Kind: n.Kind, NodeID: n.ID, Config: n.RequestConfig(), Inputs: inputs,
-		Verdicts: verdicts, JudgeModel: r.m.judgeModel, Case: *r.c,
+		Verdicts: verdicts, JudgeModel: r.sc.model, Case: *r.c,
 	})
 	u := svc.spent()
 	r.spent(u)
@@ -78,8 +79,8 @@ func (r *dagRunner) RunMetric(ctx context.Context, name string) (dag.MetricOutco
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // measureDAG evaluates a dag metric on one case.
-func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r MetricResult) MetricResult {
-	runner := &dagRunner{e: e, m: m, c: c, dry: dry}
+func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, r MetricResult) MetricResult {
+	runner := &dagRunner{e: e, m: m, c: c, dry: dry, sc: sc}
 	res, err := dag.Evaluate(ctx, m.graph, runner)
 	r.Usage = runner.usage // Evaluate has returned: no node is running
 	if res != nil {
@@ -99,7 +100,7 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 		return r
 	}
 	if m.graph.Reason == dag.ReasonJudge {
-		e.proseReason(ctx, m, c, dry, res, &r)
+		e.proseReason(ctx, m, c, dry, sc, res, &r)
 	}
 	score := res.Score
 	r.Score = &score
@@ -110,7 +111,7 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 // proseReason makes the one extra judge call `reason: judge` asks for: a
 // short prose explanation of the path the case took. The score stands
 // whatever happens; a failed call keeps the path summary and says why.
-func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, res *dag.Result, r *MetricResult) {
+func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, res *dag.Result, r *MetricResult) {
 	var steps strings.Builder
 	for _, n := range res.Nodes {
 		fmt.Fprintf(&steps, "- %s (%s)", n.ID, n.Kind)
@@ -125,7 +126,7 @@ func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dr
 	prompt := fmt.Sprintf("An evaluation walked a decision graph for one test case and gave it the score %.2f (0 to 1).\n\n"+
 		"Decision path:\n%s\nSummary: %s\n\nIn two sentences at most, explain the score to a developer, citing the decisive step. "+
 		`Return only a JSON object {"reason": "<explanation>"}.`, res.Score, steps.String(), res.Reason)
-	svc := e.services(m, dry)
+	svc := e.scoringServices(sc, dry)
 	resps := svc.Judge(ctx, []abi.JudgeRequest{{
 		Messages:   []abi.Message{{Role: "user", Content: prompt}},
 		Schema:     json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"],"additionalProperties":false}`),

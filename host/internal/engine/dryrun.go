@@ -39,8 +39,8 @@ type Estimate struct {
 	Note    string `json:"note,omitempty"`
 }
 
-func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeRequest) abi.JudgeResponse {
-	if cached, ok := j.Cached(ctx, req); ok {
+func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeRequest, sample int) abi.JudgeResponse {
+	if cached, ok := j.CachedSample(ctx, req, sample); ok {
 		// Served from the cache in a real run too: free, and no tokens spent.
 		cached.Usage = abi.Usage{Model: j.Model(), CacheHit: true}
 		return cached
@@ -117,4 +117,33 @@ func sampleOf(s map[string]any) any {
 		return nil
 	}
 	return "estimate placeholder text of a typical length for a judge reply"
+}
+
+// respondSamples prices samples of one request as judge.DoSamples sends
+// them: the cached ones free, and, on a judge that supports n, the rest as
+// one call whose input is sent once and whose replies are one per sample
+// (charged to the first of them); otherwise each as respond prices it.
+func (d *dryRun) respondSamples(ctx context.Context, j *judge.Judge, req abi.JudgeRequest, samples []int) []abi.JudgeResponse {
+	out := make([]abi.JudgeResponse, len(samples))
+	var missing []int
+	for i, k := range samples {
+		out[i] = d.respond(ctx, j, req, k)
+		if !out[i].Usage.CacheHit && out[i].Error == nil {
+			missing = append(missing, i)
+		}
+	}
+	if !j.Config().SupportsN || len(missing) < 2 {
+		return out
+	}
+	if f, err := j.Forecast(req); err != nil || f.Replies > 1 {
+		return out // the score-sampling fallback already asks for n
+	}
+	first := &out[missing[0]].Usage
+	for _, i := range missing[1:] {
+		first.OutputTokens += out[i].Usage.OutputTokens
+		out[i].Usage = abi.Usage{Model: j.Model()}
+	}
+	first.Calls, first.Attempts = 1, 1
+	first.USD = j.Price(first.InputTokens, first.OutputTokens)
+	return out
 }

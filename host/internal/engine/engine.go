@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"sync"
 
@@ -53,6 +54,9 @@ type Options struct {
 
 	// extraPlugins are linked in beside the first-party kinds (tests).
 	extraPlugins []*sdk.Plugin
+	// sampleWindow overrides sampleGroupWindow (tests make it long, so
+	// only the samples' own progress decides what goes out together).
+	sampleWindow time.Duration
 }
 
 // RunOptions configure one run.

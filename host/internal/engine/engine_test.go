@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
@@ -91,7 +92,7 @@ func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *engine.Summa
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(context.Background(), cfg, engine.Options{
+	opts := engine.Options{
 		Cache: cache, StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Getenv: func(k string) string {
@@ -100,7 +101,10 @@ func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *engine.Summa
 			}
 			return ""
 		},
-	})
+	}
+	// Only the samples' own progress decides what they send together.
+	engine.WithSampleWindow(&opts, time.Hour)
+	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -60,10 +61,13 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 	for _, m := range e.allInOrder() {
 		est := &Estimate{Metric: m.key, Kind: m.kind}
 		if m.needsJudge {
-			est.Judge = m.judgeName
+			est.Judge = strings.Join(m.panel, ", ")
+			if note := repeatsNote(m); note != "" {
+				est.Note = note
+			}
 		}
 		if m.graph != nil {
-			est.Note = fmt.Sprintf("follows the first verdicts; at most %d judge node(s) per case, plus child metrics %v", e.judgeNodes(m), m.graph.ChildMetrics())
+			est.Note = strings.TrimPrefix(est.Note+"; "+fmt.Sprintf("follows the first verdicts; at most %d judge node(s) per case, plus child metrics %v", e.judgeNodes(m), m.graph.ChildMetrics()), "; ")
 		}
 		byKey[m.key] = est
 		rep.Metrics = append(rep.Metrics, est)
@@ -130,4 +134,17 @@ func (est *Estimate) addUsage(u JudgeUsage) {
 	est.InputTokens += u.InputTokens
 	est.OutputTokens += u.OutputTokens
 	est.USD += u.USD
+}
+
+// repeatsNote says how a metric's panel and samples multiply its calls.
+func repeatsNote(m *metric) string {
+	switch {
+	case len(m.panel) > 1 && m.samples > 1:
+		return fmt.Sprintf("panel of %d judges (%s), %d samples each: every case is scored %d times", len(m.panel), m.aggregate, m.samples, len(m.panel)*m.samples)
+	case len(m.panel) > 1:
+		return fmt.Sprintf("panel of %d judges (%s): every case is scored %d times", len(m.panel), m.aggregate, len(m.panel))
+	case m.samples > 1:
+		return fmt.Sprintf("%d samples: every case is scored %d times", m.samples, m.samples)
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
@@ -91,7 +92,7 @@ func estimateOf(t *testing.T, e env) *engine.EstimateReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(context.Background(), cfg, engine.Options{
+	opts := engine.Options{
 		Cache: "off", StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Getenv: func(k string) string {
@@ -100,7 +101,9 @@ func estimateOf(t *testing.T, e env) *engine.EstimateReport {
 			}
 			return ""
 		},
-	})
+	}
+	engine.WithSampleWindow(&opts, time.Hour)
+	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +153,22 @@ func TestEstimateCallsAreTheCallsARunMakes(t *testing.T) {
 		{"answer_relevancy and faithfulness", true, ragMetrics, ragCases, 3*2 + 3*3},
 		// task → binary (true) → choice, on both cases.
 		{"dag", true, sharedNodeDAG, dagCases, 2 * 3},
+		// samples: N multiplies every scoring call (not G-Eval's steps).
+		{"geval samples: 3", true, addSamples(correctness, 3), cases, 1 + 3*3},
+		{"geval samples: 2 of a sampled score", false, addSamples(sampledGEval, 2), cases, 1 + 2*3*3},
+		{"statement metrics samples: 2", true, addSamples(ragMetrics, 2), ragCases, 2 * (3*2 + 3*3)},
+		{"dag samples: 2", true, addSamples(sharedNodeDAG, 2), dagCases, 2 * 2 * 3},
+		// A judge with n: the samples' alike requests are one call. Each
+		// step of these kinds is asked alike by every sample (the fake
+		// judge answers them alike), so samples cost no extra call.
+		{"geval samples: 3, supports_n", true, withN(addSamples(correctness, 3)), cases, 1 + 3},
+		{"statement metrics samples: 2, supports_n", true, withN(addSamples(ragMetrics, 2)), ragCases, 3*2 + 3*3},
+		{"dag samples: 2, supports_n", true, withN(addSamples(sharedNodeDAG, 2)), dagCases, 2 * 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := everyKindJudge(t)
-			e := newEnv(t, configFor(srv.URL(), tc.logprobs, tc.metrics))
+			e := newEnv(t, configWithN(configFor(srv.URL(), tc.logprobs, strings.TrimPrefix(tc.metrics, nMarker)), strings.HasPrefix(tc.metrics, nMarker)))
 			writeFiles(t, e.dir, map[string]string{"cases.jsonl": tc.cases})
 
 			rep := estimateOf(t, e)
@@ -202,4 +216,48 @@ func TestEstimateCountsRequestsTooLargeAsRefused(t *testing.T) {
 	if srv.Calls() != 0 {
 		t.Errorf("the run sent %d requests larger than max_input_tokens", srv.Calls())
 	}
+}
+
+// addSamples gives every metric of a metrics block samples: n.
+func addSamples(metrics string, n int) string {
+	lines := strings.SplitAfter(metrics, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l)
+		if strings.HasPrefix(l, "    kind: ") {
+			fmt.Fprintf(&b, "    samples: %d\n", n)
+		}
+	}
+	return b.String()
+}
+
+// A panel is priced as the calls it makes: each judge scores every case,
+// and its row names the panel.
+func TestEstimatePricesAPanel(t *testing.T) {
+	srv := panelJudge(t)
+	e := newEnv(t, panelConfig(srv.URL(), strings.Replace(panelMetric("median", 0.5), "    kind: geval\n", "    kind: geval\n    samples: 2\n", 1)))
+	rep := estimateOf(t, e)
+	if srv.Calls() != 0 {
+		t.Fatalf("estimate called the judge %d times", srv.Calls())
+	}
+	e.run(t, "off", engine.RunOptions{})
+	// 1 steps call by judge a, then 3 judges × 2 samples × 3 cases.
+	if got := srv.Calls(); rep.Total.JudgeCalls != got || got != 1+3*2*3 {
+		t.Errorf("estimate says %d judge calls, the run made %d; want both 19", rep.Total.JudgeCalls, got)
+	}
+	if m := rep.Metrics[0]; m.Judge != "a, b, c" || !strings.Contains(m.Note, "panel of 3 judges (median), 2 samples each") {
+		t.Errorf("row judge %q note %q; want the panel named and a note on it", m.Judge, m.Note)
+	}
+}
+
+// nMarker prefixes a metrics block whose judge supports n.
+const nMarker = "#supports_n\n"
+
+func withN(metrics string) string { return nMarker + metrics }
+
+func configWithN(cfg string, n bool) string {
+	if !n {
+		return cfg
+	}
+	return strings.Replace(cfg, "    supports_json_schema: true\n", "    supports_json_schema: true\n    supports_n: true\n", 1)
 }

@@ -24,6 +24,12 @@ type metric struct {
 	judgeName  string
 	judgeModel string
 	params     json.RawMessage
+	// panel is the judges that score each case (judgeName first); one
+	// judge unless the metric names judges. aggregate combines them and
+	// samples is how many times each scores each case (see repeat.go).
+	panel     []string
+	aggregate string
+	samples   int
 
 	// A plugin kind.
 	plugin plugin.Plugin
@@ -82,7 +88,14 @@ func (e *Engine) prepare(ctx context.Context, m *metric, dry *dryRun) {
 }
 
 func (e *Engine) services(m *metric, dry *dryRun) *services {
-	return &services{judges: e.judges, defaultJudge: m.judgeName, logger: e.logger, dryRun: dry}
+	return e.scoringServices(scoring{judge: m.judgeName}, dry)
+}
+
+// scoringServices routes a metric's unnamed judge requests to sc's judge,
+// as its sc.sample-th scoring of the case (each sample is a cache entry of
+// its own), through sc.group when the samples share calls.
+func (e *Engine) scoringServices(sc scoring, dry *dryRun) *services {
+	return &services{judges: e.judges, defaultJudge: sc.judge, sample: sc.sample, group: sc.group, logger: e.logger, dryRun: dry}
 }
 
 // measure runs one metric on one case. It never fails: every outcome,
@@ -110,13 +123,30 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 		r.setError(m.prepareErr)
 		return r
 	}
-	if m.graph != nil {
-		return e.measureDAG(ctx, m, c, dry, r)
+	if len(m.panel) > 1 || m.samples > 1 {
+		return e.measureRepeated(ctx, m, c, dry, r)
 	}
-	svc := e.services(m, dry)
+	return e.score(ctx, m, c, dry, scoring{judge: m.judgeName, model: m.judgeModel}, r)
+}
+
+// scoring is one scoring of a case: the judge its unnamed requests go to,
+// the sample it is, and the group its samples share calls through (nil
+// when they do not: one sample, or a judge without n).
+type scoring struct {
+	judge, model string
+	sample       int
+	group        *sampleGroup
+}
+
+// score runs the metric once on the case, as sc.
+func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, r MetricResult) MetricResult {
+	if m.graph != nil {
+		return e.measureDAG(ctx, m, c, dry, sc, r)
+	}
+	svc := e.scoringServices(sc, dry)
 	res, err := m.plugin.Measure(ctx, svc, &abi.MeasureRequest{
 		Kind: m.kind, Metric: m.key, Config: m.params, Prepared: m.prepared,
-		Threshold: m.threshold, JudgeModel: m.judgeModel, Case: *c,
+		Threshold: m.threshold, JudgeModel: sc.model, Case: *c,
 	})
 	r.Usage = svc.spent()
 	if err != nil {

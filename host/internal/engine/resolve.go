@@ -181,10 +181,27 @@ func (e *Engine) resolveMetrics() error {
 	}
 	for _, m := range list {
 		if m.needsJudge {
-			if why, off := e.judges.unavailable[m.judgeName]; off {
-				m.skip = why
+			for _, name := range m.panel {
+				if why, off := e.judges.unavailable[name]; off && m.skip == "" {
+					m.skip = why
+				}
 			}
 		}
+	}
+	return nil
+}
+
+// checkRepeats refuses a panel or samples on a metric whose kind calls no
+// judge: its score cannot vary, and the extra scorings would only cost time.
+func checkRepeats(where string, m *metric) error {
+	if m.needsJudge {
+		return nil
+	}
+	if len(m.panel) > 1 {
+		return fmt.Errorf("%s: judges: [%s]: kind %s calls no judge, so a panel cannot change its score (drop judges)", where, strings.Join(m.panel, ", "), m.kind)
+	}
+	if m.samples > 1 {
+		return fmt.Errorf("%s: samples: %d: kind %s calls no judge, so its score does not vary between samples (drop samples)", where, m.samples, m.kind)
 	}
 	return nil
 }
@@ -192,7 +209,7 @@ func (e *Engine) resolveMetrics() error {
 func (e *Engine) resolveMetric(mc *config.Metric) (*metric, error) {
 	where := fmt.Sprintf("%s:%d: metric %s", e.cfg.File, mc.Line, mc.Name)
 	m := &metric{cfg: mc, key: mc.Key, kind: mc.Kind, threshold: e.cfg.Threshold(mc), gated: mc.Gated(),
-		judgeName: e.cfg.JudgeName(mc)}
+		judgeName: e.cfg.JudgeName(mc), panel: e.cfg.JudgeNames(mc), aggregate: mc.Aggregation(), samples: mc.SampleCount()}
 	if j := e.judges.byName[m.judgeName]; j != nil {
 		m.judgeModel = j.Model()
 	}
@@ -225,6 +242,9 @@ func (e *Engine) resolveMetric(mc *config.Metric) (*metric, error) {
 		return nil, fmt.Errorf("%s: kind %s needs a judge and none is configured (set defaults.judge or the metric's judge)", where, mc.Kind)
 	}
 	if err := checkParams(e.cfg.File, &mc.Params, params, ref.desc.ConfigSchema, "metric "+mc.Name); err != nil {
+		return nil, err
+	}
+	if err := checkRepeats(where, m); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -270,7 +290,7 @@ func (e *Engine) resolveDAG(m *metric, all map[string]*metric, names map[string]
 	if m.needsJudge && e.judges.byName[m.judgeName] == nil {
 		return fmt.Errorf("%s: its nodes need a judge and none is configured (set defaults.judge or the metric's judge)", where)
 	}
-	return nil
+	return checkRepeats(where, m)
 }
 
 func (e *Engine) kindNames(role abi.Role) []string {

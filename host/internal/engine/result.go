@@ -47,6 +47,13 @@ type MetricResult struct {
 	Details     json.RawMessage `json:"details,omitempty"`
 	Usage       JudgeUsage      `json:"usage"`
 	LatencyMS   float64         `json:"latency_ms"`
+	// Spread is the samples of a metric with samples: N and one judge; the
+	// score is their mean (see repeat.go).
+	Spread *Spread `json:"spread,omitempty"`
+	// Panel is each judge's score of a metric with judges: [...], and
+	// Aggregate how they were combined into Score.
+	Panel     []PanelVote `json:"panel,omitempty"`
+	Aggregate string      `json:"aggregate,omitempty"`
 
 	caseID string // set when read back for the summary
 }

@@ -230,6 +230,7 @@ func (e *Engine) writeSummary(outDir string, meta runMeta) (*Summary, error) {
 	s.FieldGaps = meta.gaps
 	s.Judges = e.judgeReports()
 	s.Cache = e.cacheReport()
+	s.Graphs = e.dagOutlines()
 	s.decide(meta.incomplete)
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := writeFileSync(filepath.Join(outDir, "summary.json"), append(b, '\n')); err != nil {

@@ -30,8 +30,14 @@ type judges struct {
 type services struct {
 	judges       *judges
 	defaultJudge string
-	logger       *slog.Logger
-	dryRun       *dryRun // estimate: price requests instead of sending them
+	// sample is which of a metric's repeated scorings this is (0: the
+	// first, or the only one); it keeps each sample's cache entry apart.
+	sample int
+	// group, when set, sends this sample's requests to its judge together
+	// with the other samples' alike requests (samplegroup.go).
+	group  *sampleGroup
+	logger *slog.Logger
+	dryRun *dryRun // estimate: price requests instead of sending them
 
 	mu    sync.Mutex
 	usage JudgeUsage
@@ -39,6 +45,7 @@ type services struct {
 
 func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse {
 	out := make([]abi.JudgeResponse, len(reqs))
+	var grouped []int // requests for the group's judge, asked together
 	var wg sync.WaitGroup
 	for i := range reqs {
 		name := reqs[i].Judge
@@ -57,15 +64,28 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 			out[i] = abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "%s", msg)}
 			continue
 		}
+		if s.group != nil && s.group.judge == j {
+			grouped = append(grouped, i)
+			continue
+		}
 		wg.Add(1)
 		go func(i int, j *judge.Judge) {
 			defer wg.Done()
 			if s.dryRun != nil {
-				out[i] = s.dryRun.respond(ctx, j, reqs[i])
+				out[i] = s.dryRun.respond(ctx, j, reqs[i], s.sample)
 			} else {
-				out[i] = j.Do(ctx, reqs[i])
+				out[i] = j.DoSample(ctx, reqs[i], s.sample)
 			}
 		}(i, j)
+	}
+	if len(grouped) > 0 {
+		batch := make([]abi.JudgeRequest, len(grouped))
+		for k, i := range grouped {
+			batch[k] = reqs[i]
+		}
+		for k, r := range s.group.ask(ctx, s.sample, batch) {
+			out[grouped[k]] = r
+		}
 	}
 	wg.Wait()
 	s.mu.Lock()

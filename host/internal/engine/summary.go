@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/agentanvil/anvil/host/internal/dag"
 )
 
 // Summary is summary.json: per metric, and what the run as a whole means
@@ -40,6 +42,9 @@ type Summary struct {
 	Cache      *CacheReport     `json:"cache,omitempty"`
 	Resume     *ResumeReport    `json:"resume,omitempty"`
 	FieldGaps  []FieldGap       `json:"field_gaps,omitempty"`
+	// Graphs outline each dag metric's graph, so a report draws it and the
+	// path each case took without the config.
+	Graphs []dag.Outline `json:"graphs,omitempty"`
 	// Errors counts judge and plugin errors; they are not threshold failures.
 	JudgeErrors  int `json:"judge_errors"`
 	PluginErrors int `json:"plugin_errors"`
@@ -154,8 +159,11 @@ type MetricSummary struct {
 	SkipReason string `json:"skip_reason,omitempty"`
 	// FailedCases lists up to 20 failing case ids, for the table and JUnit.
 	FailedCases []string `json:"failed_cases,omitempty"`
+	// Quality is the spread, agreement and histogram (summary_quality.go).
+	Quality
 
-	scores []float64
+	scores  []float64
+	quality qualityAcc
 }
 
 // gatePolicy is what the gate needs to know of each configured metric
@@ -286,6 +294,7 @@ func (ms *MetricSummary) add(r MetricResult) {
 			ms.SkipReason = printable(r.Reason)
 		}
 	}
+	ms.addQuality(r)
 	if r.Score != nil {
 		ms.Scored++
 		ms.scores = append(ms.scores, *r.Score)
@@ -320,6 +329,7 @@ func (ms *MetricSummary) finish() {
 		rate := round4(float64(ms.Passed) / float64(graded))
 		ms.PassRate = &rate
 	}
+	ms.finishQuality(ms.scores)
 	ms.scores = nil
 	ms.gate()
 }

@@ -132,10 +132,15 @@ func (j *Judge) record(ctx context.Context, p *plan, resp abi.JudgeResponse) {
 // Cached returns the recorded reply for req without calling the judge or
 // counting a cache hit: `estimate` uses it to price cached requests as free.
 func (j *Judge) Cached(ctx context.Context, req abi.JudgeRequest) (abi.JudgeResponse, bool) {
+	return j.CachedSample(ctx, req, 0)
+}
+
+// CachedSample is Cached for the sample-th scoring of req (see DoSample).
+func (j *Judge) CachedSample(ctx context.Context, req abi.JudgeRequest, sample int) (abi.JudgeResponse, bool) {
 	if j.cache == nil || j.cacheMode == CacheOff {
 		return abi.JudgeResponse{}, false
 	}
-	p, perr := j.plan(req)
+	p, perr := j.plan(req, sample)
 	if perr != nil {
 		return abi.JudgeResponse{}, false
 	}

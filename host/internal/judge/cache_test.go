@@ -166,7 +166,7 @@ func TestCacheKeyCoversWhatMatters(t *testing.T) {
 		if edit != nil {
 			edit(&req)
 		}
-		p, err := h.judge.plan(req)
+		p, err := h.judge.plan(req, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,5 +195,43 @@ func TestCacheKeyCoversWhatMatters(t *testing.T) {
 		if key(edit) == base {
 			t.Errorf("changing the %s kept the cache key", name)
 		}
+	}
+}
+
+// A metric's repeated scorings of one request are calls and cache entries
+// of their own: sample 0 is the plain request (its key unchanged), sample k
+// never reads sample j's reply, and each replays its own reply.
+func TestSamplesAreCachedApart(t *testing.T) {
+	st := openStore(t)
+	h := newHarness(t, func(c *Config) { c.SupportsLogprobs, c.SupportsJSONSchema = true, true }, WithCache(st, CacheReadWrite))
+	n := 0
+	h.srv.SetDefault(judgetest.ReplyFunc(func(judgetest.RecordedRequest) judgetest.Reply {
+		n++
+		return judgetest.JSONScoreReply("ok", []string{"2", "5", "9"}[(n-1)%3], nil)
+	}))
+	ctx := context.Background()
+	var got []float64
+	for k := range 3 {
+		r := h.judge.DoSample(ctx, scoredRequest(), k)
+		mustOK(t, r)
+		got = append(got, r.Score.Value)
+	}
+	if h.srv.Calls() != 3 || !reflect.DeepEqual(got, []float64{2, 5, 9}) {
+		t.Fatalf("3 samples: %d calls, scores %v; want 3 calls, [2 5 9]", h.srv.Calls(), got)
+	}
+	for k, want := range []float64{2, 5, 9} {
+		r := h.judge.DoSample(ctx, scoredRequest(), k)
+		if !r.Usage.CacheHit || r.Score.Value != want {
+			t.Errorf("sample %d again: hit %v, score %v; want a hit with %v", k, r.Usage.CacheHit, r.Score.Value, want)
+		}
+	}
+	if plain := h.judge.Do(ctx, scoredRequest()); !plain.Usage.CacheHit || plain.Score.Value != 2 {
+		t.Errorf("Do = sample 0: hit %v, score %v; want the sample-0 entry", plain.Usage.CacheHit, plain.Score.Value)
+	}
+	if h.srv.Calls() != 3 {
+		t.Errorf("server calls = %d after replays; want 3", h.srv.Calls())
+	}
+	if r := h.judge.DoSample(ctx, scoredRequest(), -1); r.Error == nil {
+		t.Error("a negative sample index was accepted")
 	}
 }

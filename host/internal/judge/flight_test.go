@@ -48,7 +48,7 @@ func TestConcurrentIdenticalRequestsShareOneCall(t *testing.T) {
 	h.srv.SetDefault(gated(gate, "shared answer"))
 
 	req := userRequest("same question")
-	p, _ := h.judge.plan(req)
+	p, _ := h.judge.plan(req, 0)
 	resps := make([]abi.JudgeResponse, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -104,7 +104,7 @@ func TestOneCallerGivingUpDoesNotFailTheOthers(t *testing.T) {
 	gate, open := newGate(t)
 	h.srv.SetDefault(gated(gate, "answer"))
 	req := userRequest("q")
-	p, _ := h.judge.plan(req)
+	p, _ := h.judge.plan(req, 0)
 
 	quitter, quit := context.WithCancel(context.Background())
 	var quitterResp, stayerResp abi.JudgeResponse

@@ -122,9 +122,17 @@ func (j *Judge) Model() string { return j.cfg.Model }
 // faults are in resp.Error (judge_error, cache_miss, budget_exhausted, …),
 // and resp.Usage is always filled in.
 func (j *Judge) Do(ctx context.Context, req abi.JudgeRequest) abi.JudgeResponse {
+	return j.DoSample(ctx, req, 0)
+}
+
+// DoSample answers the sample-th scoring of req: a metric configured with
+// samples: N asks the same request N times, and each sample is a call (and
+// a cache entry) of its own, so a cached run replays the same spread and a
+// sample is never answered with another's reply. Sample 0 is Do.
+func (j *Judge) DoSample(ctx context.Context, req abi.JudgeRequest, sample int) abi.JudgeResponse {
 	j.counters.requests.Add(1)
 	resp := j.safely(func() abi.JudgeResponse {
-		p, err := j.plan(req)
+		p, err := j.plan(req, sample)
 		if err != nil {
 			return abi.JudgeResponse{Error: err}
 		}

@@ -101,7 +101,7 @@ func TestOmitTokensCache(t *testing.T) {
 func TestOmitTokensKeys(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.SupportsLogprobs = true })
 	key := func(req abi.JudgeRequest) string {
-		p, err := h.judge.plan(req)
+		p, err := h.judge.plan(req, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

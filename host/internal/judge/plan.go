@@ -51,6 +51,10 @@ type plan struct {
 	// samples > 1 selects the sampling fallback, at sampleTemperature.
 	samples           int
 	sampleTemperature float64
+	// sample is the index of a metric's repeated scoring of the same
+	// request (a metric's samples: N); 0 for the first, and it keeps the
+	// key a request without samples has.
+	sample int
 	// numberTokens is the judge's number_tokens as the cache key records it
 	// (numberTokensKey), for a logprob-weighted score only.
 	numberTokens string
@@ -80,10 +84,17 @@ type keyMaterial struct {
 	SampleTemperature float64         `json:"sample_temperature,omitempty"`
 	Score             *abi.ScoreSpec  `json:"score,omitempty"`
 	NumberTokens      string          `json:"number_tokens,omitempty"`
+	// Sample tells apart a metric's repeated scorings of one request;
+	// omitted for the first, so its key is the key it always had.
+	Sample int `json:"sample,omitempty"`
 }
 
-// plan resolves req, or explains why it cannot be sent.
-func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
+// plan resolves req as the sample-th scoring of it (see DoSample), or
+// explains why it cannot be sent.
+func (j *Judge) plan(req abi.JudgeRequest, sample int) (*plan, *abi.Error) {
+	if sample < 0 {
+		return nil, j.errorf(abi.CodeABI, false, "sample index %d is negative", sample)
+	}
 	if req.Judge != "" && req.Judge != j.cfg.Name {
 		return nil, j.errorf(abi.CodeJudge, false, "request names judge %q but was routed to this judge", req.Judge)
 	}
@@ -101,7 +112,7 @@ func (j *Judge) plan(req abi.JudgeRequest) (*plan, *abi.Error) {
 		return nil, j.errorf(abi.CodeABI, false, "top_logprobs and max_tokens must not be negative")
 	}
 
-	p := &plan{req: req, temperature: j.cfg.Temperature, maxTokens: j.cfg.MaxTokens}
+	p := &plan{req: req, temperature: j.cfg.Temperature, maxTokens: j.cfg.MaxTokens, sample: sample}
 	if req.Temperature != nil {
 		p.temperature = req.Temperature
 	}
@@ -204,6 +215,7 @@ func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
 		SampleTemperature: p.sampleTemperature,
 		Score:             p.score,
 		NumberTokens:      p.numberTokens,
+		Sample:            p.sample,
 	}
 	if p.schema != nil {
 		km.Schema = p.schema.canonical

@@ -40,7 +40,13 @@ const (
 // skip, a pass — and otherwise kept in results order; the output depends
 // only on the arguments. A CaseResult's Case, when set, is shown too.
 func HTML(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
-	if err := htmlTemplate.Execute(w, buildPage(s, cases)); err != nil {
+	return writeHTML(w, s, cases, pageExtras{})
+}
+
+func writeHTML(w io.Writer, s *engine.Summary, cases []engine.CaseResult, extras pageExtras) error {
+	p := buildPage(s, cases)
+	addQuality(p, s, extras)
+	if err := htmlTemplate.Execute(w, p); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
 	}
 	return nil
@@ -83,6 +89,8 @@ type page struct {
 	Counts       statusCounts
 	Rows         int
 	Groups       []caseView
+	// Quality is each metric's charts (html_quality.go).
+	Quality []qualityCard
 }
 
 type statusCounts struct{ Passed, Failed, Error, Skipped int }
@@ -178,6 +186,11 @@ type dagView struct {
 	Metrics   []dagMetricView
 	Mermaid   string
 	Command   string
+	// SVG draws the whole graph with this case's path (html_quality.go);
+	// when it cannot be drawn, SVGNote says why and Mermaid stands in.
+	SVG     template.HTML
+	SVGNote string
+	res     *dag.Result
 }
 
 type dagNodeView struct {
@@ -434,7 +447,7 @@ func dagOf(caseID string, mr engine.MetricResult) *dagView {
 	if json.Unmarshal(mr.Details, &res) != nil || (len(res.Nodes) == 0 && res.Error == "") {
 		return nil
 	}
-	dv := &dagView{Score: strconv.FormatFloat(res.Score, 'f', 3, 64), Aggregate: res.Aggregate, Error: res.Error,
+	dv := &dagView{res: &res, Score: strconv.FormatFloat(res.Score, 'f', 3, 64), Aggregate: res.Aggregate, Error: res.Error,
 		Command: "anvil-host dag render " + shellQuote(mr.Metric) + " --results results.jsonl --case " + shellQuote(caseID)}
 	for _, n := range res.Nodes {
 		dv.Nodes = append(dv.Nodes, dagNodeView{ID: n.ID, Kind: n.Kind, Verdict: n.Verdict,

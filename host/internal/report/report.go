@@ -15,8 +15,13 @@ import (
 	"github.com/agentanvil/anvil/host/internal/engine"
 )
 
-// Table writes the end-of-run summary table.
-func Table(w io.Writer, s *engine.Summary) error {
+// Table writes the end-of-run summary table, without colour.
+func Table(w io.Writer, s *engine.Summary) error { return TableWith(w, s, TableOptions{}) }
+
+// TableWith writes the end-of-run summary table styled by o: the metrics,
+// then per metric its intervals, spread, panel agreement and first
+// failing cases, then notes and the run's verdict.
+func TableWith(w io.Writer, s *engine.Summary, o TableOptions) error {
 	for _, j := range s.Judges {
 		if j.Note != "" {
 			fmt.Fprintf(w, "judge %s: %s\n", j.Name, j.Note)
@@ -25,15 +30,18 @@ func Table(w io.Writer, s *engine.Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "METRIC\tKIND\tN\tMEAN\tP50\tPASS RATE\tTHRESH\tPASS\tFAIL\tERR\tSKIP\tMODES\tCALLS\tTOKENS\tUSD\tGATE")
 	for _, m := range s.Metrics {
-		label, _ := gate(m)
+		// GATE is the last column: its colour codes do not shift the
+		// alignment of the columns before it.
+		label, class := gate(m)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n",
 			m.Metric, m.Kind, m.N, num(m.Mean), num(m.P50), pct(m.PassRate), m.Threshold,
 			m.Passed, m.Failed, m.Errors, m.Skipped, modes(m.ScoreModes),
-			m.Judge.Calls, m.Judge.InputTokens+m.Judge.OutputTokens, usd(m.Judge.USD), label)
+			m.Judge.Calls, m.Judge.InputTokens+m.Judge.OutputTokens, usd(m.Judge.USD), o.paint(label, class))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	qualityLines(w, s)
 	for _, m := range s.Metrics {
 		if m.Skipped > 0 {
 			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, m.SkipReason)
@@ -59,7 +67,7 @@ func Table(w io.Writer, s *engine.Summary) error {
 	_, err := fmt.Fprintf(w, "\n%d cases · %d judge calls (%d requests, %d cached, %d HTTP attempts) · %d tokens · %s · judge errors %d · plugin errors %d · metric errors %d · %s\n",
 		s.Cases, s.Judge.Calls, s.Judge.Requests, s.Judge.CacheHits, s.Judge.Attempts,
 		s.Judge.InputTokens+s.Judge.OutputTokens, usd(s.Judge.USD),
-		s.JudgeErrors, s.PluginErrors, s.MetricErrors, strings.ToUpper(s.Verdict))
+		s.JudgeErrors, s.PluginErrors, s.MetricErrors, o.paint(strings.ToUpper(s.Verdict), verdictClass(s.Verdict)))
 	return err
 }
 

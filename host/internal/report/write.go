@@ -30,7 +30,9 @@ func Write(dir string, s *engine.Summary) error {
 	}
 	shown := forHTML(cases, MaxReportCases)
 	attachCases(filepath.Join(dir, "cases"), shown)
-	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return HTML(w, s, shown) })
+	var extras pageExtras
+	extras.calibration, extras.note = readCalibration(dir)
+	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return writeHTML(w, s, shown, extras) })
 }
 
 // MaxReportCases bounds the cases report.html shows in full, so the page

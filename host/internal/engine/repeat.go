@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/config"
+)
+
+// Spread is how one judge's repeated scorings of a case (samples: N) fall.
+type Spread struct {
+	// Scores are the samples' scores, in sample order.
+	Scores []float64 `json:"scores"`
+	Mean   float64   `json:"mean"`
+	// StdDev is the samples' standard deviation (n-1 in the denominator).
+	StdDev float64 `json:"stddev"`
+	// Flipped says the samples disagree on pass/fail at the threshold: a
+	// case whose verdict one more run could change.
+	Flipped bool `json:"flipped,omitempty"`
+}
+
+// PanelVote is one judge's part in a panel's score of a case: its score
+// (the mean of its samples), its verdict, and its spread when it sampled.
+type PanelVote struct {
+	Judge  string     `json:"judge"`
+	Model  string     `json:"model,omitempty"`
+	Status string     `json:"status"`
+	Score  *float64   `json:"score,omitempty"`
+	Spread *Spread    `json:"spread,omitempty"`
+	Reason string     `json:"reason,omitempty"`
+	Error  *abi.Error `json:"error,omitempty"`
+}
+
+// measureRepeated scores the case once per judge of the panel and sample,
+// concurrently (each judge's own limits pace its calls), and combines them.
+// The host decides on the mean: a judge's score is the mean of its
+// samples, and the metric's verdict is that score (or the panel's
+// aggregate of the judges' scores) against the threshold — for
+// aggregate: majority, the judges' majority vote, a tie failing. Any
+// scoring that ends in an error or a skip makes the case that error or
+// skip: a mean over the samples that happened to succeed would hide the
+// judge's faults. The reason and details are the first judge's first
+// sample's (a DAG's path, a statement list).
+func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r MetricResult) MetricResult {
+	runs := make([][]MetricResult, len(m.panel))
+	var wg sync.WaitGroup
+	for ji, name := range m.panel {
+		runs[ji] = make([]MetricResult, m.samples)
+		model := ""
+		var group *sampleGroup
+		if j := e.judges.byName[name]; j != nil {
+			model = j.Model()
+			if m.samples > 1 && j.Config().SupportsN {
+				group = newSampleGroup(j, dry, m.samples, e.opts.sampleWindow)
+			}
+		}
+		for k := range m.samples {
+			wg.Go(func() {
+				base := MetricResult{Metric: r.Metric, Kind: r.Kind, Gated: r.Gated, Threshold: r.Threshold}
+				runs[ji][k] = e.score(ctx, m, c, dry, scoring{judge: name, model: model, sample: k, group: group}, base)
+				if group != nil {
+					group.done()
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	first := runs[0][0]
+	r.Reason, r.ScoreMode, r.Details = first.Reason, first.ScoreMode, first.Details
+	votes := make([]PanelVote, len(m.panel))
+	var bad *MetricResult
+	for ji, name := range m.panel {
+		v := PanelVote{Judge: name}
+		if j := e.judges.byName[name]; j != nil {
+			v.Model = j.Model()
+		}
+		var scores []float64
+		for k := range runs[ji] {
+			sr := &runs[ji][k]
+			r.Usage.merge(sr.Usage)
+			if sr.Score != nil && sr.Error == nil {
+				scores = append(scores, *sr.Score)
+				continue
+			}
+			if bad == nil {
+				bad = sr
+			}
+			if v.Status == "" {
+				v.Status, v.Reason, v.Error = sr.Status, sr.Reason, sr.Error
+			}
+		}
+		if v.Status == "" {
+			sp := spreadOf(scores, r.Threshold)
+			mean := sp.Mean
+			v.Score, v.Status, v.Reason = &mean, verdict(mean, r.Threshold), runs[ji][0].Reason
+			if len(scores) > 1 {
+				v.Spread = &sp
+			}
+		}
+		votes[ji] = v
+	}
+	if len(m.panel) > 1 {
+		r.Panel, r.Aggregate = votes, m.aggregate
+	} else {
+		r.Spread = votes[0].Spread
+	}
+	if bad != nil {
+		if bad.Status == StatusSkipped && bad.Error == nil {
+			r.Status, r.Reason = StatusSkipped, bad.Reason
+			return r
+		}
+		e := bad.Error
+		if e == nil {
+			e = abi.Errorf(abi.CodeMetric, "a scoring ended %s: %s", bad.Status, bad.Reason)
+		}
+		r.setError(e)
+		return r
+	}
+	score, status, how := aggregate(votes, m.aggregate, r.Threshold)
+	r.Score, r.Status = &score, status
+	r.Reason = how + "; " + firstReason(m, first.Reason)
+	return r
+}
+
+// aggregate combines the judges' scores as the metric says and decides
+// the verdict, with a line saying how.
+func aggregate(votes []PanelVote, how string, threshold float64) (float64, string, string) {
+	if len(votes) == 1 {
+		v := votes[0]
+		if v.Spread == nil {
+			return *v.Score, v.Status, fmt.Sprintf("score %.4g", *v.Score)
+		}
+		return *v.Score, v.Status, fmt.Sprintf("mean of %d samples %.4g (sd %.3g: %s)", len(v.Spread.Scores), v.Spread.Mean, v.Spread.StdDev, joinScores(v.Spread.Scores))
+	}
+	scores := make([]float64, len(votes))
+	var parts []string
+	passes := 0
+	for i, v := range votes {
+		scores[i] = *v.Score
+		parts = append(parts, fmt.Sprintf("%s %.4g", v.Judge, *v.Score))
+		if v.Status == StatusPassed {
+			passes++
+		}
+	}
+	switch how {
+	case config.AggregateMedian:
+		s := median(scores)
+		return s, verdict(s, threshold), fmt.Sprintf("median of %d judges %.4g (%s)", len(votes), s, strings.Join(parts, ", "))
+	case config.AggregateMajority:
+		s := mean(scores)
+		status := StatusFailed
+		if 2*passes > len(votes) {
+			status = StatusPassed
+		}
+		return s, status, fmt.Sprintf("%d of %d judges pass (majority decides; mean %.4g: %s)", passes, len(votes), s, strings.Join(parts, ", "))
+	default:
+		s := mean(scores)
+		return s, verdict(s, threshold), fmt.Sprintf("mean of %d judges %.4g (%s)", len(votes), s, strings.Join(parts, ", "))
+	}
+}
+
+func firstReason(m *metric, reason string) string {
+	who := "sample 1"
+	if len(m.panel) > 1 {
+		who = m.panel[0] + "'s first sample"
+		if m.samples == 1 {
+			who = m.panel[0]
+		}
+	}
+	return who + ": " + reason
+}
+
+// spreadOf summarises one judge's samples.
+func spreadOf(scores []float64, threshold float64) Spread {
+	sp := Spread{Scores: scores, Mean: mean(scores)}
+	if slicesAllEqual(scores) {
+		// Exactly: a sum of equal floats divided back can be off by an ulp.
+		sp.Mean = scores[0]
+		return sp
+	}
+	if n := len(scores); n > 1 {
+		ss := 0.0
+		for _, s := range scores {
+			ss += (s - sp.Mean) * (s - sp.Mean)
+		}
+		sp.StdDev = math.Sqrt(ss / float64(n-1))
+	}
+	for _, s := range scores[1:] {
+		if verdict(s, threshold) != verdict(scores[0], threshold) {
+			sp.Flipped = true
+		}
+	}
+	return sp
+}
+
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func joinScores(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.4g", x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func slicesAllEqual(xs []float64) bool {
+	for _, x := range xs[1:] {
+		if x != xs[0] {
+			return false
+		}
+	}
+	return true
+}

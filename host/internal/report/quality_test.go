@@ -1,0 +1,68 @@
+package report_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/stats"
+)
+
+func qualitySummary() *engine.Summary {
+	s := summary()
+	m := &s.Metrics[0]
+	m.Failed = 7
+	m.FailedCases = []string{"c2", "c5", "c\x1b[2Jevil", "c9", "c11", "c12", "c13"}
+	m.MeanCI = &stats.CI{Estimate: 0.5967, Low: 0.21, High: 0.79}
+	m.PassRateCI = &stats.CI{Estimate: 0.6667, Low: 0.2077, High: 0.9385}
+	m.Sampled, m.FlipShare, m.MeanSampleSD, m.MaxSampleSD = 3, ptr(1), ptr(0.3512), ptr(0.4)
+	m.FlipShareCI = &stats.CI{Estimate: 1, Low: 0.4385, High: 1}
+	m.Panel = &engine.PanelAgreement{Judges: []string{"a", "b", "c"}, Aggregate: "median", Cases: 3,
+		MeanAbsDiff: ptr(0.4), VerdictAgreement: ptr(0), Alpha: ptr(-0.3333)}
+	return s
+}
+
+// The table states each metric's intervals, spread and agreement, and
+// names its first failing cases (quoted when an id holds control bytes).
+func TestTableQualityAndFailingCases(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Table(&b, qualitySummary()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"correctness: mean 0.597 [0.210, 0.790] · pass rate 66.7% [20.8%, 93.8%] · flips 3 of 3 sampled cases 100.0% [43.9%, 100.0%], sample sd mean 0.351 max 0.400 · panel a, b, c (median): mean |diff| 0.400, verdicts agree on 0.0% of 3 cases, Krippendorff α -0.333\n",
+		`failing correctness: c2, c5, "c\x1b[2Jevil", c9, c11 (+2 more)` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("the table without colour holds an escape byte:\n%q", out)
+	}
+}
+
+// With colour, the gate column and the verdict are painted and the
+// columns before the gate stay aligned.
+func TestTableColor(t *testing.T) {
+	var plain, colored bytes.Buffer
+	if err := report.TableWith(&plain, summary(), report.TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.TableWith(&colored, summary(), report.TableOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	c := colored.String()
+	for _, want := range []string{"\x1b[31mFAIL\x1b[0m\n", "\x1b[31mFAILED\x1b[0m\n"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("coloured table lacks %q:\n%q", want, c)
+		}
+	}
+	stripped := strings.NewReplacer("\x1b[31m", "", "\x1b[32m", "", "\x1b[33m", "", "\x1b[0m", "").Replace(c)
+	if stripped != plain.String() {
+		t.Errorf("colour changed more than the painted words:\n%s\nvs\n%s", stripped, plain.String())
+	}
+}
