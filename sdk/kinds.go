@@ -43,6 +43,8 @@ func (k *MetricKind[C]) Descriptor() abi.KindDescriptor {
 	}
 }
 
+func (k *MetricKind[C]) identity() (string, abi.Role) { return k.Name, abi.RoleMetric }
+
 func (k *MetricKind[C]) config(raw []byte) (*C, *abi.Error) {
 	cfg, err := DecodeConfig[C](raw)
 	if err != nil {
@@ -137,6 +139,8 @@ func (k *NodeKind[C]) Descriptor() abi.KindDescriptor {
 		Capabilities:   k.Capabilities,
 	}
 }
+
+func (k *NodeKind[C]) identity() (string, abi.Role) { return k.Name, abi.RoleNode }
 
 func (k *NodeKind[C]) prepare(context.Context, Host, *abi.PrepareRequest) *abi.PrepareResult {
 	return &abi.PrepareResult{Error: abi.Errorf(abi.CodeABI, "%s is a node kind", k.Name)}

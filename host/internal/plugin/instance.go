@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	extism "github.com/extism/go-sdk"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
 
