@@ -8,6 +8,7 @@ import (
 
 	extism "github.com/agentanvil/anvil/host/internal/extism"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/agentanvil/anvil/abi"
@@ -35,7 +36,8 @@ var errStale = errors.New("instance already exited")
 func (w *wasmPlugin) newInstance(ctx context.Context) (*instance, error) {
 	tail := newStderrBuffer(stderrKeep)
 	cfg := wazero.NewModuleConfig().WithStderr(tail)
-	p, err := w.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: cfg})
+	p, err := w.compiled.Instance(experimental.WithMemoryAllocator(ctx, memoryAllocator()),
+		extism.PluginInstanceConfig{ModuleConfig: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
