@@ -65,8 +65,8 @@ func measure() int32 {
 		return misuse(err)
 	}
 	var req abi.MeasureRequest
-	if err := decode(&req); err != nil {
-		return misuse(err)
+	if err := decodeMeasureRequest(pdk.Input(), &req); err != nil {
+		return misuse(fmt.Errorf("decode request: %w", err))
 	}
 	return respond(p.Measure(context.Background(), wasmHost{}, &req))
 }
