@@ -2,6 +2,7 @@ package guest
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,4 +70,27 @@ func TestDecodeMeasureRequestFastPath(t *testing.T) {
 			t.Fatalf("fast path decoded %s\nas   %#v\nwant %#v", b, fast, want)
 		}
 	}
+}
+
+// FuzzEncodeMeasureResult holds encodeMeasureResult to json.Marshal, byte
+// for byte, errors included.
+func FuzzEncodeMeasureResult(f *testing.F) {
+	f.Add(true, 0.5, false, 1.0, "actual_output equals expected_output", "", []byte(`{"first_difference":3}`))
+	f.Add(false, 0.0, true, 0.0, "a <b> & \"c\"\n\t\x01 \u2028 é \xff", "weighted", []byte(`{"a":[1,"x y"]}`))
+	f.Add(true, 1e-7, false, 1e21, "", "raw", []byte(`{"a":"<"}`))
+	f.Add(true, math.NaN(), false, 0.5, "", "", []byte(nil))
+	f.Add(true, -0.0, false, 123456789.123, "12345678abcdefgh<", "", []byte(`{"a" :1}`))
+	f.Add(true, 0.25, false, 0.5, "", "", []byte(`{"a":1`))
+	f.Add(true, 0.25, false, 0.5, "", "", []byte(`null`))
+	f.Fuzz(func(t *testing.T, hasScore bool, score float64, success bool, threshold float64, reason, mode string, details []byte) {
+		r := &abi.MeasureResult{Success: success, Threshold: threshold, Reason: reason, ScoreMode: mode, Details: details}
+		if hasScore {
+			r.Score = &score
+		}
+		want, werr := json.Marshal(r)
+		got, gerr := encodeMeasureResult(r)
+		if (werr == nil) != (gerr == nil) || string(want) != string(got) {
+			t.Fatalf("%#v:\njson.Marshal        %s (%v)\nencodeMeasureResult %s (%v)", r, want, werr, got, gerr)
+		}
+	})
 }

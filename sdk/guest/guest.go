@@ -68,7 +68,12 @@ func measure() int32 {
 	if err := decodeMeasureRequest(pdk.Input(), &req); err != nil {
 		return misuse(fmt.Errorf("decode request: %w", err))
 	}
-	return respond(p.Measure(context.Background(), wasmHost{}, &req))
+	b, err := encodeMeasureResult(p.Measure(context.Background(), wasmHost{}, &req))
+	if err != nil {
+		return misuse(fmt.Errorf("encode result: %w", err))
+	}
+	pdk.Output(b)
+	return 0
 }
 
 //go:wasmexport anvil_node
