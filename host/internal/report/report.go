@@ -139,10 +139,17 @@ func JUnit(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
 // metric plus once to count: only one case is held at a time, so the
 // memory it needs does not grow with the run.
 func JUnitFrom(w io.Writer, s *engine.Summary, each Results) error {
-	root, idx, err := junitCounts(s, each)
-	if err != nil {
+	counts := newJUnitCounts(s)
+	if err := each(func(c *engine.CaseResult) error { counts.add(c); return nil }); err != nil {
 		return err
 	}
+	return writeJUnit(w, counts, each)
+}
+
+// writeJUnit writes the document whose counts are known, walking each once
+// per suite for its cases.
+func writeJUnit(w io.Writer, counts *junitCounts, each Results) error {
+	root, idx := counts.finish()
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -193,50 +200,59 @@ func JUnitFrom(w io.Writer, s *engine.Summary, each Results) error {
 	if err := enc.Flush(); err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}
-	_, err = io.WriteString(w, "\n")
+	_, err := io.WriteString(w, "\n")
 	return err
 }
 
-// junitCounts walks the results once for every suite's counts (the
-// attributes written before its cases). A suite's Cases hold only its
-// unverified-gate entry; idx maps a metric to its suite.
-func junitCounts(s *engine.Summary, each Results) (junitSuites, map[string]int, error) {
-	root := junitSuites{Name: "anvil"}
-	idx := map[string]int{}
+// junitCounts gathers every suite's counts (the attributes written before
+// its cases) from the results it is shown, one at a time.
+type junitCounts struct {
+	s    *engine.Summary
+	root junitSuites
+	idx  map[string]int // metric → its suite
+}
+
+func newJUnitCounts(s *engine.Summary) *junitCounts {
+	c := &junitCounts{s: s, root: junitSuites{Name: "anvil"}, idx: map[string]int{}}
 	for _, m := range s.Metrics {
-		idx[m.Metric] = len(root.Suites)
-		root.Suites = append(root.Suites, junitSuite{Name: m.Metric})
+		c.idx[m.Metric] = len(c.root.Suites)
+		c.root.Suites = append(c.root.Suites, junitSuite{Name: m.Metric})
 	}
-	err := each(func(c *engine.CaseResult) error {
-		for _, mr := range c.Metrics {
-			i, ok := idx[mr.Metric]
-			if !ok {
-				continue
-			}
-			suite := &root.Suites[i]
-			_, outcome := junitCaseOf(c.CaseID, &mr)
-			switch outcome {
-			case engine.StatusFailed:
-				suite.Failures++
-			case engine.StatusError:
-				suite.Errors++
-			case engine.StatusSkipped:
-				suite.Skipped++
-			}
-			suite.Tests++
+	return c
+}
+
+func (c *junitCounts) add(cr *engine.CaseResult) {
+	for _, mr := range cr.Metrics {
+		i, ok := c.idx[mr.Metric]
+		if !ok {
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return root, nil, err
+		suite := &c.root.Suites[i]
+		_, outcome := junitCaseOf(cr.CaseID, &mr)
+		switch outcome {
+		case engine.StatusFailed:
+			suite.Failures++
+		case engine.StatusError:
+			suite.Errors++
+		case engine.StatusSkipped:
+			suite.Skipped++
+		}
+		suite.Tests++
 	}
+}
+
+// finish adds the unverified gates and the totals. A suite's Cases hold
+// only its unverified-gate entry, written after its cases.
+func (c *junitCounts) finish() (junitSuites, map[string]int) {
+	root := c.root
+	root.Suites = append([]junitSuite(nil), c.root.Suites...)
 	// A gate that verified nothing is an error CI must see: a suite of
 	// skips reads as green in most CI systems.
-	for _, m := range s.Metrics {
+	for _, m := range c.s.Metrics {
 		if m.Verdict != engine.VerdictUnverified {
 			continue
 		}
-		suite := &root.Suites[idx[m.Metric]]
+		suite := &root.Suites[c.idx[m.Metric]]
 		suite.Cases = append(suite.Cases, junitCase{Name: "(gate)", Classname: "anvil." + m.Metric,
 			Error: &junitMessage{Message: "could not verify: " + m.UnverifiedReason, Type: "unverified"}})
 		suite.Tests++
@@ -248,7 +264,7 @@ func junitCounts(s *engine.Summary, each Results) (junitSuites, map[string]int, 
 		root.Errors += su.Errors
 		root.Skipped += su.Skipped
 	}
-	return root, idx, nil
+	return root, c.idx
 }
 
 // junitCaseOf is one metric result as a testcase, and which JUnit count it

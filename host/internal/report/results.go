@@ -32,32 +32,44 @@ func Slice(cases []engine.CaseResult) Results {
 
 // selectForHTML returns the cases report.html shows in full, in file
 // order: every case with a failure, error or skip first, then passing
-// cases, up to limit in all (what forHTML picks from a slice). Two walks;
-// it holds at most limit cases, their details capped.
+// cases, up to limit in all. Two walks; it holds at most limit cases,
+// their details capped.
 func selectForHTML(each Results, limit int) ([]engine.CaseResult, error) {
-	var notPassed, passed []int
-	i := 0
-	err := each(func(c *engine.CaseResult) error {
-		switch {
-		case !allPassed(*c) && len(notPassed) < limit:
-			notPassed = append(notPassed, i)
-		case allPassed(*c) && len(passed) < limit:
-			passed = append(passed, i)
-		}
-		i++
-		return nil
-	})
-	if err != nil {
+	pick := htmlPicker{limit: limit}
+	if err := each(func(c *engine.CaseResult) error { pick.add(c); return nil }); err != nil {
 		return nil, err
 	}
-	keep := notPassed
-	if room := limit - len(keep); room > 0 {
-		keep = append(keep, passed[:min(room, len(passed))]...)
+	return pick.collect(each)
+}
+
+// htmlPicker chooses report.html's cases from the results it is shown,
+// one at a time, remembering at most 2×limit positions.
+type htmlPicker struct {
+	limit             int
+	n                 int   // results seen
+	notPassed, passed []int // their positions, up to limit each
+}
+
+func (p *htmlPicker) add(c *engine.CaseResult) {
+	switch ok := allPassed(*c); {
+	case !ok && len(p.notPassed) < p.limit:
+		p.notPassed = append(p.notPassed, p.n)
+	case ok && len(p.passed) < p.limit:
+		p.passed = append(p.passed, p.n)
+	}
+	p.n++
+}
+
+// collect walks the results again for the chosen ones.
+func (p *htmlPicker) collect(each Results) ([]engine.CaseResult, error) {
+	keep := append([]int(nil), p.notPassed...)
+	if room := p.limit - len(keep); room > 0 {
+		keep = append(keep, p.passed[:min(room, len(p.passed))]...)
 	}
 	sort.Ints(keep)
 	out := make([]engine.CaseResult, 0, len(keep))
-	i = 0
-	err = each(func(c *engine.CaseResult) error {
+	i := 0
+	err := each(func(c *engine.CaseResult) error {
 		if len(out) < len(keep) && keep[len(out)] == i {
 			for m := range c.Metrics {
 				c.Metrics[m].Details = capDetails(c.Metrics[m].Kind, c.Metrics[m].Details)

@@ -18,20 +18,28 @@ import (
 const MaxDetailsBytes = 256 << 10
 
 // Write writes junit.xml and report.html into dir from results.jsonl, the
-// cases under cases/ and s. It streams results.jsonl (walking it a few
-// times) rather than loading it: what it holds is one case at a time plus
-// the MaxReportCases cases report.html shows, whatever the run's size.
+// cases under cases/ and s. It streams results.jsonl rather than loading
+// it — one walk for JUnit's counts and report.html's choice of cases, one
+// per metric for JUnit's cases, one for the chosen cases — so what it
+// holds is one case at a time plus the MaxReportCases cases report.html
+// shows, whatever the run's size.
 func Write(dir string, s *engine.Summary) error {
 	each := FileResults(filepath.Join(dir, "results.jsonl"))
-	// Walk once before creating anything, so an unreadable results.jsonl
-	// leaves no half-written report.
-	if err := each(func(*engine.CaseResult) error { return nil }); err != nil {
+	// The first walk reads everything before any file is created, so an
+	// unreadable results.jsonl leaves no half-written report.
+	counts, pick := newJUnitCounts(s), htmlPicker{limit: MaxReportCases}
+	err := each(func(c *engine.CaseResult) error {
+		counts.add(c)
+		pick.add(c)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return JUnitFrom(w, s, each) }); err != nil {
+	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return writeJUnit(w, counts, each) }); err != nil {
 		return err
 	}
-	shown, err := selectForHTML(each, MaxReportCases)
+	shown, err := pick.collect(each)
 	if err != nil {
 		return err
 	}
