@@ -18,8 +18,7 @@ import (
 // an object with more than maxQuickKeys keys, nesting deeper than
 // maxQuickDepth.
 func quickCheckJSON(raw []byte) bool {
-	var keys [maxQuickKeys][]byte
-	q := quickChecker{b: raw, keys: keys[:0]}
+	q := quickChecker{b: raw}
 	q.skipSpace()
 	if q.i >= len(q.b) || q.b[q.i] != '{' {
 		return false
@@ -42,9 +41,12 @@ const (
 )
 
 type quickChecker struct {
-	b    []byte
-	i    int
-	keys [][]byte // keys of the open objects, innermost last
+	b []byte
+	i int
+	// keys[:nkeys] are the keys of the open objects, innermost last (an
+	// array in the checker, which stays on the stack).
+	keys  [maxQuickKeys][]byte
+	nkeys int
 }
 
 func (q *quickChecker) skipSpace() {
@@ -93,8 +95,8 @@ func (q *quickChecker) literal(word string) bool {
 
 func (q *quickChecker) object(depth int) bool {
 	q.i++ // '{'
-	first := len(q.keys)
-	defer func() { q.keys = q.keys[:first] }()
+	first := q.nkeys
+	defer func() { q.nkeys = first }()
 	q.skipSpace()
 	if q.i < len(q.b) && q.b[q.i] == '}' {
 		q.i++
@@ -105,15 +107,16 @@ func (q *quickChecker) object(depth int) bool {
 			return false
 		}
 		key, ok := q.str()
-		if !ok || !plainKey(key) || len(q.keys) == cap(q.keys) {
+		if !ok || !plainKey(key) || q.nkeys == len(q.keys) {
 			return false
 		}
-		for _, k := range q.keys[first:] {
+		for _, k := range q.keys[first:q.nkeys] {
 			if equalFoldASCII(k, key) {
 				return false // a duplicate: checkJSON names it
 			}
 		}
-		q.keys = append(q.keys, key)
+		q.keys[q.nkeys] = key
+		q.nkeys++
 		q.skipSpace()
 		if q.i >= len(q.b) || q.b[q.i] != ':' {
 			return false
