@@ -83,6 +83,15 @@ func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut in
 	if err != nil {
 		return nil, in.classify(ctx, fn, rc, err)
 	}
+	if ctx.Err() != nil {
+		// The context ended while the guest ran. close-on-context-done
+		// stops a guest at its next check, from a watcher goroutine, so a
+		// guest that was about to return may finish first; its answer is
+		// still late, and its module may be closing under it. (Before
+		// Extism's kernel left the guest's runtime, the kernel call
+		// writing the output checked the context and failed too.)
+		return nil, in.classify(ctx, fn, rc, ctx.Err())
+	}
 	if rc != 0 {
 		return nil, &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),
 			Message: fmt.Sprintf("%s returned status %d without an error message", fn, rc)}
