@@ -9,6 +9,9 @@
 #   CONCURRENCY [8]          anvil-host run --concurrency (cases in flight)
 #   JUDGE_CONCURRENCY [8]    the judge's max_concurrency (in-flight HTTP calls)
 #   ALTS [20]                alternatives per token in the fake judge's logprobs
+#   CONFIG [judge]           judge: bench/anvil.yaml (one G-Eval metric);
+#                            wasm: bench/wasm.yaml (one Wasm exact_match metric,
+#                            no judge calls; needs `scripts/build-plugins textcheck`)
 #   KEEP [0]                 1 keeps the work dir (cases, results, logs)
 #   PROFILE [0]              1 runs host/internal/cmd/profilehost (the same engine
 #                            calls as `anvil-host run`) instead, writing CPU,
@@ -35,6 +38,21 @@ JUDGE_CONCURRENCY="${JUDGE_CONCURRENCY:-8}"
 ALTS="${ALTS:-20}"
 KEEP="${KEEP:-0}"
 PROFILE="${PROFILE:-0}"
+CONFIG="${CONFIG:-judge}"
+case "$CONFIG" in
+judge) config_src="$here/anvil.yaml" ;;
+wasm)
+	config_src="$here/wasm.yaml"
+	if [ ! -f "$root/bin/wasm/textcheck.wasm" ]; then
+		echo "run.sh: CONFIG=wasm needs bin/wasm/textcheck.wasm: run scripts/build-plugins textcheck" >&2
+		exit 2
+	fi
+	;;
+*)
+	echo "run.sh: CONFIG=$CONFIG: use judge or wasm" >&2
+	exit 2
+	;;
+esac
 if [ "$PROFILE" = 1 ]; then
 	KEEP=1
 fi
@@ -67,12 +85,13 @@ mkdir -p "$work/bin"
 go build -C "$root" -o "$work/bin/" ./cmd/anvil-host ./bench/cmd/fakejudge ./bench/cmd/gencases ./bench/cmd/measure ./host/internal/cmd/profilehost
 bin="$work/bin"
 
-# The config template, with the judge's max_concurrency set.
-sed "s/^\(    max_concurrency:\) [0-9]*/\1 $JUDGE_CONCURRENCY/" "$here/anvil.yaml" >"$work/anvil.yaml"
-grep -q "max_concurrency: $JUDGE_CONCURRENCY\$" "$work/anvil.yaml" || {
+# The config template, with the judge's max_concurrency set (judge) or the
+# plugin's path made absolute (wasm).
+sed -e "s/^\(    max_concurrency:\) [0-9]*/\1 $JUDGE_CONCURRENCY/" -e "s#@ROOT@#$root#g" "$config_src" >"$work/anvil.yaml"
+if [ "$CONFIG" = judge ] && ! grep -q "max_concurrency: $JUDGE_CONCURRENCY\$" "$work/anvil.yaml"; then
 	echo "run.sh: could not set max_concurrency in the config" >&2
 	exit 2
-}
+fi
 
 # latency in seconds (awk-friendly), from a Go duration like 100ms, 0.25s, 1s.
 lat_s="$(echo "$LATENCY" | awk '
@@ -186,17 +205,18 @@ for n in "${sizes[@]}"; do
 		-v lat="$lat_s" -v c="$eff_conc" 'BEGIN {
 			rounds = (steps > 0 ? 1 : 0)
 			bound = lat * (rounds + (calls - steps) / c)
-			printf "%6d  %8.2f  %6d  %8.2f  %11.2f  %7.1f  %7.2f  %10.3f  %11.2f  %11s\n",
-				n, wall, calls, cpu, (calls > 0 ? cpu * 1000 / calls : 0), rss / 1024, bound, wall / bound, fjcpu,
-				(other < 0 ? "-" : sprintf("%.2f", other))
+			printf "%6d  %8.2f  %6d  %8.2f  %11.2f  %7.1f  %7.2f  %10s  %11.2f  %11s  %11.3f  %7.0f\n",
+				n, wall, calls, cpu, (calls > 0 ? cpu * 1000 / calls : 0), rss / 1024, bound,
+				(bound > 0 ? sprintf("%.3f", wall / bound) : "-"), fjcpu,
+				(other < 0 ? "-" : sprintf("%.2f", other)), cpu * 1000 / n, n / wall
 		}')")
 done
 
 echo
 what="anvil-host run"
 [ "$PROFILE" = 1 ] && what="profilehost (anvil-host run's engine, under the profilers)"
-echo "$what, fake judge latency $LATENCY, --concurrency $CONCURRENCY, judge max_concurrency $JUDGE_CONCURRENCY, --cache off, $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores"
-printf "%6s  %8s  %6s  %8s  %11s  %7s  %7s  %10s  %11s  %11s\n" N wall_s calls cpu_s cpu/call_ms rss_MiB bound_s wall/bound judge_cpu_s other_cpu_s
+echo "$what, CONFIG=$CONFIG, fake judge latency $LATENCY, --concurrency $CONCURRENCY, judge max_concurrency $JUDGE_CONCURRENCY, --cache off, $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores"
+printf "%6s  %8s  %6s  %8s  %11s  %7s  %7s  %10s  %11s  %11s  %11s  %7s\n" N wall_s calls cpu_s cpu/call_ms rss_MiB bound_s wall/bound judge_cpu_s other_cpu_s cpu/case_ms cases/s
 for r in "${rows[@]}"; do
 	echo "$r"
 done

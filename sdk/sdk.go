@@ -36,6 +36,10 @@ type Host interface {
 // Kind is implemented by MetricKind and NodeKind.
 type Kind interface {
 	Descriptor() abi.KindDescriptor
+	// identity is the kind's name and role: what Descriptor says, without
+	// building its config schema (by reflection), which a lookup on every
+	// call cannot afford.
+	identity() (string, abi.Role)
 	prepare(ctx context.Context, h Host, req *abi.PrepareRequest) *abi.PrepareResult
 	measure(ctx context.Context, h Host, req *abi.MeasureRequest) *abi.MeasureResult
 	node(ctx context.Context, h Host, req *abi.NodeRequest) *abi.NodeResult
@@ -103,14 +107,14 @@ func (p *Plugin) Describe() abi.Descriptor {
 func (p *Plugin) kind(name string, role abi.Role) (Kind, *abi.Error) {
 	var other abi.Role
 	for _, k := range p.Kinds {
-		d := k.Descriptor()
-		if d.Name != name {
+		kname, krole := k.identity()
+		if kname != name {
 			continue
 		}
-		if d.Role == role {
+		if krole == role {
 			return k, nil
 		}
-		other = d.Role
+		other = krole
 	}
 	if other != "" {
 		return nil, abi.Errorf(abi.CodeABI, "kind %q is a %s kind, not a %s kind", name, other, role)

@@ -65,10 +65,15 @@ func measure() int32 {
 		return misuse(err)
 	}
 	var req abi.MeasureRequest
-	if err := decode(&req); err != nil {
-		return misuse(err)
+	if err := decodeMeasureRequest(pdk.Input(), &req); err != nil {
+		return misuse(fmt.Errorf("decode request: %w", err))
 	}
-	return respond(p.Measure(context.Background(), wasmHost{}, &req))
+	b, err := encodeMeasureResult(p.Measure(context.Background(), wasmHost{}, &req))
+	if err != nil {
+		return misuse(fmt.Errorf("encode result: %w", err))
+	}
+	pdk.Output(b)
+	return 0
 }
 
 //go:wasmexport anvil_node

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -73,7 +74,10 @@ func exactMatch() *sdk.MetricKind[ExactMatchConfig] {
 			at := firstDifference(got, want, cfg.IgnoreCase)
 			reason := fmt.Sprintf("actual_output differs from expected_output at character %d: got %s, want %s",
 				at, excerpt(got, at), excerpt(want, at))
-			return binary(req, 0, reason, map[string]any{"first_difference": at}), nil
+			res := binary(req, 0, reason, nil)
+			// what json.Marshal(map[string]any{"first_difference": at}) writes
+			res.Details = json.RawMessage(`{"first_difference":` + strconv.Itoa(at) + `}`)
+			return res, nil
 		},
 	}
 }
@@ -298,18 +302,27 @@ func firstDifference(a, b string, fold bool) int {
 // excerpt quotes up to 20 characters of s starting at character at, or
 // says the text ended there.
 func excerpt(s string, at int) string {
-	r := []rune(s)
-	if at >= len(r) {
+	// Rune by rune up to what is quoted, not the whole text: as
+	// string([]rune(s)[at:at+20]) would give, invalid bytes as U+FFFD.
+	i := 0
+	for n := 0; n < at && i < len(s); n++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	if i >= len(s) {
 		return "end of text"
 	}
-	end := at + 20
-	suffix := ""
-	if end < len(r) {
-		suffix = "…"
-	} else {
-		end = len(r)
+	var quoted []byte
+	for n := 0; n < 20 && i < len(s); n++ {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		quoted = utf8.AppendRune(quoted, r)
+		i += size
 	}
-	return fmt.Sprintf("%q%s", string(r[at:end]), suffix)
+	suffix := ""
+	if i < len(s) {
+		suffix = "…"
+	}
+	return fmt.Sprintf("%q%s", string(quoted), suffix)
 }
 
 func clip(s string, n int) string {

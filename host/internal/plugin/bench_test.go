@@ -118,6 +118,10 @@ func BenchmarkMeasure(b *testing.B) {
 					b.Fatalf("%v / %+v", err, res)
 				}
 			}
+			// CPU time (user+sys of the whole process, GC included) per
+			// call: on a shared machine it moves far less than wall time.
+			cpu0 := processCPU()
+			defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 			if bc.par {
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {

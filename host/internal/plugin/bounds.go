@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	extism "github.com/extism/go-sdk"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 

@@ -97,3 +97,51 @@ func BenchmarkDecodeStrict(b *testing.B) {
 		})
 	}
 }
+
+// FuzzQuickCheckJSON holds the fast path to the strict decoder it speeds
+// up: whatever quickCheckJSON accepts, checkJSON accepts too, so
+// decodeStrict accepts and refuses exactly what it did with checkJSON
+// alone (a refusal always comes from checkJSON, with its message).
+func FuzzQuickCheckJSON(f *testing.F) {
+	for _, s := range quickCheckSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if quickCheckJSON(b) {
+			if err := checkJSON(b); err != nil {
+				t.Fatalf("quickCheckJSON accepted %q, checkJSON refuses it: %v", b, err)
+			}
+		}
+	})
+}
+
+var quickCheckSeeds = []string{
+	`{"score":0.5,"success":true,"threshold":1,"reason":"a \"quoted\" \\ reason\n\u00e9","details":{"a":[1,{"b":2}],"A2":null}}`,
+	`{"score":1,"score":0}`, `{"reason":"a","REASON":"b"}`, `{"details":{"k":1,"\u212a":2}}`,
+	`{"details":[0,{"a":1,"a":1}]}`, `{"details":{"x":{}},"details":1}`, `{"details":[1e309]}`, `{"score":-1e400}`,
+	`{"score":1e-400}`, `[1]`, `{}{}`, `{} `, ` {"a":-0.0e+5}`, `{"a":}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`,
+	`{"a":"\x01"}`, `{"a":"\ud800"}`, `{"a":"\uZZZZ"}`, `{"a":"\q"}`, `{"a":tru}`, `{"a":[1,]}`, `{"a":1,}`,
+	`{"é":1,"É":2}`, `{"a\u0041":1,"aa":2}`, `{"a":123456789012345678901234567890}`, `{"a":[[[[[[[[]]]]]]]]}`,
+}
+
+// TestQuickCheckJSON pins the fast path's answers on the seeds: it must
+// accept the common results (or it is no faster) and decline everything
+// checkJSON refuses.
+func TestQuickCheckJSON(t *testing.T) {
+	for _, s := range quickCheckSeeds {
+		quick, strict := quickCheckJSON([]byte(s)), checkJSON([]byte(s)) == nil
+		if quick && !strict {
+			t.Errorf("%s: quick accepts, checkJSON refuses", s)
+		}
+	}
+	for _, s := range []string{
+		`{"score":1,"success":true,"threshold":1,"reason":"actual_output equals expected_output"}`,
+		`{"score":0,"success":false,"threshold":1,"reason":"differs at character 3: got \"abc\", want \"abd\"","details":{"first_difference":3}}`,
+		`{"score":0.25,"details":{"x":[1.5e-3,-2,true,false,null,"s"]}}`,
+		`{"a":123456789012345678901234567890}`,
+	} {
+		if !quickCheckJSON([]byte(s)) {
+			t.Errorf("quick path declines a plain result: %s", s)
+		}
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	extism "github.com/extism/go-sdk"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 
 	"github.com/agentanvil/anvil/abi"
 )

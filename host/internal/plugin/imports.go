@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	extism "github.com/extism/go-sdk"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 

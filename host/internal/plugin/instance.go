@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	extism "github.com/extism/go-sdk"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/agentanvil/anvil/abi"
@@ -35,7 +36,8 @@ var errStale = errors.New("instance already exited")
 func (w *wasmPlugin) newInstance(ctx context.Context) (*instance, error) {
 	tail := newStderrBuffer(stderrKeep)
 	cfg := wazero.NewModuleConfig().WithStderr(tail)
-	p, err := w.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: cfg})
+	p, err := w.compiled.Instance(experimental.WithMemoryAllocator(ctx, memoryAllocator()),
+		extism.PluginInstanceConfig{ModuleConfig: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
@@ -80,6 +82,15 @@ func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut in
 	}
 	if err != nil {
 		return nil, in.classify(ctx, fn, rc, err)
+	}
+	if ctx.Err() != nil {
+		// The context ended while the guest ran. close-on-context-done
+		// stops a guest at its next check, from a watcher goroutine, so a
+		// guest that was about to return may finish first; its answer is
+		// still late, and its module may be closing under it. (Before
+		// Extism's kernel left the guest's runtime, the kernel call
+		// writing the output checked the context and failed too.)
+		return nil, in.classify(ctx, fn, rc, ctx.Err())
 	}
 	if rc != 0 {
 		return nil, &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
-	extism "github.com/extism/go-sdk"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	extism "github.com/extism/go-sdk"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 
 	"github.com/agentanvil/anvil/abi"
 )

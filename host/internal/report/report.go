@@ -9,6 +9,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -139,53 +140,127 @@ type junitMessage struct {
 
 // JUnit writes the XML for the case results of a run.
 func JUnit(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
-	root := junitSuites{Name: "anvil"}
-	idx := map[string]int{}
-	for _, m := range s.Metrics {
-		idx[m.Metric] = len(root.Suites)
-		root.Suites = append(root.Suites, junitSuite{Name: m.Metric})
+	return JUnitFrom(w, s, Slice(cases))
+}
+
+// JUnitFrom is JUnit over results read by each, which it walks once per
+// metric plus once to count: only one case is held at a time, so the
+// memory it needs does not grow with the run.
+func JUnitFrom(w io.Writer, s *engine.Summary, each Results) error {
+	counts := newJUnitCounts(s)
+	if err := each(func(c *engine.CaseResult) error { counts.add(c); return nil }); err != nil {
+		return err
 	}
-	for _, c := range cases {
-		for _, mr := range c.Metrics {
-			i, ok := idx[mr.Metric]
-			if !ok {
-				continue
-			}
-			suite := &root.Suites[i]
-			tc := junitCase{Name: c.CaseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
-			score := "-"
-			if mr.Score != nil {
-				score = fmt.Sprintf("%.3f", *mr.Score)
-			}
-			tc.Output = fmt.Sprintf("score=%s threshold=%.2f mode=%s\n%s", score, mr.Threshold, mr.ScoreMode, mr.Reason)
-			switch mr.Status {
-			case engine.StatusFailed:
-				if mr.Gated {
-					tc.Failure = &junitMessage{Message: fmt.Sprintf("score %s below threshold %.2f", score, mr.Threshold), Type: "threshold", Text: mr.Reason}
-					suite.Failures++
+	return writeJUnit(w, counts, each)
+}
+
+// writeJUnit writes the document whose counts are known, walking each once
+// per suite for its cases.
+func writeJUnit(w io.Writer, counts *junitCounts, each Results) error {
+	root, idx := counts.finish()
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	// Element by element through one encoder, so the indentation is what
+	// encoding the whole tree at once gave.
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	rootStart := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
+		attr("name", root.Name), intAttr("tests", root.Tests), intAttr("failures", root.Failures),
+		intAttr("errors", root.Errors), intAttr("skipped", root.Skipped)}}
+	if err := enc.EncodeToken(rootStart); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	caseStart := xml.StartElement{Name: xml.Name{Local: "testcase"}}
+	for i, su := range root.Suites {
+		start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: []xml.Attr{
+			attr("name", su.Name), intAttr("tests", su.Tests), intAttr("failures", su.Failures),
+			intAttr("errors", su.Errors), intAttr("skipped", su.Skipped)}}
+		if err := enc.EncodeToken(start); err != nil {
+			return fmt.Errorf("write junit: %w", err)
+		}
+		err := each(func(c *engine.CaseResult) error {
+			for _, mr := range c.Metrics {
+				if j, ok := idx[mr.Metric]; ok && j == i {
+					tc, _ := junitCaseOf(c.CaseID, &mr)
+					if err := enc.EncodeElement(tc, caseStart); err != nil {
+						return fmt.Errorf("write junit: %w", err)
+					}
 				}
-			case engine.StatusError:
-				msg := "error"
-				if mr.Error != nil {
-					msg = mr.Error.Error()
-				}
-				tc.Error = &junitMessage{Message: msg, Type: mr.ErrorClass}
-				suite.Errors++
-			case engine.StatusSkipped:
-				tc.Skipped = &junitMessage{Message: mr.Reason}
-				suite.Skipped++
 			}
-			suite.Tests++
-			suite.Cases = append(suite.Cases, tc)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, tc := range su.Cases { // the unverified gate, after the cases
+			if err := enc.EncodeElement(tc, caseStart); err != nil {
+				return fmt.Errorf("write junit: %w", err)
+			}
+		}
+		if err := enc.EncodeToken(start.End()); err != nil {
+			return fmt.Errorf("write junit: %w", err)
 		}
 	}
+	if err := enc.EncodeToken(rootStart.End()); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	if err := enc.Flush(); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// junitCounts gathers every suite's counts (the attributes written before
+// its cases) from the results it is shown, one at a time.
+type junitCounts struct {
+	s    *engine.Summary
+	root junitSuites
+	idx  map[string]int // metric → its suite
+}
+
+func newJUnitCounts(s *engine.Summary) *junitCounts {
+	c := &junitCounts{s: s, root: junitSuites{Name: "anvil"}, idx: map[string]int{}}
+	for _, m := range s.Metrics {
+		c.idx[m.Metric] = len(c.root.Suites)
+		c.root.Suites = append(c.root.Suites, junitSuite{Name: m.Metric})
+	}
+	return c
+}
+
+func (c *junitCounts) add(cr *engine.CaseResult) {
+	for _, mr := range cr.Metrics {
+		i, ok := c.idx[mr.Metric]
+		if !ok {
+			continue
+		}
+		suite := &c.root.Suites[i]
+		_, outcome := junitCaseOf(cr.CaseID, &mr)
+		switch outcome {
+		case engine.StatusFailed:
+			suite.Failures++
+		case engine.StatusError:
+			suite.Errors++
+		case engine.StatusSkipped:
+			suite.Skipped++
+		}
+		suite.Tests++
+	}
+}
+
+// finish adds the unverified gates and the totals. A suite's Cases hold
+// only its unverified-gate entry, written after its cases.
+func (c *junitCounts) finish() (junitSuites, map[string]int) {
+	root := c.root
+	root.Suites = append([]junitSuite(nil), c.root.Suites...)
 	// A gate that verified nothing is an error CI must see: a suite of
 	// skips reads as green in most CI systems.
-	for _, m := range s.Metrics {
+	for _, m := range c.s.Metrics {
 		if m.Verdict != engine.VerdictUnverified {
 			continue
 		}
-		suite := &root.Suites[idx[m.Metric]]
+		suite := &root.Suites[c.idx[m.Metric]]
 		suite.Cases = append(suite.Cases, junitCase{Name: "(gate)", Classname: "anvil." + m.Metric,
 			Error: &junitMessage{Message: "could not verify: " + m.UnverifiedReason, Type: "unverified"}})
 		suite.Tests++
@@ -197,14 +272,39 @@ func JUnit(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
 		root.Errors += su.Errors
 		root.Skipped += su.Skipped
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return root, c.idx
 }
+
+// junitCaseOf is one metric result as a testcase, and which JUnit count it
+// adds to ("" for none: passed, or failed but not gated).
+func junitCaseOf(caseID string, mr *engine.MetricResult) (junitCase, string) {
+	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+	score := "-"
+	if mr.Score != nil {
+		score = fmt.Sprintf("%.3f", *mr.Score)
+	}
+	tc.Output = fmt.Sprintf("score=%s threshold=%.2f mode=%s\n%s", score, mr.Threshold, mr.ScoreMode, mr.Reason)
+	var counted string
+	switch mr.Status {
+	case engine.StatusFailed:
+		if mr.Gated {
+			tc.Failure = &junitMessage{Message: fmt.Sprintf("score %s below threshold %.2f", score, mr.Threshold), Type: "threshold", Text: mr.Reason}
+			counted = engine.StatusFailed
+		}
+	case engine.StatusError:
+		msg := "error"
+		if mr.Error != nil {
+			msg = mr.Error.Error()
+		}
+		tc.Error = &junitMessage{Message: msg, Type: mr.ErrorClass}
+		counted = engine.StatusError
+	case engine.StatusSkipped:
+		tc.Skipped = &junitMessage{Message: mr.Reason}
+		counted = engine.StatusSkipped
+	}
+	return tc, counted
+}
+
+func attr(name, value string) xml.Attr { return xml.Attr{Name: xml.Name{Local: name}, Value: value} }
+
+func intAttr(name string, v int) xml.Attr { return attr(name, strconv.Itoa(v)) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/dag"
@@ -19,17 +18,32 @@ import (
 const MaxDetailsBytes = 256 << 10
 
 // Write writes junit.xml and report.html into dir from results.jsonl, the
-// cases under cases/ and s.
+// cases under cases/ and s. It streams results.jsonl rather than loading
+// it — one walk for JUnit's counts and report.html's choice of cases, one
+// per metric for JUnit's cases, one for the chosen cases — so what it
+// holds is one case at a time plus the MaxReportCases cases report.html
+// shows, whatever the run's size.
 func Write(dir string, s *engine.Summary) error {
-	cases, err := readResults(filepath.Join(dir, "results.jsonl"))
+	each := FileResults(filepath.Join(dir, "results.jsonl"))
+	// The first walk reads everything before any file is created, so an
+	// unreadable results.jsonl leaves no half-written report.
+	counts, pick := newJUnitCounts(s), htmlPicker{limit: MaxReportCases}
+	err := each(func(c *engine.CaseResult) error {
+		counts.add(c)
+		pick.add(c)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return JUnit(w, s, cases) }); err != nil {
+	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return writeJUnit(w, counts, each) }); err != nil {
 		return err
 	}
-	shown := forHTML(cases, MaxReportCases)
-	attachCases(filepath.Join(dir, "cases"), shown)
+	shown, err := pick.collect(each)
+	if err != nil {
+		return err
+	}
+	attachCases(dir, shown)
 	var extras pageExtras
 	extras.calibration, extras.note = readCalibration(dir)
 	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return writeHTML(w, s, shown, extras) })
@@ -41,33 +55,6 @@ func Write(dir string, s *engine.Summary) error {
 // cases up to the bound. The summary numbers always cover every case, and
 // results.jsonl and cases/ hold them all.
 const MaxReportCases = 1000
-
-func forHTML(cases []engine.CaseResult, limit int) []engine.CaseResult {
-	if len(cases) <= limit {
-		return cases
-	}
-	keep := make([]bool, len(cases))
-	n := 0
-	for i, c := range cases {
-		if n < limit && !allPassed(c) {
-			keep[i] = true
-			n++
-		}
-	}
-	for i := range cases {
-		if n < limit && !keep[i] {
-			keep[i] = true
-			n++
-		}
-	}
-	out := make([]engine.CaseResult, 0, n)
-	for i, c := range cases {
-		if keep[i] {
-			out = append(out, c)
-		}
-	}
-	return out
-}
 
 func allPassed(c engine.CaseResult) bool {
 	for _, m := range c.Metrics {
@@ -98,18 +85,6 @@ func writeFile(path string, write func(*bufio.Writer) error) error {
 	return nil
 }
 
-func readResults(path string) ([]engine.CaseResult, error) {
-	var out []engine.CaseResult
-	err := engine.EachResult(path, func(r *engine.CaseResult) error {
-		for i := range r.Metrics {
-			r.Metrics[i].Details = capDetails(r.Metrics[i].Kind, r.Metrics[i].Details)
-		}
-		out = append(out, *r)
-		return nil
-	})
-	return out, err
-}
-
 // capDetails keeps memory bounded: details over MaxDetailsBytes are
 // trimmed or replaced by a note saying where the full record is.
 func capDetails(kind string, d json.RawMessage) json.RawMessage {
@@ -137,37 +112,16 @@ func capDetails(kind string, d json.RawMessage) json.RawMessage {
 	return b
 }
 
-// attachCases sets each result's Case from cases/<id>.json, trimmed to
-// what the page shows. The report is best-effort here: a missing or
-// unreadable case file only leaves that case without its fields.
+// attachCases sets each result's Case from its cases/<id>.json in the
+// output directory dir, trimmed to what the page shows. Only the shown
+// cases' files are read. The report is best-effort here: a missing or
+// unreadable case file only leaves that case without its fields, and a
+// file of another case or an earlier run (another config hash) is ignored.
 func attachCases(dir string, cases []engine.CaseResult) {
-	entries, err := os.ReadDir(dir)
-	if err != nil || len(cases) == 0 {
-		return
-	}
-	want := make(map[string]int, len(cases))
-	for i, c := range cases {
-		want[c.CaseID] = i
-	}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+	for i := range cases {
+		rec, err := engine.ReadCase(dir, cases[i].CaseID)
+		if err != nil || rec.Case == nil || rec.CaseID != cases[i].CaseID || rec.ConfigHash != cases[i].ConfigHash {
 			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		var rec struct {
-			CaseID     string        `json:"case_id"`
-			ConfigHash string        `json:"config_hash"`
-			Case       *abi.TestCase `json:"case"`
-		}
-		if json.Unmarshal(data, &rec) != nil || rec.Case == nil {
-			continue
-		}
-		i, ok := want[rec.CaseID]
-		if !ok || rec.ConfigHash != cases[i].ConfigHash {
-			continue // a stale file from an earlier run
 		}
 		cases[i].Case = trimCase(rec.Case)
 	}

@@ -17,7 +17,10 @@ func TestForHTMLKeepsFailuresFirstWithinTheBound(t *testing.T) {
 		}
 		cases = append(cases, engine.CaseResult{CaseID: fmt.Sprint(i), Metrics: []engine.MetricResult{{Metric: "m", Status: st}}})
 	}
-	got := forHTML(cases, 4)
+	got, err := selectForHTML(Slice(cases), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ids []string
 	for _, c := range got {
 		ids = append(ids, c.CaseID)

@@ -1,0 +1,40 @@
+package textcheck
+
+import (
+	"fmt"
+	"testing"
+)
+
+// excerptByRunes is excerpt as first written: the whole text as runes.
+func excerptByRunes(s string, at int) string {
+	r := []rune(s)
+	if at >= len(r) {
+		return "end of text"
+	}
+	end := at + 20
+	suffix := ""
+	if end < len(r) {
+		suffix = "…"
+	} else {
+		end = len(r)
+	}
+	return fmt.Sprintf("%q%s", string(r[at:end]), suffix)
+}
+
+// FuzzExcerpt: excerpt, which decodes only what it quotes, says what the
+// whole-text version said, invalid UTF-8 included.
+func FuzzExcerpt(f *testing.F) {
+	for _, s := range []string{"", "Paris", "exactly twenty chars", "more than twenty characters here", "naïve café ünïcödé text", "bad \xff\xfe bytes and more text after them"} {
+		for _, at := range []int{0, 3, 19, 20, 21, 40} {
+			f.Add(s, at)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string, at int) {
+		if at < 0 || at > 1<<16 {
+			return
+		}
+		if got, want := excerpt(s, at), excerptByRunes(s, at); got != want {
+			t.Fatalf("excerpt(%q, %d) = %q, want %q", s, at, got, want)
+		}
+	})
+}
