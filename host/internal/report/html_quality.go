@@ -63,7 +63,9 @@ func drawDAGs(p *page, graphs []dag.Outline, budget int) {
 				row.DAG.SVGNote = problems[row.Metric]
 				continue
 			}
-			svg := l.svg("decision graph of "+row.Metric+" with the path of case "+p.Groups[gi].ID, marksOf(l.outline, row.DAG.res))
+			marks := marksOf(l.outline, row.DAG.res)
+			marks.notes = spreadNotes(l.outline, row.DAG.spread)
+			svg := l.svg("decision graph of "+row.Metric+" with the path of case "+p.Groups[gi].ID, marks)
 			if drawn+len(svg) > budget {
 				row.DAG.SVGNote = fmt.Sprintf("not drawn: the page already holds %d KiB of drawings (failing cases are drawn first)", drawn>>10)
 				continue
