@@ -55,6 +55,7 @@ func TestDAGSampleSplitDrawn(t *testing.T) {
 	for _, s := range []string{
 		"the path differs between a case's walks on 1 of 1 cases (100.0%)",
 		"<td>has_answer</td><td class=\"num\">1</td><td class=\"num\">1</td><td>false 2 · true 1</td>",
+		"The case was scored 3 times: the path drawn is the first walk's",
 	} {
 		if !strings.Contains(page, s) {
 			t.Errorf("the page lacks %q", s)

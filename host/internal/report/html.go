@@ -91,6 +91,8 @@ type page struct {
 	Groups       []caseView
 	// Quality is each metric's charts (html_quality.go).
 	Quality []qualityCard
+	// Compare is this run against another (comparison.go).
+	Compare *compareView
 }
 
 type statusCounts struct{ Passed, Failed, Error, Skipped int }
@@ -191,8 +193,10 @@ type dagView struct {
 	SVG     template.HTML
 	SVGNote string
 	res     *dag.Result
-	// spread is how the case's walks split per node (samples: N).
+	// spread is how the case's walks split per node (samples: N), and
+	// Walks their number when the drawing notes it (dagsamples.go).
 	spread *engine.DAGSpread
+	Walks  int
 }
 
 type dagNodeView struct {
