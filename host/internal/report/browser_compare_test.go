@@ -42,10 +42,10 @@ func TestCompareViewInARealBrowser(t *testing.T) {
 	}
 	type view struct {
 		SectionW, SectionH, DiffCharts, ChartW, Rows int
-		Verdicts, Flips                             []string
-		FlipTargets, NavLinks                       int
-		Notes                                       []string
-		NoteSize                                    string
+		Verdicts, Flips                              []string
+		FlipTargets, NavLinks                        int
+		Notes                                        []string
+		NoteSize                                     string
 	}
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[view](`(() => {
 		const sec = document.getElementById("compare");
