@@ -238,6 +238,7 @@ func TestReadmeShowsTestedCommands(t *testing.T) {
 		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml -o runs/good\n",
 		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml --input examples/quickstart/cases-regressed.jsonl -o runs/regressed\n",
 		"go run ./cmd/anvil-host compare --report runs/good runs/regressed",
+		"go run ./cmd/anvil-host run -c examples/samples/anvil.yaml ",
 	} {
 		if !strings.Contains(string(b), cmd) {
 			t.Errorf("README lacks the tested command %q", strings.TrimSpace(cmd))

@@ -98,3 +98,19 @@ func dagSamplesViewOf(ds *engine.DAGSampleSummary, anchors map[string]string) *d
 	}
 	return v
 }
+
+// dagSamplesLine is a dag metric's walks for the terminal: "path differs
+// on 2 of 5 sampled cases (verdict split: states_fact 2)".
+func dagSamplesLine(ds *engine.DAGSampleSummary) string {
+	line := fmt.Sprintf("path differs on %d of %d sampled cases", ds.PathDiffers, ds.Cases)
+	var split []string
+	for _, n := range ds.Nodes {
+		if n.Differs > 0 {
+			split = append(split, fmt.Sprintf("%s %d", n.Node, n.Differs))
+		}
+	}
+	if len(split) > 0 {
+		line += " (verdict split: " + strings.Join(split, ", ") + ")"
+	}
+	return line
+}
