@@ -23,7 +23,9 @@ func TestDAGSpreadOf(t *testing.T) {
 	yes := dag.NodeRecord{ID: "q", Kind: "binary", Verdict: "true"}
 	no := dag.NodeRecord{ID: "q", Kind: "binary", Verdict: "false"}
 	broke := dag.NodeRecord{ID: "q", Kind: "binary", Error: "judge: 503"}
-	child := func(score float64) []dag.Leaf { return []dag.Leaf{{NodeID: "q", Verdict: "true", Score: score, Metric: "tone"}} }
+	child := func(score float64) []dag.Leaf {
+		return []dag.Leaf{{NodeID: "q", Verdict: "true", Score: score, Metric: "tone"}}
+	}
 	for _, tc := range []struct {
 		name  string
 		runs  [][]MetricResult
