@@ -237,7 +237,8 @@ func TestReadmeShowsTestedCommands(t *testing.T) {
 		"go run ./cmd/anvil-host calibrate -c examples/calibrate/anvil.yaml --labels examples/calibrate/labels.jsonl -o runs/calibrate\n",
 		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml -o runs/good\n",
 		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml --input examples/quickstart/cases-regressed.jsonl -o runs/regressed\n",
-		"go run ./cmd/anvil-host compare runs/good runs/regressed\n",
+		"go run ./cmd/anvil-host compare --report runs/good runs/regressed",
+		"go run ./cmd/anvil-host run -c examples/samples/anvil.yaml ",
 	} {
 		if !strings.Contains(string(b), cmd) {
 			t.Errorf("README lacks the tested command %q", strings.TrimSpace(cmd))

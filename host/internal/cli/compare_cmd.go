@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentanvil/anvil/host/internal/compare"
+	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -18,6 +20,7 @@ func newCompareCmd() *cobra.Command {
 		asJSON   bool
 		output   string
 		maxFlips int
+		toReport bool
 	)
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
@@ -34,7 +37,11 @@ A" gives p < 1 − level (0.05 by default); the interval shows how much. Runs of
 differs, unless --allow-config-change.
 
 With --json, stdout is the comparison as JSON instead of the table;
---output also writes that JSON to a file (for the report's compare view).
+--output also writes that JSON to a file. With --report, the comparison is
+written as compare.json into RUN_B's directory and RUN_B's report.html is
+drawn again with an "A vs B" section: per metric the mean difference with
+its interval, p and verdict, the flipped cases pass→fail first (RUN_B needs
+its summary.json).
 
 Exit codes: 0 no gated metric is significantly worse; 1 a gated metric is
 significantly worse in B; 2 usage error, a directory that is not a run, or
@@ -56,6 +63,9 @@ both runs scored).`,
 			if err != nil {
 				return usageErr(err)
 			}
+			if toReport && b.Summary == nil {
+				return usageErr(fmt.Errorf("--report: run %s has no summary.json to draw its report from", args[1]))
+			}
 			rep, err := compare.Compare(a, b, opts)
 			var mismatch *compare.MismatchError
 			if errors.As(err, &mismatch) {
@@ -76,6 +86,15 @@ both runs scored).`,
 				if err != nil {
 					return &exitError{code: exitUnverified, err: fmt.Errorf("--output %s: %w", output, err)}
 				}
+			}
+			if toReport {
+				if err := report.WriteComparison(b.Dir, rep); err != nil {
+					return &exitError{code: exitUnverified, err: fmt.Errorf("--report: %w", err)}
+				}
+				if err := report.Write(b.Dir, b.Summary); err != nil {
+					return &exitError{code: exitUnverified, err: fmt.Errorf("--report: write reports: %w", err)}
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "A vs B: %s\n", filepath.Join(b.Dir, "report.html"))
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -101,6 +120,7 @@ both runs scored).`,
 	cmd.Flags().IntVar(&opts.Resamples, "resamples", stats.DefaultResamples, "bootstrap resamples (and permutation-test draws above its exact limit)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "seed of the resampling (the same seed gives the same report)")
 	cmd.Flags().BoolVar(&opts.AllowConfigChange, "allow-config-change", false, "compare the shared metrics of runs of different configurations, listing the differences")
+	cmd.Flags().BoolVar(&toReport, "report", false, "write compare.json into RUN_B and redraw RUN_B's report.html with an A vs B section")
 	cmd.Flags().IntVar(&maxFlips, "max-flips", 10, "flipped cases listed per metric in the table (--json lists all)")
 	return cmd
 }

@@ -70,6 +70,7 @@ func TestCompareExitCodes(t *testing.T) {
 		{"not a run", []string{"compare", "a", "missing"}, exitUsage, nil, "missing", false},
 		{"one argument", []string{"compare", "a"}, exitUsage, nil, "accepts 2 arg(s)", false},
 		{"bad level", []string{"compare", "--level", "95", "a", "worse"}, exitUsage, nil, "--level 95", false},
+		{"report without a summary", []string{"compare", "--report", "a", "worse"}, exitUsage, nil, "--report: run worse has no summary.json", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runBinary(t, dir, nil, tc.args...)
@@ -109,7 +110,7 @@ func TestCompareQuickstart(t *testing.T) {
 	if r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "--input", "cases-regressed.jsonl", "-o", "runs/regressed", "--no-progress"); r.code != exitThreshold {
 		t.Fatalf("regressed run: exit %d\n%s", r.code, r.stderr)
 	}
-	r := runBinary(t, dir, nil, "compare", "runs/good", "runs/regressed")
+	r := runBinary(t, dir, nil, "compare", "--report", "runs/good", "runs/regressed")
 	if r.code != exitThreshold {
 		t.Fatalf("compare: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -117,6 +118,22 @@ func TestCompareQuickstart(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	// --report: compare.json in B, and B's page has the A vs B section
+	// with the gated metrics worse and their flipped cases.
+	var rep compare.Report
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "runs/regressed/compare.json")), &rep); err != nil || rep.Verdict != compare.VerdictRegressed {
+		t.Fatalf("runs/regressed/compare.json: %v, verdict %q", err, rep.Verdict)
+	}
+	page := string(mustRead(t, filepath.Join(dir, "runs/regressed/report.html")))
+	for _, want := range []string{`<section id="compare">`, `<a href="#compare">A vs B</a>`, `<span class="badge failed">REGRESSED</span> significantly worse in B: correctness, helpfulness`,
+		`<span class="badge failed">pass→fail</span>`, `<span class="badge failed">WORSE</span>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("runs/regressed/report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(string(mustRead(t, filepath.Join(dir, "runs/good/report.html"))), `id="compare"`) {
+		t.Error("compare --report wrote into run A's report")
 	}
 	// A run against itself: nothing changed.
 	if r := runBinary(t, dir, nil, "compare", "runs/good", "runs/good"); r.code != exitOK || !strings.Contains(r.stdout, "NO REGRESSION") {

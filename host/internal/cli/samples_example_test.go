@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,18 +14,28 @@ import (
 
 // samplesJudge scripts examples/samples: per case, the strict judge
 // (gpt-4o-mini) answers each distinct request's repeats with the case's
-// three scores in turn, the lenient judge (gpt-4.1-mini) always with one.
+// three scores in turn, the lenient judge (gpt-4.1-mini) always with one,
+// and the graph's binary question with the case's three verdicts in turn.
 func samplesJudge(s *judgetest.Server) {
 	scripted := []struct {
-		answer  string
-		strict  []string
-		lenient string
+		answer   string
+		strict   []string
+		lenient  string
+		verdicts []bool
 	}{
-		{"within 30 days of delivery", []string{"9", "8", "9"}, "9"},
-		{"free on some orders", []string{"7", "4", "6"}, "8"},
-		{"Sydney is the capital", []string{"2", "3", "1"}, "6"},
-		{"Forgot password", []string{"8", "9", "8"}, "9"},
-		{"during business hours", []string{"6", "4", "5"}, "7"},
+		{"within 30 days of delivery", []string{"9", "8", "9"}, "9", []bool{true, true, true}},
+		{"free on some orders", []string{"7", "4", "6"}, "8", []bool{true, false, false}},
+		{"Sydney is the capital", []string{"2", "3", "1"}, "6", []bool{false, false, false}},
+		{"Forgot password", []string{"8", "9", "8"}, "9", []bool{true, true, true}},
+		{"during business hours", []string{"6", "4", "5"}, "7", []bool{true, false, true}},
+	}
+	// The graph's question first: its requests hold the answer too.
+	for _, c := range scripted {
+		var replies []judgetest.Reply
+		for _, v := range c.verdicts {
+			replies = append(replies, judgetest.Reply{Content: fmt.Sprintf(`{"reason": "Verdict %v.", "verdict": %v}`, v, v)})
+		}
+		s.On(judgetest.All(judgetest.ContainsMessage("state the fact the expected output gives"), judgetest.ContainsMessage(c.answer)), judgetest.PerRequest(replies...))
 	}
 	for _, c := range scripted {
 		var replies []judgetest.Reply
@@ -52,9 +63,10 @@ func TestSamplesExample(t *testing.T) {
 		if r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--store", store, "-o", "rec", "--no-progress"); r.code != exitThreshold {
 			t.Fatalf("recording: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
-		// 5 cases × 3 samples of correctness, 5 × 2 judges of the panel.
-		if srv.Calls() != 25 {
-			t.Fatalf("recording made %d judge calls; want 25", srv.Calls())
+		// 5 cases × 3 samples of correctness, 5 × 2 judges of the panel,
+		// 5 × 3 walks of the graph's one question.
+		if srv.Calls() != 40 {
+			t.Fatalf("recording made %d judge calls; want 40", srv.Calls())
 		}
 		dst, _ := filepath.Abs("../../../examples/samples/judge-session.jsonl")
 		if r := runBinary(t, dir, nil, "cache", "export", "--store", store, "--note", recordingNote, "-o", dst); r.code != exitOK {
@@ -76,11 +88,19 @@ func TestSamplesExample(t *testing.T) {
 		"flips 2 of 5 sampled cases 40.0% [11.8%, 76.9%]",
 		"correctness_panel: mean 0.710 [",
 		"panel strict, lenient (mean): mean |diff| 0.140, verdicts agree on 80.0% of 5 cases",
+		"states_fact_dag: mean 0.600 [",
+		"path differs on 2 of 5 sampled cases (verdict split: states_fact 2)",
 		"failing correctness: capital-au\n",
 		"FAILED",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// README shows the table's quality lines as this run prints them.
+	for _, line := range readmeSamplesOutput(t) {
+		if !strings.Contains(r.stdout, line+"\n") {
+			t.Errorf("README shows %q; the run prints:\n%s", line, r.stdout)
 		}
 	}
 	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
@@ -99,6 +119,21 @@ func TestSamplesExample(t *testing.T) {
 		if p := l.Metrics[1]; len(p.Panel) != 2 || p.Aggregate != "mean" {
 			t.Errorf("%s panel: %+v", l.CaseID, p.Panel)
 		}
+		if l.CaseID == "shipping" {
+			ds := l.Metrics[2].DAGSpread
+			if ds == nil || ds.Scorings != 3 || !ds.PathDiffers || fmt.Sprint(ds.Nodes) != "[{states_fact 3 0 [{false 2} {true 1}] true}]" {
+				t.Errorf("shipping states_fact_dag: dag_spread %+v; want states_fact true once, false twice", ds)
+			}
+		}
+	}
+	if d := metricOf(t, s, "states_fact_dag").DAGSamples; d == nil || d.Cases != 5 || d.PathDiffers != 2 ||
+		fmt.Sprint(d.Nodes) != "[{states_fact 5 2 [{false 6} {true 9}]}]" {
+		t.Errorf("states_fact_dag: dag_samples %+v; want 2 of 5 cases split, false 6, true 9", d)
+	}
+	// report.html writes the split under the node.
+	if page := string(mustRead(t, filepath.Join(dir, "out", "report.html"))); !strings.Contains(page, `<text class="dag-note"`) ||
+		!strings.Contains(page, "false 2/3 · true 1/3") {
+		t.Error("report.html does not write the walks' split under the graph's node")
 	}
 
 	// validate names the samples and the panel.
@@ -111,8 +146,8 @@ func TestSamplesExample(t *testing.T) {
 			Samples   int      `json:"samples"`
 		} `json:"metrics"`
 	}
-	if err := json.Unmarshal([]byte(v.stdout), &vr); err != nil || v.code != exitOK || len(vr.Metrics) != 2 ||
-		vr.Metrics[0].Samples != 3 || vr.Metrics[1].Aggregate != "mean" || strings.Join(vr.Metrics[1].Judges, ",") != "strict,lenient" {
+	if err := json.Unmarshal([]byte(v.stdout), &vr); err != nil || v.code != exitOK || len(vr.Metrics) != 3 ||
+		vr.Metrics[0].Samples != 3 || vr.Metrics[2].Samples != 3 || vr.Metrics[1].Aggregate != "mean" || strings.Join(vr.Metrics[1].Judges, ",") != "strict,lenient" {
 		t.Errorf("validate --json: exit %d, %+v (%v)\n%s", v.code, vr, err, v.stdout)
 	}
 
@@ -123,4 +158,28 @@ func TestSamplesExample(t *testing.T) {
 		!strings.Contains(e.stdout, "panel of 2 judges (mean): every case is scored 2 times") {
 		t.Errorf("estimate: exit %d\n%s\n%s", e.code, e.stdout, e.stderr)
 	}
+}
+
+// readmeSamplesOutput returns the lines of the output block README shows
+// after the samples example's command.
+func readmeSamplesOutput(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "go run ./cmd/anvil-host run -c examples/samples/anvil.yaml ")
+	if !ok {
+		t.Fatal("README lacks the samples example's command")
+	}
+	_, block, ok := strings.Cut(after, "\n```\n\n```\n")
+	if !ok {
+		t.Fatal("README shows no output after the samples example's command")
+	}
+	block, _, _ = strings.Cut(block, "\n```")
+	lines := strings.Split(block, "\n")
+	if len(lines) < 3 {
+		t.Fatalf("README's samples output block has %d lines", len(lines))
+	}
+	return lines
 }

@@ -141,3 +141,35 @@ func loadErrWithLiar(t *testing.T, e env) error {
 	}
 	return err
 }
+
+// A panel's judges score with one set of G-Eval steps, the first judge's
+// (docs/RATIONALE.md, "Why do a panel's judges share the first judge's
+// G-Eval steps?"): one steps call, to the first judge's model, and every
+// judge's scoring prompt holds those steps — never another judge's.
+func TestPanelJudgesShareTheFirstJudgesSteps(t *testing.T) {
+	srv := judgetest.New(t)
+	steps := judgetest.ContainsMessage(`"steps"`)
+	srv.On(judgetest.All(steps, judgetest.Model("ma")), judgetest.Reply{Content: `{"steps": ["Step of a.", "Check.", "Penalise."]}`})
+	srv.On(steps, judgetest.Reply{Content: `{"steps": ["Step of another judge.", "Check.", "Penalise."]}`})
+	srv.On(judgetest.Model("ma"), judgetest.JSONScoreReply("a", "8", nil))
+	srv.On(judgetest.Model("mb"), judgetest.JSONScoreReply("b", "6", nil))
+	srv.On(judgetest.Model("mc"), judgetest.JSONScoreReply("c", "2", nil))
+	e := newEnv(t, panelConfig(srv.URL(), panelMetric("mean", 0.5)))
+	e.run(t, "off", engine.RunOptions{})
+	var stepModels []string
+	scored := map[string]int{}
+	for _, r := range srv.Requests() {
+		last := r.LastMessage()
+		if strings.Contains(last, `"steps"`) {
+			stepModels = append(stepModels, r.Model)
+			continue
+		}
+		if !strings.Contains(last, "Step of a.") || strings.Contains(last, "Step of another judge.") {
+			t.Errorf("model %s scored without the first judge's steps:\n%s", r.Model, last)
+		}
+		scored[r.Model]++
+	}
+	if fmt.Sprint(stepModels) != "[ma]" || fmt.Sprint(scored) != "map[ma:3 mb:3 mc:3]" {
+		t.Errorf("steps asked of %v, scorings %v; want one steps call to ma, 3 scorings per judge", stepModels, scored)
+	}
+}

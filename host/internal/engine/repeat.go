@@ -73,6 +73,9 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 
 	first := runs[0][0]
 	r.Reason, r.ScoreMode, r.Details = first.Reason, first.ScoreMode, first.Details
+	if r.Kind == KindDAG {
+		r.DAGSpread = dagSpreadOf(runs)
+	}
 	votes := make([]PanelVote, len(m.panel))
 	var bad *MetricResult
 	for ji, name := range m.panel {

@@ -54,6 +54,9 @@ type MetricResult struct {
 	// Aggregate how they were combined into Score.
 	Panel     []PanelVote `json:"panel,omitempty"`
 	Aggregate string      `json:"aggregate,omitempty"`
+	// DAGSpread is, for a dag metric scored more than once, how its walks
+	// of the graph differed per node (dagsamples.go).
+	DAGSpread *DAGSpread `json:"dag_spread,omitempty"`
 
 	caseID string // set when read back for the summary
 }

@@ -38,6 +38,9 @@ type Quality struct {
 	Histogram []int `json:"histogram,omitempty"`
 	// Panel is a panel's inter-judge agreement.
 	Panel *PanelAgreement `json:"panel,omitempty"`
+	// DAGSamples is, for a dag metric scored more than once per case, how
+	// often its walks took different paths and each node's verdicts.
+	DAGSamples *DAGSampleSummary `json:"dag_samples,omitempty"`
 }
 
 // PanelAgreement is how a panel's judges agree over the cases every one
@@ -81,10 +84,12 @@ type qualityAcc struct {
 	// and verdicts in judges order.
 	panelScores [][]float64
 	panelPass   [][]bool
+	dag         dagSampleAcc
 }
 
 func (ms *MetricSummary) addQuality(r MetricResult) {
 	q := &ms.quality
+	q.dag.add(r.caseID, r.DAGSpread)
 	addSpread := func(sp *Spread) {
 		if sp == nil || len(sp.Scores) < 2 {
 			return
@@ -165,6 +170,7 @@ func (ms *MetricSummary) finishQuality(scores []float64) {
 	if q.judges != nil {
 		ms.Panel = panelAgreement(q)
 	}
+	ms.DAGSamples = q.dag.finish()
 	ms.quality = qualityAcc{}
 }
 

@@ -26,6 +26,7 @@ type qualityCard struct {
 	Spread       *spreadView
 	Panel        *panelView
 	Calibration  *calibrationView
+	DAGSamples   *dagSamplesView
 }
 
 type intervalView struct {
@@ -91,7 +92,8 @@ func qualityCards(s *engine.Summary, anchors map[string]string, cal map[string]*
 			}
 			c.Panel = pv
 		}
-		if c.Histogram == "" && c.Mean == nil && c.PassRate == nil && c.Spread == nil && c.Panel == nil && c.Calibration == nil {
+		c.DAGSamples = dagSamplesViewOf(m.DAGSamples, anchors)
+		if c.Histogram == "" && c.Mean == nil && c.PassRate == nil && c.Spread == nil && c.Panel == nil && c.Calibration == nil && c.DAGSamples == nil {
 			continue // a summary written before these numbers existed
 		}
 		out = append(out, c)

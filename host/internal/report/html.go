@@ -91,6 +91,8 @@ type page struct {
 	Groups       []caseView
 	// Quality is each metric's charts (html_quality.go).
 	Quality []qualityCard
+	// Compare is this run against another (comparison.go).
+	Compare *compareView
 }
 
 type statusCounts struct{ Passed, Failed, Error, Skipped int }
@@ -191,6 +193,10 @@ type dagView struct {
 	SVG     template.HTML
 	SVGNote string
 	res     *dag.Result
+	// spread is how the case's walks split per node (samples: N), and
+	// Walks their number when the drawing notes it (dagsamples.go).
+	spread *engine.DAGSpread
+	Walks  int
 }
 
 type dagNodeView struct {
@@ -448,7 +454,7 @@ func dagOf(caseID string, mr engine.MetricResult) *dagView {
 		return nil
 	}
 	dv := &dagView{res: &res, Score: strconv.FormatFloat(res.Score, 'f', 3, 64), Aggregate: res.Aggregate, Error: res.Error,
-		Command: "anvil-host dag render " + shellQuote(mr.Metric) + " --results results.jsonl --case " + shellQuote(caseID)}
+		Command: "anvil-host dag render " + shellQuote(mr.Metric) + " --results results.jsonl --case " + shellQuote(caseID), spread: mr.DAGSpread}
 	for _, n := range res.Nodes {
 		dv.Nodes = append(dv.Nodes, dagNodeView{ID: n.ID, Kind: n.Kind, Verdict: n.Verdict,
 			Reason: mkText(n.Reason), Output: mkText(n.Output), Error: capBytes(n.Error, FullTextBytes), Calls: n.JudgeCalls, CallsText: calls(n.JudgeCalls)})

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/agentanvil/anvil/host/internal/compare"
 	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/engine"
 )
@@ -14,6 +15,10 @@ type pageExtras struct {
 	// calibration.json present was not shown.
 	calibration map[string]*calibrationView
 	note        string
+	// comparison is this run against another, from compare.json
+	// (comparison.go); compareNote says why one present was not shown.
+	comparison  *compare.Report
+	compareNote string
 }
 
 // addQuality adds what the page shows of judgement quality: each metric's
@@ -28,6 +33,12 @@ func addQuality(p *page, s *engine.Summary, extras pageExtras) {
 	p.Quality = qualityCards(s, anchors, extras.calibration)
 	if extras.note != "" {
 		p.Notes = append(p.Notes, extras.note)
+	}
+	if extras.comparison != nil {
+		p.Compare = comparisonView(extras.comparison, anchors)
+	}
+	if extras.compareNote != "" {
+		p.Notes = append(p.Notes, extras.compareNote)
 	}
 	drawDAGs(p, s.Graphs, MaxDAGDrawingBytes)
 }
@@ -63,7 +74,12 @@ func drawDAGs(p *page, graphs []dag.Outline, budget int) {
 				row.DAG.SVGNote = problems[row.Metric]
 				continue
 			}
-			svg := l.svg("decision graph of "+row.Metric+" with the path of case "+p.Groups[gi].ID, marksOf(l.outline, row.DAG.res))
+			marks := marksOf(l.outline, row.DAG.res)
+			marks.notes = spreadNotes(l.outline, row.DAG.spread)
+			if marks.notes != nil {
+				row.DAG.Walks = row.DAG.spread.Scorings
+			}
+			svg := l.svg("decision graph of "+row.Metric+" with the path of case "+p.Groups[gi].ID, marks)
 			if drawn+len(svg) > budget {
 				row.DAG.SVGNote = fmt.Sprintf("not drawn: the page already holds %d KiB of drawings (failing cases are drawn first)", drawn>>10)
 				continue

@@ -77,6 +77,9 @@ func qualityLines(w io.Writer, s *engine.Summary) {
 			p += fmt.Sprintf(", sample sd mean %.3f max %.3f", *m.MeanSampleSD, *m.MaxSampleSD)
 			parts = append(parts, p)
 		}
+		if ds := m.DAGSamples; ds != nil {
+			parts = append(parts, dagSamplesLine(ds))
+		}
 		if pa := m.Panel; pa != nil && pa.MeanAbsDiff != nil {
 			p := fmt.Sprintf("panel %s (%s): mean |diff| %.3f, verdicts agree on %.1f%% of %d cases",
 				strings.Join(pa.Judges, ", "), pa.Aggregate, *pa.MeanAbsDiff, *pa.VerdictAgreement*100, pa.Cases)

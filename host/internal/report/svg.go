@@ -178,12 +178,14 @@ func nodeWidth(nd dag.OutlineNode) float64 {
 	return math.Min(math.Max(w, minWidth), maxWidth)
 }
 
-func clip(s string) string {
-	if utf8.RuneCountInString(s) <= maxLabel {
+func clip(s string) string { return clipRunes(s, maxLabel) }
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:maxLabel-1]) + "…"
+	return string(r[:n-1]) + "…"
 }
 
 // pathMarks are the classes one case gives a drawing: the outline ids of
@@ -193,6 +195,9 @@ type pathMarks struct {
 	taken  map[string]bool
 	failed map[string]bool
 	edges  map[int]bool
+	// notes are written under nodes and leaves, by outline id: how the
+	// walks of a case scored more than once split (dagsamples.go).
+	notes map[string]string
 }
 
 // marksOf finds the path res took through o: a node ran when res has a
@@ -305,7 +310,11 @@ func (l *layout) svg(title string, marks pathMarks) template.HTML {
 		default:
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="4"/>`, x-w/2, y-h/2, w, h)
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text></g>`, x, y+4, html.EscapeString(clip(nd.Label)))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`, x, y+4, html.EscapeString(clip(nd.Label)))
+		if note := marks.notes[nd.ID]; note != "" {
+			fmt.Fprintf(&b, `<text class="dag-note" x="%.1f" y="%.1f">%s</text>`, x, y+h/2+11, html.EscapeString(clipRunes(note, maxNoteRunes)))
+		}
+		b.WriteString(`</g>`)
 	}
 	b.WriteString(labels.String())
 	b.WriteString(`</svg>`)

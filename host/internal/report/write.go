@@ -46,6 +46,7 @@ func Write(dir string, s *engine.Summary) error {
 	attachCases(dir, shown)
 	var extras pageExtras
 	extras.calibration, extras.note = readCalibration(dir)
+	extras.comparison, extras.compareNote = readComparison(dir, s)
 	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return writeHTML(w, s, shown, extras) })
 }
 
