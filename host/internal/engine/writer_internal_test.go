@@ -46,7 +46,7 @@ func writerCases(n int) []*CaseResult {
 		}
 		if rng.IntN(4) != 0 {
 			r.Case = &abi.TestCase{ID: r.CaseID, Input: pick(), ActualOutput: pick(), ExpectedOutput: pick(),
-				Context: []string{pick(), pick()},
+				Context:     []string{pick(), pick()},
 				ToolsCalled: []abi.ToolCall{{Name: "t", Arguments: json.RawMessage(`{ "q" : "<x>" }`)}},
 				Extra:       map[string]json.RawMessage{"z": json.RawMessage(`1`), "a": json.RawMessage(`[true, null]`)}}
 		}
@@ -108,19 +108,27 @@ func TestCaseFilesAndLinesAreWhatTheEncoderMakes(t *testing.T) {
 }
 
 // BenchmarkResultsWriter is the writer's work per case: encoding the line
-// and the case file, creating the file, and the batch's append and fsync.
+// and the case file, creating the file (a new one per case, as in a run),
+// and the batch's append and fsync, in batches of 32.
 func BenchmarkResultsWriter(b *testing.B) {
-	cases := writerCases(64)
+	shapes := writerCases(64)
+	cases := make([]CaseResult, b.N)
+	for i := range cases {
+		cases[i] = *shapes[i%len(shapes)]
+		cases[i].CaseID = fmt.Sprint("b", i)
+	}
 	dir := b.TempDir()
 	w, err := openResults(dir, false, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
 	batch := make([]*CaseResult, 0, 32)
-	for i := 0; b.Loop(); i++ {
-		batch = append(batch, cases[i%len(cases)])
-		if len(batch) == cap(batch) {
+	b.ReportAllocs()
+	reportCPU(b)
+	b.ResetTimer()
+	for i := range cases {
+		batch = append(batch, &cases[i])
+		if len(batch) == cap(batch) || i == len(cases)-1 {
 			if err := w.flush(batch); err != nil {
 				b.Fatal(err)
 			}
