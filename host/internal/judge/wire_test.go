@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -148,4 +149,35 @@ func benchPlan() *plan {
 	prompt := string(bytes.Repeat([]byte("The actual output answers the input <correctly> & completely. "), 40))
 	return &plan{req: abi.JudgeRequest{Messages: []abi.Message{{Role: "system", Content: "You are a strict evaluator."}, {Role: "user", Content: prompt}}},
 		maxTokens: 512, topLogprobs: 20}
+}
+
+// FuzzRequestBody compares the judge's request body with openai-go's on
+// any message text, role, model, temperature and schema name.
+func FuzzRequestBody(f *testing.F) {
+	f.Add("user", "Score it <1..10> & say why", "gpt-4o-mini", 0.7, "score", true, uint8(2))
+	f.Add("", "\u2028\xff\x00", "", 1e21, "", false, uint8(0))
+	f.Fuzz(func(t *testing.T, role, content, model string, temp float64, name string, strict bool, mode uint8) {
+		if math.IsNaN(temp) || math.IsInf(temp, 0) {
+			t.Skip("neither encodes a non-finite number")
+		}
+		p := &plan{req: abi.JudgeRequest{Messages: []abi.Message{{Role: "system", Content: content}, {Role: role, Content: content}}},
+			maxTokens: 64, topLogprobs: 20}
+		if mode%3 != 2 {
+			p.schema = &compiledSchema{canonical: []byte(`{"type":"object"}`)}
+			p.schemaName, p.strict = schemaName(name), strict
+		}
+		c := call{temperature: &temp, n: int(mode % 4), extra: []abi.Message{{Role: "assistant", Content: content}}}
+		sm := []schemaMode{modeJSONSchema, modeJSONObject, modePrompt}[mode%3]
+		want, err := json.Marshal(p.typedParams(model, c, sm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.requestBody(model, c, sm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("\ngot  %s\nwant %s", got, want)
+		}
+	})
 }
