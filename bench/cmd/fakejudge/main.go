@@ -20,7 +20,10 @@
 // same JSON is written to -calls-file (when set) before exiting.
 //
 // Requests are not recorded (judgetest.WithoutRecording) so memory stays
-// flat over long runs.
+// flat over long runs. A reply with logprobs is encoded once and its
+// encoding reused for every request that gets the same reply (encoded.go):
+// encoding 20 alternatives per token cost the fake judge ~1 ms of CPU per
+// reply, on the cores the host under test runs on.
 package main
 
 import (
@@ -110,10 +113,13 @@ type fake struct {
 	alts    int
 	counts  map[string]*atomic.Int64
 	fillers []string
+	// encoded caches replies' choices, encoded (nil: every reply is
+	// encoded by judgetest, as the reference in tests).
+	encoded *encodedReplies
 }
 
 func newFake(latency time.Duration, alts int) *fake {
-	f := &fake{latency: latency, alts: max(alts, 1), counts: map[string]*atomic.Int64{}}
+	f := &fake{latency: latency, alts: max(alts, 1), counts: map[string]*atomic.Int64{}, encoded: newEncodedReplies()}
 	for _, k := range kinds {
 		f.counts[k] = new(atomic.Int64)
 	}
@@ -165,15 +171,28 @@ func (f *fake) count(kind string) { f.counts[kind].Add(1) }
 
 // reply answers one request.
 func (f *fake) reply(req judgetest.RecordedRequest) judgetest.Reply {
-	r := f.answer(req)
+	r, shape := f.answer(req)
 	r.Latency = f.latency
-	if req.Logprobs && f.alts > 1 && len(r.Logprobs) == 0 && r.Content != "" {
-		r.Logprobs = judgetest.Tokens(r.Content)
+	if f.encoded != nil && req.Logprobs && f.alts > 1 && req.N <= 1 {
+		if body, ok := f.encoded.body(req, r, shape, func() []abi.TokenLogprob { return f.tokens(req, r) }); ok {
+			return judgetest.Reply{RawBody: body, ContentType: "application/json", Latency: f.latency}
+		}
 	}
 	if req.Logprobs && f.alts > 1 {
-		f.pad(r.Logprobs, min(f.alts, req.TopLogprobs))
+		r.Logprobs = f.tokens(req, r)
 	}
 	return r
+}
+
+// tokens are r's tokens as sent to req: the reply's own, or its content
+// tokenized, each padded to the alternatives asked for.
+func (f *fake) tokens(req judgetest.RecordedRequest, r judgetest.Reply) []abi.TokenLogprob {
+	tokens := r.Logprobs
+	if len(tokens) == 0 && r.Content != "" {
+		tokens = judgetest.Tokens(r.Content)
+	}
+	f.pad(tokens, min(f.alts, req.TopLogprobs))
+	return tokens
 }
 
 // pad gives every token up to n alternatives, the extra ones improbable
@@ -214,7 +233,9 @@ var reasons = []string{
 	"The actual output misses the point of the input and gives little of what the expected output contains.",
 }
 
-func (f *fake) answer(req judgetest.RecordedRequest) judgetest.Reply {
+// answer is the reply to req and its shape: what, beyond the content,
+// decides the reply's tokens (a score's range).
+func (f *fake) answer(req judgetest.RecordedRequest) (judgetest.Reply, string) {
 	h := hash(req)
 	text := ""
 	for _, m := range req.Messages {
@@ -229,7 +250,7 @@ func (f *fake) answer(req judgetest.RecordedRequest) judgetest.Reply {
 			p := s.Properties
 			switch {
 			case has(p, "steps"):
-				return f.steps(h)
+				return f.steps(h), ""
 			case has(p, "score"):
 				sc := p["score"]
 				lo, hi := 0, 10
@@ -239,11 +260,11 @@ func (f *fake) answer(req judgetest.RecordedRequest) judgetest.Reply {
 				if sc.Maximum != nil {
 					hi = *sc.Maximum
 				}
-				return f.score(h, lo, hi, has(p, "reason"))
+				return f.score(h, lo, hi, has(p, "reason")), fmt.Sprint(lo, "-", hi)
 			case has(p, "verdicts"):
-				return f.verdicts(h, verdictCount(last))
+				return f.verdicts(h, verdictCount(last)), ""
 			case has(p, "verdict") && p["verdict"].Type == "boolean":
-				return f.binary(h)
+				return f.binary(h), ""
 			case has(p, "verdict") && len(p["verdict"].Enum) > 0:
 				var opts []string
 				for _, e := range p["verdict"].Enum {
@@ -252,17 +273,17 @@ func (f *fake) answer(req judgetest.RecordedRequest) judgetest.Reply {
 						opts = append(opts, v)
 					}
 				}
-				return f.choice(h, opts)
+				return f.choice(h, opts), ""
 			case has(p, "output"):
-				return f.task(h)
+				return f.task(h), ""
 			case has(p, "statements"):
-				return f.list(h, "statements")
+				return f.list(h, "statements"), ""
 			case has(p, "claims"):
-				return f.list(h, "claims")
+				return f.list(h, "claims"), ""
 			case has(p, "truths"):
-				return f.list(h, "truths")
+				return f.list(h, "truths"), ""
 			case has(p, "reason") && len(p) == 1:
-				return f.reason(h)
+				return f.reason(h), ""
 			}
 		}
 	}
@@ -270,34 +291,34 @@ func (f *fake) answer(req judgetest.RecordedRequest) judgetest.Reply {
 	// No (known) schema: classify by the prompts' text.
 	switch {
 	case strings.Contains(text, stepsMark):
-		return f.steps(h)
+		return f.steps(h), ""
 	case strings.Contains(text, caseMark):
 		if reStrict.MatchString(text) {
-			return f.score(h, 0, 1, strings.Contains(text, `"reason"`))
+			return f.score(h, 0, 1, strings.Contains(text, `"reason"`)), "0-1"
 		}
 		lo, hi := 0, 10
 		if m := reRange.FindStringSubmatch(text); m != nil {
 			lo, _ = strconv.Atoi(m[1])
 			hi, _ = strconv.Atoi(m[2])
 		}
-		return f.score(h, lo, hi, strings.Contains(text, `1. "reason"`))
+		return f.score(h, lo, hi, strings.Contains(text, `1. "reason"`)), fmt.Sprint(lo, "-", hi)
 	case reExactly.MatchString(text) || reRepairN.MatchString(last):
-		return f.verdicts(h, verdictCount(last+"\n"+text))
+		return f.verdicts(h, verdictCount(last+"\n"+text)), ""
 	case strings.Contains(text, binaryMark):
-		return f.binary(h)
+		return f.binary(h), ""
 	case reAllowed.MatchString(text):
 		var opts []string
 		json.Unmarshal([]byte(reAllowed.FindStringSubmatch(text)[1]), &opts) //nolint:errcheck
-		return f.choice(h, opts)
+		return f.choice(h, opts), ""
 	case strings.Contains(text, taskMark):
-		return f.task(h)
+		return f.task(h), ""
 	case reListKey.MatchString(text):
-		return f.list(h, reListKey.FindStringSubmatch(text)[1])
+		return f.list(h, reListKey.FindStringSubmatch(text)[1]), ""
 	case strings.Contains(text, reasonMark):
-		return f.reason(h)
+		return f.reason(h), ""
 	}
 	f.count(kUnknown)
-	return judgetest.Reply{Content: judgetest.DefaultContent}
+	return judgetest.Reply{Content: judgetest.DefaultContent}, ""
 }
 
 func has[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }

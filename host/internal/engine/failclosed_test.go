@@ -293,6 +293,42 @@ func TestResumeReportsATornLine(t *testing.T) {
 	}
 }
 
+// TestResumeRewritesATornCaseFile: case files are written in place, so a
+// crash can leave one torn, but only before its results line is written;
+// --resume evaluates that case again and must replace the file whole (a
+// longer torn file must not leave its tail behind).
+func TestResumeRewritesATornCaseFile(t *testing.T) {
+	e := newEnv(t, liarMetric(`{score: 1, success: true}`, ""))
+	if _, err := e.runErr(t, context.Background(), "off", engine.RunOptions{Limit: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.ReadCase(e.out, "c3"); err == nil {
+		t.Fatal("c3 has a case file after a run limited to two cases")
+	}
+	done, err := engine.ReadCase(e.out, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := `{"case_id": "c3", "config_hash": "` + strings.Repeat("x", 64<<10)
+	if err := os.WriteFile(filepath.Join(e.out, "cases", "c3.json"), []byte(torn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.runErr(t, context.Background(), "off", engine.RunOptions{Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Resume == nil || s.Resume.Done != 2 || s.Cases != 4 {
+		t.Fatalf("resume report %+v, cases %d", s.Resume, s.Cases)
+	}
+	got, err := engine.ReadCase(e.out, "c3")
+	if err != nil {
+		t.Fatalf("the torn case file was not rewritten: %v", err)
+	}
+	if got.CaseID != "c3" || got.Case == nil || got.Case.ID != "c3" || len(got.Metrics) != len(done.Metrics) || got.Metrics[0].Status != done.Metrics[0].Status {
+		t.Fatalf("c3 after resume = %+v", got)
+	}
+}
+
 func TestUnreadableCacheEntriesAreReportedInTheSummary(t *testing.T) {
 	srv := fakeJudge(t)
 	e := newEnv(t, configFor(srv.URL(), true, correctness))

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/agentanvil/anvil/abi"
 )
 
 // resultsWriter appends finished cases to results.jsonl and writes
@@ -27,6 +29,8 @@ type resultsWriter struct {
 	err       error       // set by the loop before done is closed
 	onDurable func(n int) // called with the number of cases made durable
 	line      bytes.Buffer
+	whole     []byte       // the compact encoding of a case with its Case
+	detail    bytes.Buffer // cases/<id>.json being written
 }
 
 // maxBatch bounds one group commit.
@@ -100,25 +104,30 @@ func (w *resultsWriter) loop() {
 // flush writes a batch: the case files first (a derived view, not synced
 // one by one), then the results lines and one fsync — the line is what
 // makes a case done.
+//
+// A case file is written in place, not to a temporary name renamed over
+// it: creating the file is most of a case's cost on a busy disk, and the
+// rename bought nothing here. A crash can leave a case file torn only
+// while its line is not yet in results.jsonl; that case is not done, so
+// --resume evaluates it again and rewrites the file (truncating it), and
+// nothing reads a case file whose line is missing (docs/RATIONALE.md).
 func (w *resultsWriter) flush(batch []*CaseResult) error {
 	w.line.Reset()
 	enc := json.NewEncoder(&w.line)
 	for _, r := range batch {
-		detail, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return fmt.Errorf("encode case %q: %w", r.CaseID, err)
-		}
-		path := filepath.Join(w.dir, "cases", caseFileName(r.CaseID))
-		if err := os.WriteFile(path+".tmp", detail, 0o644); err != nil {
-			return fmt.Errorf("write case %q: %w", r.CaseID, err)
-		}
-		if err := os.Rename(path+".tmp", path); err != nil {
-			return fmt.Errorf("write case %q: %w", r.CaseID, err)
-		}
+		start := w.line.Len()
 		line := *r
 		line.Case = nil
 		if err := enc.Encode(&line); err != nil {
 			return fmt.Errorf("encode case %q: %w", r.CaseID, err)
+		}
+		detail, err := w.caseDetail(w.line.Bytes()[start:w.line.Len()-1], r.Case)
+		if err != nil {
+			return fmt.Errorf("encode case %q: %w", r.CaseID, err)
+		}
+		path := filepath.Join(w.dir, "cases", caseFileName(r.CaseID))
+		if err := os.WriteFile(path, detail, 0o644); err != nil {
+			return fmt.Errorf("write case %q: %w", r.CaseID, err)
 		}
 	}
 	if _, err := w.f.Write(w.line.Bytes()); err != nil {
@@ -128,6 +137,29 @@ func (w *resultsWriter) flush(batch []*CaseResult) error {
 		return fmt.Errorf("sync results.jsonl: %w", err)
 	}
 	return nil
+}
+
+// caseDetail is cases/<id>.json of a case whose results line (compact,
+// without its newline) is line: the bytes json.MarshalIndent(r, "", "  ")
+// makes, derived from the line rather than encoding the metrics twice.
+// Case is CaseResult's last field and omitted when nil, so the compact
+// encoding of the whole result is the line with `,"case":…` spliced in
+// before its closing brace. The slice returned is valid until the next call.
+func (w *resultsWriter) caseDetail(line []byte, c *abi.TestCase) ([]byte, error) {
+	src := line
+	if c != nil {
+		caseJSON, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		w.whole = append(append(append(append(w.whole[:0], line[:len(line)-1]...), `,"case":`...), caseJSON...), '}')
+		src = w.whole
+	}
+	w.detail.Reset()
+	if err := json.Indent(&w.detail, src, "", "  "); err != nil {
+		return nil, err
+	}
+	return w.detail.Bytes(), nil
 }
 
 func writeFileSync(path string, data []byte) error {

@@ -20,10 +20,15 @@ const (
 	// callAllocBudget: one whole Judge.Do of that reply against the fake
 	// judge server in this process, the server's own allocations included
 	// (it sends the body as is, but parses the request). Measured 389 when
-	// set (Go 1.26, openai-go v1.12.0): ~125 are openai-go building and
+	// set (Go 1.26, openai-go v1.12.0): ~125 were openai-go building and
 	// sending the request, ~30 the server, ~50 the schema check of the
-	// reply; the decode is 4. encoding/json decoding made it ~1,380.
-	callAllocBudget = 450
+	// reply; the decode is 4. encoding/json decoding made it ~1,380. 355
+	// since the judge encodes the request body itself (wire.go).
+	callAllocBudget = 400
+	// requestBodyAllocBudget: encoding one scoring request's body (3 when
+	// set: the message list, the encoder's buffer, the body; openai-go's
+	// encoder made 40).
+	requestBodyAllocBudget = 4
 )
 
 func TestAllocationBudgets(t *testing.T) {
@@ -41,6 +46,18 @@ func TestAllocationBudgets(t *testing.T) {
 		if allocs > decodeAllocBudget {
 			t.Errorf("decoding a 20-alternative reply (need %d) makes %.0f allocations; the budget is %d", need, allocs, decodeAllocBudget)
 		}
+	}
+
+	p := benchPlan()
+	temp := 0.0
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := p.requestBody("gpt-4o-mini", call{temperature: &temp}, modePrompt); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("request body: %.0f allocations per request", allocs)
+	if allocs > requestBodyAllocBudget {
+		t.Errorf("encoding a scoring request makes %.0f allocations; the budget is %d", allocs, requestBodyAllocBudget)
 	}
 
 	srv := judgetest.New(t, judgetest.WithoutRecording(),

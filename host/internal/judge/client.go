@@ -16,7 +16,6 @@ import (
 
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
-	"github.com/openai/openai-go/shared"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -84,66 +83,6 @@ func (p *plan) messagesFor(c call, mode schemaMode) []abi.Message {
 	return append(append(make([]abi.Message, 0, len(base)+len(c.extra)), base...), c.extra...)
 }
 
-// params builds the wire request of c under plan p, in structured-output
-// mode (the plan's, or weaker once the server rejected it).
-func (p *plan) params(model string, c call, mode schemaMode) openai.ChatCompletionNewParams {
-	msgs := p.messagesFor(c, mode)
-	params := openai.ChatCompletionNewParams{
-		Model:    shared.ChatModel(model),
-		Messages: make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs)),
-	}
-	for _, m := range msgs {
-		switch m.Role {
-		case "system":
-			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		case "assistant":
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
-		default:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
-		}
-	}
-	if c.temperature != nil {
-		params.Temperature = openai.Float(*c.temperature)
-	}
-	if p.maxTokens > 0 {
-		// max_tokens, not max_completion_tokens: every OpenAI-compatible
-		// server understands it.
-		params.MaxTokens = openai.Int(int64(p.maxTokens))
-	}
-	if c.n > 1 {
-		params.N = openai.Int(int64(c.n))
-	}
-	if p.topLogprobs > 0 {
-		params.Logprobs = openai.Bool(true)
-		params.TopLogprobs = openai.Int(int64(p.topLogprobs))
-	}
-	if p.schema != nil {
-		switch mode {
-		case modeJSONSchema:
-			js := shared.ResponseFormatJSONSchemaJSONSchemaParam{
-				Name:   p.schemaName,
-				Schema: rawJSON(p.schema.canonical),
-			}
-			if p.strict {
-				js.Strict = openai.Bool(true)
-			}
-			params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-				OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: js},
-			}
-		case modeJSONObject:
-			params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-				OfJSONObject: &shared.ResponseFormatJSONObjectParam{},
-			}
-		}
-	}
-	return params
-}
-
-// rawJSON marshals as itself, so the schema goes on the wire verbatim.
-type rawJSON []byte
-
-func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
-
 // failureKind classifies a failed attempt.
 type failureKind int
 
@@ -209,9 +148,10 @@ func (f *failure) unfixable() bool {
 const maxErrorBodyBytes = maxWordsInput
 
 // attempt makes one HTTP request and classifies the outcome.
-func (j *Judge) attempt(ctx context.Context, params openai.ChatCompletionNewParams, need tokenNeed) (completion, *failure) {
+func (j *Judge) attempt(ctx context.Context, body []byte, need tokenNeed) (completion, *failure) {
 	var httpResp *http.Response
-	// openai-go builds and sends the request; the body comes back raw and
+	// openai-go sends the request (its body encoded by the judge, see
+	// wire.go); the body comes back raw and
 	// is decoded here in one pass into only what the judge uses (see
 	// decodeCompletion). openai-go's own decoder costs ~6x the CPU of
 	// encoding/json on a reply with top_logprobs (20 alternatives per
@@ -221,14 +161,14 @@ func (j *Judge) attempt(ctx context.Context, params openai.ChatCompletionNewPara
 	// The body is left to us (a **http.Response destination) and read into
 	// a pooled buffer.
 	var bodyResp *http.Response
-	_, err := j.client.chat.New(ctx, params, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&bodyResp))
+	err := j.client.send(ctx, body, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&bodyResp))
 	var c completion
 	var f *failure
 	if err == nil {
-		var body []byte
+		var reply []byte
 		var done func()
-		if body, done, err = readReply(httpResp); err == nil {
-			if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), body, need); f != nil {
+		if reply, done, err = readReply(httpResp); err == nil {
+			if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), reply, need); f != nil {
 				f.status = statusOf(httpResp)
 			}
 			done()

@@ -37,7 +37,12 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 			return completion{}, err
 		}
 		mode := j.sendMode(p.mode)
-		comp, attempts, f := j.withRetry(ctx, p.params(j.cfg.Model, c, mode), p.tokenNeed())
+		body, encErr := p.requestBody(j.cfg.Model, c, mode)
+		if encErr != nil {
+			release()
+			return completion{}, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", encErr)
+		}
+		comp, attempts, f := j.withRetry(ctx, body, p.tokenNeed())
 		release()
 
 		j.counters.calls.Add(1)

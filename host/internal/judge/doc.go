@@ -58,6 +58,9 @@
 //     kept. Whatever the one-pass decoder is unsure of is decoded by
 //     encoding/json instead, so both agree on every body, failures word
 //     for word (replydecode.go).
+//   - The request body is encoded here, byte for byte what openai-go
+//     makes of the same request with its own types, and openai-go sends
+//     it (wire.go).
 //   - The cache is content-addressed: sha256 of the model, messages,
 //     schema, schema mode and every sampling parameter. A hit makes no HTTP
 //     call and reports CacheHit, USD 0, calls and attempts 0, latency 0. Errors are never

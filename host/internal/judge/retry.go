@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/openai/openai-go"
 )
 
 // Backoff bounds. Full jitter: the wait before retry k is uniform in
@@ -27,10 +25,10 @@ const (
 // timeout, retrying 429, 5xx, timeouts and connection errors (a refused
 // connection only once) and nothing else: not 4xx, not a host that does
 // not exist, not a TLS failure. It returns the completion or the last failure, and the attempts made.
-func (j *Judge) withRetry(ctx context.Context, params openai.ChatCompletionNewParams, need tokenNeed) (completion, int, *failure) {
+func (j *Judge) withRetry(ctx context.Context, body []byte, need tokenNeed) (completion, int, *failure) {
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, j.cfg.Timeout.Std())
-		c, f := j.attempt(actx, params, need)
+		c, f := j.attempt(actx, body, need)
 		cancel()
 		if f == nil {
 			return c, attempt, nil
