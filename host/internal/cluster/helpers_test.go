@@ -88,6 +88,9 @@ plugins:
   textcheck:
     path: %s
     sha256_file: %s.sha256
+    # Compiling under the race detector on a loaded 2-core machine has
+    # taken over the default minute; these tests are not about compile time.
+    limits: {compile_timeout: 10m}
 defaults:
   judge: default
 metrics:
