@@ -31,6 +31,11 @@ type CoordinatorOptions struct {
 	// AckWait is how long a case may go without a worker's progress
 	// report before it is delivered to another worker; 60s when 0.
 	AckWait time.Duration
+	// MaxDeliver bounds how often a case is delivered: a case every
+	// worker dies on or goes silent on (a poison case) is written as an
+	// error after this many deliveries instead of being waited for
+	// forever; DefaultMaxDeliver when 0.
+	MaxDeliver int
 	// OnFault, when set, is called with each fault a worker reports (and
 	// each result the coordinator refuses), after it is logged.
 	OnFault func(FaultMessage)
@@ -52,10 +57,24 @@ type Coordinator struct {
 	mu       sync.Mutex
 	refusals []FaultMessage
 	limiters map[string]judge.Limiter // the cluster's judge budget, by judge
+	// lastTaken is the last worker each pending case was delivered to, as
+	// the workers say (DeliveryMessage).
+	lastTaken map[string]takenBy
+}
+
+type takenBy struct {
+	worker   string
+	delivery uint64
 }
 
 // DefaultAckWait is the cases' ack deadline when none is given.
 const DefaultAckWait = 60 * time.Second
+
+// DefaultMaxDeliver is how often a case is delivered before it is written
+// as an error, when not configured: enough for a case to survive a few
+// lost workers, few enough that a case which kills every worker costs
+// minutes, not the run.
+const DefaultMaxDeliver = 5
 
 // NewCoordinator connects to the NATS server. The run is published when
 // the engine starts dispatching (after its once-per-run work).
@@ -66,7 +85,10 @@ func NewCoordinator(ctx context.Context, opts CoordinatorOptions) (*Coordinator,
 	if opts.AckWait <= 0 {
 		opts.AckWait = DefaultAckWait
 	}
-	co := &Coordinator{opts: opts, log: opts.Logger}
+	if opts.MaxDeliver <= 0 {
+		opts.MaxDeliver = DefaultMaxDeliver
+	}
+	co := &Coordinator{opts: opts, log: opts.Logger, lastTaken: map[string]takenBy{}}
 	var err error
 	if co.c, err = dial(ctx, opts.URL, opts.Auth, "anvil-coordinator", opts.Logger); err != nil {
 		return nil, err
@@ -167,7 +189,8 @@ func (co *Coordinator) Finish(ctx context.Context) error {
 
 func (co *Coordinator) purge(ctx context.Context) error {
 	var errs []error
-	for stream, subject := range map[string]string{casesStream: casesSubject(co.runID), resultsStream: resultsSubject(co.runID)} {
+	for stream, subject := range map[string]string{casesStream: casesSubject(co.runID), resultsStream: resultsSubject(co.runID),
+		exhaustedStream: exhaustedSubject(co.runID)} {
 		s, err := co.c.js.Stream(ctx, stream)
 		if err == nil {
 			err = s.Purge(ctx, jetstream.WithPurgeSubject(subject))
@@ -219,7 +242,7 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 	if _, err := co.c.js.CreateOrUpdateConsumer(ctx, casesStream, jetstream.ConsumerConfig{
 		Durable: casesConsumer(co.runID), FilterSubject: casesSubject(co.runID),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: co.opts.AckWait,
-		MaxDeliver: -1, MaxAckPending: 100_000,
+		MaxDeliver: co.opts.MaxDeliver, MaxAckPending: 100_000,
 	}); err != nil {
 		return fmt.Errorf("cluster: create consumer %s: %w", casesConsumer(co.runID), err)
 	}

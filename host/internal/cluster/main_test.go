@@ -32,8 +32,12 @@ func TestMain(m *testing.M) {
 func workerProcess() int {
 	cache, _ := os.MkdirTemp("", "anvil-cluster-test-wazero-")
 	defer os.RemoveAll(cache)
+	name, conc := "killable", 2
+	if n := os.Getenv("ANVIL_CLUSTER_TEST_NAME"); n != "" {
+		name, conc = n, 1 // one case at a time: a kill hands back only that case
+	}
 	err := RunWorker(context.Background(), WorkerOptions{
-		URL: os.Getenv("ANVIL_CLUSTER_TEST_URL"), Name: "killable", Concurrency: 2,
+		URL: os.Getenv("ANVIL_CLUSTER_TEST_URL"), Name: name, Concurrency: conc,
 		CompileCacheDir: cache,
 		OnReady:         func() { fmt.Println("ready") },
 	})

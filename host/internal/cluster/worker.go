@@ -249,6 +249,14 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 		w.log.Error("cluster: invalid case message; dropped", "run", desc.RunID, "err", err)
 		return nil
 	}
+	// Say who took the case before working on it: if this worker dies on
+	// it, the coordinator can name the last worker seen with it.
+	if md, err := m.Metadata(); err == nil {
+		b, _ := json.Marshal(DeliveryMessage{RunID: desc.RunID, Worker: w.opts.Name, CaseID: cm.Case.ID, Delivery: md.NumDelivered})
+		if w.c.nc.Publish(deliveriesSubject(desc.RunID), b) == nil {
+			_ = w.c.nc.FlushTimeout(time.Second)
+		}
+	}
 	// Progress reports keep the case ours while it takes long.
 	progress := time.NewTicker(time.Duration(desc.AckWaitMS) * time.Millisecond / 3)
 	evalDone := make(chan struct{})

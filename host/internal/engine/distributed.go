@@ -176,3 +176,22 @@ func (e *Engine) JudgeConfig(name string) (judge.Config, bool) {
 	}
 	return j.Config(), true
 }
+
+// Unevaluated is the result of a case no process could evaluate — on a
+// cluster, one every worker it was delivered to died or stalled on: each
+// metric that would have run is an error saying why, so the gate counts
+// the case under max_error_rate like any other error (a metric skipped
+// for the whole run stays skipped).
+func (e *Engine) Unevaluated(c *abi.TestCase, why string) *CaseResult {
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	for i, m := range e.metrics {
+		mr := MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
+		if m.skip != "" {
+			mr.Status, mr.Reason = StatusSkipped, m.skip
+		} else {
+			mr.setError(&abi.Error{Code: abi.CodeMetric, Message: why})
+		}
+		r.Metrics[i] = mr
+	}
+	return r
+}
