@@ -218,7 +218,17 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 	}
 	digests := eng.PluginDigests()
 	for _, name := range sortedNames(digests) {
-		if err := co.uploadPlugin(ctx, name, cfg.Resolve(cfg.Plugins[name].Path), digests[name]); err != nil {
+		if err := co.upload(ctx, "plugin "+name, cfg.Resolve(cfg.Plugins[name].Path), digests[name], maxPlugin); err != nil {
+			return err
+		}
+	}
+	recordings := eng.RecordedJudges()
+	for _, name := range sortedNames(recordings) {
+		jc := cfg.Judges[name]
+		if jc == nil || jc.OfflineRecording == "" {
+			return fmt.Errorf("cluster: judge %s is replayed but has no offline_recording", name)
+		}
+		if err := co.upload(ctx, "judge "+name+" offline_recording", cfg.Resolve(jc.OfflineRecording), recordings[name], maxRecording); err != nil {
 			return err
 		}
 	}
@@ -232,7 +242,7 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 		Protocol: protocolVersion, RunID: co.runID, Generation: hex.EncodeToString(gen),
 		ABIMajor: abi.Major, ABIMinor: abi.Minor, Builtins: builtins(),
 		ConfigName: filepath.Base(cfg.File), ConfigYAML: cfgBytes, ConfigHash: eng.ConfigHash(),
-		Plugins: digests, Prepared: eng.PreparedMetrics(), CacheMode: eng.CacheMode(),
+		Plugins: digests, Recordings: recordings, Prepared: eng.PreparedMetrics(), CacheMode: eng.CacheMode(),
 		Unconfigured: eng.UnconfiguredJudges(), AckWaitMS: co.opts.AckWait.Milliseconds(),
 		Budget: true,
 	}
@@ -257,24 +267,25 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 	return nil
 }
 
-// uploadPlugin puts a plugin's bytes in the object store under its
-// digest, after checking them against it (the file may have changed since
-// the engine loaded it).
-func (co *Coordinator) uploadPlugin(ctx context.Context, name, path, digest string) error {
+// upload puts a file the run needs (a plugin, a judge recording) in the
+// object store under its digest, after checking its bytes against it (the
+// file may have changed since the engine loaded it). what names it in
+// errors ("plugin textcheck").
+func (co *Coordinator) upload(ctx context.Context, what, path, digest string, limit int) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("cluster: plugin %s@%s: %w", name, digest, err)
+		return fmt.Errorf("cluster: %s@%s: %w", what, digest, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPlugin+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return fmt.Errorf("cluster: plugin %s@%s: read %s: %w", name, digest, path, err)
+		return fmt.Errorf("cluster: %s@%s: read %s: %w", what, digest, path, err)
 	}
-	if len(data) > maxPlugin {
-		return fmt.Errorf("cluster: plugin %s@%s: %s is over %d bytes", name, digest, path, maxPlugin)
+	if len(data) > limit {
+		return fmt.Errorf("cluster: %s@%s: %s is over %d bytes", what, digest, path, limit)
 	}
 	if got := sha256Digest(data); got != digest {
-		return fmt.Errorf("cluster: plugin %s: %s is now %s, loaded as %s (it changed during the run)", name, path, got, digest)
+		return fmt.Errorf("cluster: %s: %s is now %s, loaded as %s (it changed during the run)", what, path, got, digest)
 	}
 	// Content-addressed: an object already under this name is kept only
 	// when its bytes are these (the store's own SHA-256 says so); anything
@@ -285,7 +296,7 @@ func (co *Coordinator) uploadPlugin(ctx context.Context, name, path, digest stri
 		return nil
 	}
 	if _, err := co.c.plugins.PutBytes(ctx, digest, data); err != nil {
-		return fmt.Errorf("cluster: plugin %s@%s: upload: %w", name, digest, err)
+		return fmt.Errorf("cluster: %s@%s: upload: %w", what, digest, err)
 	}
 	return nil
 }

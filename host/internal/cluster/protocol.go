@@ -49,6 +49,7 @@ const (
 	maxAdvisory    = 64 << 10
 	maxConfig      = 1 << 20
 	maxPlugin      = 256 << 20
+	maxRecording   = 256 << 20
 	maxCaseID      = 1024
 )
 
@@ -78,8 +79,13 @@ type RunDescription struct {
 	ConfigHash string   `json:"config_hash"`
 	// Plugins maps a configured plugin name to its digest; the bytes are
 	// in the object store under the digest.
-	Plugins  map[string]string       `json:"plugins"`
-	Prepared []engine.PreparedMetric `json:"prepared"`
+	Plugins map[string]string `json:"plugins"`
+	// Recordings maps each judge the coordinator replays from its
+	// offline_recording (it has no key for it) to the recording's digest;
+	// the bytes are in the object store under the digest, and workers
+	// replay the same judges from them, key or not.
+	Recordings map[string]string       `json:"recordings,omitempty"`
+	Prepared   []engine.PreparedMetric `json:"prepared"`
 	// CacheMode is the coordinator's judge cache mode (off, rw, replay).
 	CacheMode string `json:"cache_mode"`
 	// Unconfigured are the judges the coordinator cannot call (no key):
@@ -116,6 +122,11 @@ func (d *RunDescription) validate() error {
 	for name, digest := range d.Plugins {
 		if !nameRE.MatchString(name) || !digestRE.MatchString(digest) {
 			errs = append(errs, fmt.Errorf("plugin %q digest %q: want a plain name and sha256:<64 hex>", name, digest))
+		}
+	}
+	for name, digest := range d.Recordings {
+		if !nameRE.MatchString(name) || !digestRE.MatchString(digest) {
+			errs = append(errs, fmt.Errorf("recording of judge %q digest %q: want a plain name and sha256:<64 hex>", name, digest))
 		}
 	}
 	switch d.CacheMode {

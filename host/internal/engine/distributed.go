@@ -102,6 +102,17 @@ func (e *Engine) UnconfiguredJudges() []string {
 	return sortedKeys(e.judges.unavailable)
 }
 
+// RecordedJudges maps each judge this process replays from its
+// offline_recording to the SHA-256 digest (sha256:<hex>) of the file it
+// loaded: a cluster ships those bytes to its workers.
+func (e *Engine) RecordedJudges() map[string]string {
+	out := make(map[string]string, len(e.judges.recordings))
+	for k, v := range e.judges.recordings {
+		out[k] = v
+	}
+	return out
+}
+
 // CheckResult checks a case result another process computed against this
 // configuration before it is written: this config hash, the same metrics
 // in the same order with their kinds, gates and thresholds, and for each
