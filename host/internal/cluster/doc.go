@@ -9,9 +9,10 @@
 //     file bytes, plugin digests, the coordinator's once-per-run work,
 //     the versions a worker must match). A worker serves the runs it finds
 //     there and stops when the key is deleted.
-//   - Object store ANVIL_PLUGINS, name = plugin digest: plugin bytes. A
-//     worker checks every byte it fetches against the digest before
-//     loading it.
+//   - Object store ANVIL_PLUGINS, name = digest: plugin bytes, and the
+//     recordings of judges the coordinator replays (offline_recording).
+//     A worker checks every byte it fetches against the digest before
+//     using it, and replays exactly the judges the coordinator replays.
 //   - Stream ANVIL_CASES (work queue), subject anvil.cases.<run>: one
 //     message per case, consumed through the durable consumer cases-<run>
 //     (explicit ack, ack deadline and MaxDeliver set by the coordinator).

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
@@ -177,7 +179,7 @@ func TestMismatchedWorkerIsRefused(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the mismatched worker's refusal never reached the coordinator")
 	}
-	if f.Worker != "stranger0" || f.Kind != FaultRefused || !strings.Contains(f.Reason, "ABI 1.1, this worker 1.2") {
+	if f.Worker != "stranger0" || f.Kind != FaultRefused || !strings.Contains(f.Reason, fmt.Sprintf("ABI %d.%d, this worker %d.%d", abi.Major, abi.Minor, abi.Major, abi.Minor+1)) {
 		t.Errorf("refusal = %+v", f)
 	}
 	workers(t, nats.ClientURL(), 1, WorkerOptions{Name: "matching"})
@@ -201,7 +203,7 @@ func TestCoordinatorRefusesForeignResults(t *testing.T) {
 	co.desc = RunDescription{Builtins: builtins(), Plugins: eng.PluginDigests()}
 	good := func() *ResultMessage {
 		c := eng.Evaluate(context.Background(), mustCase(t))
-		return &ResultMessage{RunID: co.runID, Worker: "w", ABIMajor: 1, ABIMinor: 1, Builtins: builtins(),
+		return &ResultMessage{RunID: co.runID, Worker: "w", ABIMajor: abi.Major, ABIMinor: abi.Minor, Builtins: builtins(),
 			ConfigHash: eng.ConfigHash(), Plugins: eng.PluginDigests(), Result: c}
 	}
 	if err := co.checkResult(good()); err != nil {

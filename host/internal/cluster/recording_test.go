@@ -73,7 +73,8 @@ func TestOfflineRecordingTravels(t *testing.T) {
 	}
 
 	// The run's description (kept by the coordinator) opened by a worker
-	// that has the judge's key: it replays the same recording.
+	// that has the judge's key and another judge URL: it replays the same
+	// recording.
 	c, err := dial(context.Background(), nats.ClientURL(), Auth{}, "keyed", quietLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +82,11 @@ func TestOfflineRecordingTravels(t *testing.T) {
 	t.Cleanup(c.close)
 	keyed := &Worker{c: c, log: quietLogger(t), stamp: ownStamp(), opts: WorkerOptions{Name: "keyed", CompileCacheDir: compileCache(t),
 		Getenv: func(k string) string {
-			if k == "OPENAI_API_KEY" {
+			switch k {
+			case "OPENAI_API_KEY":
 				return "sk-unused"
+			case "OPENAI_BASE_URL": // a local server needs no key: still replayed
+				return "http://127.0.0.1:9/v1"
 			}
 			return ""
 		}}}

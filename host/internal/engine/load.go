@@ -172,8 +172,11 @@ func (e *Engine) buildJudges() error {
 			continue
 		}
 		key := e.opts.Getenv(jc.APIKeyEnv)
-		if jc.OfflineRecording != "" && slices.Contains(e.opts.ReplayJudges, name) {
-			key = "" // replay as the coordinator does, key or not
+		// Replay as the coordinator does, whatever this environment says
+		// of the key or the judge's URL.
+		forced := jc.OfflineRecording != "" && slices.Contains(e.opts.ReplayJudges, name)
+		if forced {
+			key = ""
 		}
 		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key), judge.OnUnavailable(e.judges.down)}
 		if e.opts.JudgeCache != nil && e.cacheMode() != "off" {
@@ -186,7 +189,7 @@ func (e *Engine) buildJudges() error {
 				jopts = append(jopts, judge.WithLimiter(l))
 			}
 		}
-		if key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay" {
+		if forced || (key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay") {
 			if jc.OfflineRecording != "" {
 				path := e.cfg.Resolve(jc.OfflineRecording)
 				rec, err := loadRecording(path)
