@@ -43,7 +43,6 @@ type caseRef struct {
 
 type exhaustion struct {
 	hash [32]byte
-	c    *abi.TestCase
 	why  string
 }
 
@@ -299,7 +298,7 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 	ref, ok := d.expected[id]
 	if !ok {
 		if d.co.resume {
-			d.exhausted[id] = exhaustion{hash: h, c: cm.Case, why: why}
+			d.exhausted[id] = exhaustion{hash: h, why: why}
 		}
 		return nil
 	}
