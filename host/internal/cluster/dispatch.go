@@ -293,7 +293,7 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 	if err != nil {
 		return err
 	}
-	why := fmt.Sprintf("case %q: no worker finished it in %d deliveries (%s); each died or went silent for --ack-wait %s (raise --max-deliver or --ack-wait if the case is only slow)",
+	why := fmt.Sprintf("case %q: delivered %d times, no worker finished it (%s); each died or went silent for --ack-wait %s (raise --max-deliver or --ack-wait if the case is only slow)",
 		id, a.Deliveries, d.co.lastSeen(id), d.co.opts.AckWait)
 	ref, ok := d.expected[id]
 	if !ok {

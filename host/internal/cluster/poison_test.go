@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	natsgo "github.com/nats-io/nats.go"
+
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
@@ -75,7 +77,7 @@ func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := poisoned.Metrics[0]
-	want := fmt.Sprintf(`case "case-001": no worker finished it in %d deliveries (last worker seen: killable-%d, delivery %d)`, maxDeliver, maxDeliver, maxDeliver)
+	want := fmt.Sprintf(`case "case-001": delivered %d times, no worker finished it (last worker seen: killable-%d, delivery %d)`, maxDeliver, maxDeliver, maxDeliver)
 	if m.Status != engine.StatusError || m.Error == nil || !strings.HasPrefix(m.Error.Message, want) {
 		t.Errorf("case-001 = %s %+v, want an error starting %q", m.Status, m.Error, want)
 	}
@@ -84,5 +86,75 @@ func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
 		if cluster[id] != local[id] {
 			t.Errorf("case %s differs:\nlocal   %s\ncluster %s", id, local[id], cluster[id])
 		}
+	}
+}
+
+// TestPoisonCaseExhaustedWhileCoordinatorDown: JetStream gives up on a
+// case while no coordinator runs (killed with SIGKILL); `run --cluster
+// --resume` still learns of it — the advisory is kept in ANVIL_EXHAUSTED —
+// and writes it as an error instead of waiting for it forever.
+func TestPoisonCaseExhaustedWhileCoordinatorDown(t *testing.T) {
+	judge := deterministicJudge(t)
+	dir := project(t, judge.URL(), 3, false)
+	g := newGate()
+	judge.On(judgetest.ContainsMessage("Australia? (1)"), g.hold(agrees))
+	t.Cleanup(g.open)
+
+	nats := startNATS(t, t.TempDir(), -1)
+	spy, err := natsgo.Connect(nats.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spy.Close()
+	advisories, err := spy.SubscribeSync(exhaustedPrefix + ">")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spy.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "cluster")
+	url := "ANVIL_CLUSTER_TEST_URL=" + nats.ClientURL()
+	coord := startProcess(t, "coordinator", url, "ANVIL_CLUSTER_TEST_DIR="+dir, "ANVIL_CLUSTER_TEST_OUT="+out,
+		"ANVIL_CLUSTER_TEST_ACK_WAIT=1s", "ANVIL_CLUSTER_TEST_MAX_DELIVER=1")
+	victim := startProcess(t, "worker", url, "ANVIL_CLUSTER_TEST_NAME=killable-1")
+	g.wait(t, 1) // the victim is inside case-001, its only delivery
+	coord.kill()
+	victim.kill()
+	// A worker that pulls: the server gives up on case-001 (and says so)
+	// and this worker evaluates the rest while no coordinator runs.
+	startProcess(t, "worker", url, "ANVIL_CLUSTER_TEST_NAME=killable-2")
+	if _, err := advisories.NextMsg(2 * time.Minute); err != nil {
+		t.Fatalf("no max-deliveries advisory: %v", err)
+	}
+	s, _, err := runCluster(t, dir, out, nats.ClientURL(), CoordinatorOptions{AckWait: time.Second, MaxDeliver: 1}, engine.RunOptions{Resume: true}, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Cases != 3 || s.Incomplete != nil || s.Verdict != engine.VerdictUnverified {
+		t.Fatalf("summary: %d cases, incomplete %+v, verdict %s; want 3 cases, complete, unverified", s.Cases, s.Incomplete, s.Verdict)
+	}
+	poisoned, err := engine.ReadCase(out, "case-001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `case "case-001": delivered 1 times, no worker finished it (no worker reported taking it to this coordinator)`
+	if m := poisoned.Metrics[0]; m.Status != engine.StatusError || m.Error == nil || !strings.HasPrefix(m.Error.Message, want) {
+		t.Errorf("case-001 = %s %+v, want an error starting %q", m.Status, m.Error, want)
+	}
+	// case-002, in flight on killable-2 when the resumed coordinator
+	// published the run again, was handed back without spending its one
+	// delivery, and evaluated.
+	for _, id := range []string{"case-000", "case-002"} {
+		r, err := engine.ReadCase(out, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := r.Metrics[0]; m.Status != engine.StatusPassed {
+			t.Errorf("%s = %s %+v, want passed", id, m.Status, m.Error)
+		}
+	}
+	if lines := resultLines(t, out); len(lines) != 3 {
+		t.Errorf("%d cases written, want 3", len(lines))
 	}
 }
