@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -407,11 +408,11 @@ func TestVersion(t *testing.T) {
 		t.Errorf("commit %q is not a git revision", v.Commit)
 	}
 	r = runBinary(t, dir, nil, "version")
-	if r.code != exitOK || !strings.HasPrefix(r.stdout, "anvil-host "+v.Version+"\n") || !strings.Contains(r.stdout, "abi        v1.1 (Wasm marker anvil_abi_v1; process plugins: protocol 1)") {
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "anvil-host "+v.Version+"\n") || !strings.Contains(r.stdout, fmt.Sprintf("abi        v%d.%d (Wasm marker anvil_abi_v1; process plugins: protocol 1)", abi.Major, abi.Minor)) {
 		t.Errorf("version: exit %d\n%s", r.code, r.stdout)
 	}
 	r = runBinary(t, dir, nil, "--version")
-	if r.code != exitOK || strings.Count(r.stdout, "\n") != 1 || !strings.HasPrefix(r.stdout, "anvil-host "+v.Version+" (") || !strings.Contains(r.stdout, "ABI v1.1)") {
+	if r.code != exitOK || strings.Count(r.stdout, "\n") != 1 || !strings.HasPrefix(r.stdout, "anvil-host "+v.Version+" (") || !strings.Contains(r.stdout, fmt.Sprintf("ABI v%d.%d)", abi.Major, abi.Minor)) {
 		t.Errorf("--version: exit %d %q", r.code, r.stdout)
 	}
 }
@@ -420,7 +421,7 @@ func TestVersion(t *testing.T) {
 // not say.
 func TestBuildVersion(t *testing.T) {
 	v := buildVersion(nil)
-	if v.Version != "(devel)" || v.Commit != "" || v.Module != modulePath || v.ABI.Version != "1.1" {
+	if v.Version != "(devel)" || v.Commit != "" || v.Module != modulePath || v.ABI.Version != fmt.Sprintf("%d.%d", abi.Major, abi.Minor) {
 		t.Fatalf("no build info: %+v", v)
 	}
 	if s := versionString(nil); !strings.Contains(s, "(devel) (unknown commit, ") {
@@ -437,7 +438,7 @@ func TestBuildVersion(t *testing.T) {
 		v.CommitTime != "2026-01-02T03:04:05Z" || !v.Modified {
 		t.Fatalf("stamped build: %+v", v)
 	}
-	if s := versionString(bi); s != "anvil-host v1.2.3 (commit 0123456789ab+modified, go1.99.1, ABI v1.1)" {
+	if s := versionString(bi); s != fmt.Sprintf("anvil-host v1.2.3 (commit 0123456789ab+modified, go1.99.1, ABI v%d.%d)", abi.Major, abi.Minor) {
 		t.Errorf("versionString = %q", s)
 	}
 	bi.Main.Version = "(devel)"

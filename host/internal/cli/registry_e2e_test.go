@@ -19,6 +19,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/oci"
 )
 
@@ -84,7 +85,7 @@ func TestRegistryE2E(t *testing.T) {
 		}
 	}
 	lock := readString(t, filepath.Join(teamB, "anvil.lock"))
-	for _, want := range []string{`"signer": "team-a (ed25519:`, `"media_type": "application/wasm"`, `"capabilities": []`, `"abi": "1.1"`} {
+	for _, want := range []string{`"signer": "team-a (ed25519:`, `"media_type": "application/wasm"`, `"capabilities": []`, fmt.Sprintf(`"abi": "%d.%d"`, abi.Major, abi.Minor)} {
 		if !strings.Contains(lock, want) {
 			t.Errorf("anvil.lock lacks %s:\n%s", want, lock)
 		}
