@@ -23,6 +23,8 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"worker", "--cluster", "nats://127.0.0.1:4222", "--concurrency", "0"}, exitUsage, "--concurrency"},
 		{[]string{"run", "-c", "anvil.yaml", "--ack-wait", "5s"}, exitUsage, "--ack-wait needs --cluster"},
 		{[]string{"run", "-c", "anvil.yaml", "--creds", "x.creds"}, exitUsage, "--creds needs --cluster"},
+		{[]string{"run", "-c", "anvil.yaml", "--max-deliver", "3"}, exitUsage, "--max-deliver needs --cluster"},
+		{[]string{"run", "-c", "anvil.yaml", "--cluster", "nats://127.0.0.1:1", "--max-deliver", "0"}, exitUsage, "--max-deliver 0: must be positive"},
 		{[]string{"run", "-c", "anvil.yaml", "--cluster", "127.0.0.1:4222"}, exitUsage, "want nats://HOST:PORT"},
 		{[]string{"run", "-c", "anvil.yaml", "--cluster", "nats://127.0.0.1:1"}, exitUnverified, "connect to NATS at nats://127.0.0.1:1"},
 		{[]string{"worker", "--cluster", "nats://127.0.0.1:1"}, exitUnverified, "connect to NATS at nats://127.0.0.1:1"},

@@ -20,6 +20,9 @@ type clusterFlags struct {
 	creds   string
 	nkey    string
 	ackWait time.Duration
+	// maxDeliver bounds a case's deliveries (a poison case becomes an
+	// error result instead of a run that never ends).
+	maxDeliver int
 }
 
 func (f *clusterFlags) register(cmd *cobra.Command, coordinator bool) {
@@ -29,6 +32,7 @@ func (f *clusterFlags) register(cmd *cobra.Command, coordinator bool) {
 	fl.StringVar(&f.nkey, "nkey", "", "NATS nkey seed file (default $NATS_NKEY)")
 	if coordinator {
 		fl.DurationVar(&f.ackWait, "ack-wait", cluster.DefaultAckWait, "with --cluster: a case whose worker reports no progress for this long is given to another worker")
+		fl.IntVar(&f.maxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "with --cluster: a case no worker finished after this many deliveries (each worker died or stalled on it) is written as an error")
 	}
 }
 
@@ -45,7 +49,7 @@ func (f *clusterFlags) orphan(cmd *cobra.Command) string {
 	if f.url != "" {
 		return ""
 	}
-	for _, name := range []string{"creds", "nkey", "ack-wait"} {
+	for _, name := range []string{"creds", "nkey", "ack-wait", "max-deliver"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return name
 		}
@@ -72,11 +76,14 @@ func (f *clusterFlags) coordinator(ctx context.Context, logLevel string, stderr 
 	if f.ackWait <= 0 {
 		return nil, usageErr(fmt.Errorf("--ack-wait %s: must be positive", f.ackWait))
 	}
+	if f.maxDeliver <= 0 {
+		return nil, usageErr(fmt.Errorf("--max-deliver %d: must be positive", f.maxDeliver))
+	}
 	log, err := clusterLogger(logLevel, stderr)
 	if err != nil {
 		return nil, err
 	}
-	co, err := cluster.NewCoordinator(ctx, cluster.CoordinatorOptions{URL: f.url, Auth: f.auth(), Logger: log, AckWait: f.ackWait})
+	co, err := cluster.NewCoordinator(ctx, cluster.CoordinatorOptions{URL: f.url, Auth: f.auth(), Logger: log, AckWait: f.ackWait, MaxDeliver: f.maxDeliver})
 	if err != nil {
 		return nil, &exitError{code: exitUnverified, err: err}
 	}

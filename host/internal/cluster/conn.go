@@ -108,6 +108,13 @@ func (c *conn) setup(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("JetStream stream %s: %w", resultsStream, err)
 	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: exhaustedStream, Subjects: []string{exhaustedPrefix + "*"},
+		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+		MaxAge: 7 * 24 * time.Hour,
+	}); err != nil {
+		return fmt.Errorf("JetStream stream %s: %w", exhaustedStream, err)
+	}
 	if c.runs, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: runsBucket, Storage: jetstream.FileStorage}); err != nil {
 		return fmt.Errorf("JetStream key-value bucket %s: %w", runsBucket, err)
 	}

@@ -31,6 +31,11 @@ type CoordinatorOptions struct {
 	// AckWait is how long a case may go without a worker's progress
 	// report before it is delivered to another worker; 60s when 0.
 	AckWait time.Duration
+	// MaxDeliver bounds how often a case is delivered: a case every
+	// worker dies on or goes silent on (a poison case) is written as an
+	// error after this many deliveries instead of being waited for
+	// forever; DefaultMaxDeliver when 0.
+	MaxDeliver int
 	// OnFault, when set, is called with each fault a worker reports (and
 	// each result the coordinator refuses), after it is logged.
 	OnFault func(FaultMessage)
@@ -52,10 +57,24 @@ type Coordinator struct {
 	mu       sync.Mutex
 	refusals []FaultMessage
 	limiters map[string]judge.Limiter // the cluster's judge budget, by judge
+	// lastTaken is the last worker each pending case was delivered to, as
+	// the workers say (DeliveryMessage).
+	lastTaken map[string]takenBy
+}
+
+type takenBy struct {
+	worker   string
+	delivery uint64
 }
 
 // DefaultAckWait is the cases' ack deadline when none is given.
 const DefaultAckWait = 60 * time.Second
+
+// DefaultMaxDeliver is how often a case is delivered before it is written
+// as an error, when not configured: enough for a case to survive a few
+// lost workers, few enough that a case which kills every worker costs
+// minutes, not the run.
+const DefaultMaxDeliver = 5
 
 // NewCoordinator connects to the NATS server. The run is published when
 // the engine starts dispatching (after its once-per-run work).
@@ -66,7 +85,10 @@ func NewCoordinator(ctx context.Context, opts CoordinatorOptions) (*Coordinator,
 	if opts.AckWait <= 0 {
 		opts.AckWait = DefaultAckWait
 	}
-	co := &Coordinator{opts: opts, log: opts.Logger}
+	if opts.MaxDeliver <= 0 {
+		opts.MaxDeliver = DefaultMaxDeliver
+	}
+	co := &Coordinator{opts: opts, log: opts.Logger, lastTaken: map[string]takenBy{}}
 	var err error
 	if co.c, err = dial(ctx, opts.URL, opts.Auth, "anvil-coordinator", opts.Logger); err != nil {
 		return nil, err
@@ -167,7 +189,8 @@ func (co *Coordinator) Finish(ctx context.Context) error {
 
 func (co *Coordinator) purge(ctx context.Context) error {
 	var errs []error
-	for stream, subject := range map[string]string{casesStream: casesSubject(co.runID), resultsStream: resultsSubject(co.runID)} {
+	for stream, subject := range map[string]string{casesStream: casesSubject(co.runID), resultsStream: resultsSubject(co.runID),
+		exhaustedStream: exhaustedSubject(co.runID)} {
 		s, err := co.c.js.Stream(ctx, stream)
 		if err == nil {
 			err = s.Purge(ctx, jetstream.WithPurgeSubject(subject))
@@ -195,7 +218,17 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 	}
 	digests := eng.PluginDigests()
 	for _, name := range sortedNames(digests) {
-		if err := co.uploadPlugin(ctx, name, cfg.Resolve(cfg.Plugins[name].Path), digests[name]); err != nil {
+		if err := co.upload(ctx, "plugin "+name, cfg.Resolve(cfg.Plugins[name].Path), digests[name], maxPlugin); err != nil {
+			return err
+		}
+	}
+	recordings := eng.RecordedJudges()
+	for _, name := range sortedNames(recordings) {
+		jc := cfg.Judges[name]
+		if jc == nil || jc.OfflineRecording == "" {
+			return fmt.Errorf("cluster: judge %s is replayed but has no offline_recording", name)
+		}
+		if err := co.upload(ctx, "judge "+name+" offline_recording", cfg.Resolve(jc.OfflineRecording), recordings[name], maxRecording); err != nil {
 			return err
 		}
 	}
@@ -209,7 +242,7 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 		Protocol: protocolVersion, RunID: co.runID, Generation: hex.EncodeToString(gen),
 		ABIMajor: abi.Major, ABIMinor: abi.Minor, Builtins: builtins(),
 		ConfigName: filepath.Base(cfg.File), ConfigYAML: cfgBytes, ConfigHash: eng.ConfigHash(),
-		Plugins: digests, Prepared: eng.PreparedMetrics(), CacheMode: eng.CacheMode(),
+		Plugins: digests, Recordings: recordings, Prepared: eng.PreparedMetrics(), CacheMode: eng.CacheMode(),
 		Unconfigured: eng.UnconfiguredJudges(), AckWaitMS: co.opts.AckWait.Milliseconds(),
 		Budget: true,
 	}
@@ -219,7 +252,7 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 	if _, err := co.c.js.CreateOrUpdateConsumer(ctx, casesStream, jetstream.ConsumerConfig{
 		Durable: casesConsumer(co.runID), FilterSubject: casesSubject(co.runID),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: co.opts.AckWait,
-		MaxDeliver: -1, MaxAckPending: 100_000,
+		MaxDeliver: co.opts.MaxDeliver, MaxAckPending: 100_000,
 	}); err != nil {
 		return fmt.Errorf("cluster: create consumer %s: %w", casesConsumer(co.runID), err)
 	}
@@ -234,24 +267,25 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 	return nil
 }
 
-// uploadPlugin puts a plugin's bytes in the object store under its
-// digest, after checking them against it (the file may have changed since
-// the engine loaded it).
-func (co *Coordinator) uploadPlugin(ctx context.Context, name, path, digest string) error {
+// upload puts a file the run needs (a plugin, a judge recording) in the
+// object store under its digest, after checking its bytes against it (the
+// file may have changed since the engine loaded it). what names it in
+// errors ("plugin textcheck").
+func (co *Coordinator) upload(ctx context.Context, what, path, digest string, limit int) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("cluster: plugin %s@%s: %w", name, digest, err)
+		return fmt.Errorf("cluster: %s@%s: %w", what, digest, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPlugin+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return fmt.Errorf("cluster: plugin %s@%s: read %s: %w", name, digest, path, err)
+		return fmt.Errorf("cluster: %s@%s: read %s: %w", what, digest, path, err)
 	}
-	if len(data) > maxPlugin {
-		return fmt.Errorf("cluster: plugin %s@%s: %s is over %d bytes", name, digest, path, maxPlugin)
+	if len(data) > limit {
+		return fmt.Errorf("cluster: %s@%s: %s is over %d bytes", what, digest, path, limit)
 	}
 	if got := sha256Digest(data); got != digest {
-		return fmt.Errorf("cluster: plugin %s: %s is now %s, loaded as %s (it changed during the run)", name, path, got, digest)
+		return fmt.Errorf("cluster: %s: %s is now %s, loaded as %s (it changed during the run)", what, path, got, digest)
 	}
 	// Content-addressed: an object already under this name is kept only
 	// when its bytes are these (the store's own SHA-256 says so); anything
@@ -262,7 +296,7 @@ func (co *Coordinator) uploadPlugin(ctx context.Context, name, path, digest stri
 		return nil
 	}
 	if _, err := co.c.plugins.PutBytes(ctx, digest, data); err != nil {
-		return fmt.Errorf("cluster: plugin %s@%s: upload: %w", name, digest, err)
+		return fmt.Errorf("cluster: %s@%s: upload: %w", what, digest, err)
 	}
 	return nil
 }

@@ -28,6 +28,9 @@ type dispatch struct {
 	// through (a resumed run finds results an earlier coordinator did not
 	// write).
 	early map[string]*engine.CaseResult
+	// exhausted: cases JetStream gave up delivering before their case
+	// came through (a resumed run reads the advisories again).
+	exhausted map[string]exhaustion
 	// written: cases emitted by this dispatch or done before a resume.
 	written  map[string]bool
 	attempts int
@@ -36,6 +39,11 @@ type dispatch struct {
 
 type caseRef struct {
 	hash [32]byte
+}
+
+type exhaustion struct {
+	hash [32]byte
+	why  string
 }
 
 // Dispatch publishes the run and its cases and emits each result once,
@@ -54,6 +62,14 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	if err := co.c.nc.Flush(); err != nil {
 		return fmt.Errorf("cluster: subscribe to faults: %w", err)
 	}
+	// Which worker took which case: named when a case exhausts its
+	// deliveries. Best effort (core NATS): a notice lost changes only the
+	// name in that message.
+	taken, err := co.c.nc.Subscribe(deliveriesSubject(co.runID), co.onDelivery)
+	if err != nil {
+		return fmt.Errorf("cluster: subscribe to deliveries: %w", err)
+	}
+	defer taken.Unsubscribe()
 	ps := &permitServer{log: co.log, limiters: co.limiter}
 	stopPermits, err := ps.serve(ctx, co.c.nc, co.runID)
 	if err != nil {
@@ -63,7 +79,8 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	if err := co.publishRun(ctx); err != nil {
 		return err
 	}
-	d := &dispatch{co: co, expected: map[string]caseRef{}, early: map[string]*engine.CaseResult{}, written: map[string]bool{}, emit: emit}
+	d := &dispatch{co: co, expected: map[string]caseRef{}, early: map[string]*engine.CaseResult{},
+		exhausted: map[string]exhaustion{}, written: map[string]bool{}, emit: emit}
 	if co.resume {
 		if err := d.readWritten(); err != nil {
 			return err
@@ -87,7 +104,24 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 		return fmt.Errorf("cluster: read results: %w", err)
 	}
 	defer cc.Stop()
-	defer close(finished) // first: a callback blocked on results returns
+	exhausted := make(chan jetstream.Msg, 64)
+	acons, err := co.c.js.OrderedConsumer(ctx, exhaustedStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{exhaustedSubject(co.runID)}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: read max-deliveries advisories: %w", err)
+	}
+	ac, err := acons.Consume(func(m jetstream.Msg) {
+		select {
+		case exhausted <- m:
+		case <-finished:
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: read max-deliveries advisories: %w", err)
+	}
+	defer ac.Stop()
+	defer close(finished) // first: a callback blocked on a channel returns
 	in := cases
 	for in != nil || len(d.expected) > 0 {
 		select {
@@ -101,6 +135,10 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 			}
 		case m := <-results:
 			if err := d.onResult(ctx, m.Data()); err != nil {
+				return err
+			}
+		case m := <-exhausted:
+			if err := d.onExhausted(ctx, m.Data()); err != nil {
 				return err
 			}
 		case m := <-faults:
@@ -138,6 +176,12 @@ func (d *dispatch) onCase(ctx context.Context, c *abi.TestCase) error {
 		delete(d.early, c.ID)
 		if rh, _, err := caseHash(d.co.runID, r.Case); err == nil && rh == h {
 			return d.write(r)
+		}
+	}
+	if x, ok := d.exhausted[c.ID]; ok {
+		delete(d.exhausted, c.ID)
+		if x.hash == h {
+			return d.write(d.co.eng.Unevaluated(c, x.why))
 		}
 	}
 	d.expected[c.ID] = caseRef{hash: h}
@@ -194,7 +238,105 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 func (d *dispatch) write(r *engine.CaseResult) error {
 	delete(d.expected, r.CaseID)
 	d.written[r.CaseID] = true
+	d.co.mu.Lock()
+	delete(d.co.lastTaken, r.CaseID)
+	d.co.mu.Unlock()
 	return d.emit(r)
+}
+
+// onExhausted handles JetStream's advisory that a case reached the
+// consumer's MaxDeliver without an ack: every worker it was given to died
+// or went silent on it. The case is written as an error result naming the
+// case, its deliveries and the last worker seen with it, so the gate fails
+// closed (max_error_rate) instead of the run waiting forever. The case is
+// read back from the stream by the advisory's sequence and must be one
+// this run published, unchanged.
+func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
+	var a exhaustedAdvisory
+	if len(data) > maxAdvisory {
+		d.co.log.Warn("cluster: dropped a max-deliveries advisory over the size limit", "bytes", len(data))
+		return nil
+	}
+	if err := json.Unmarshal(data, &a); err != nil || a.Stream != casesStream || a.Consumer != casesConsumer(d.co.runID) || a.StreamSeq == 0 {
+		d.co.log.Warn("cluster: dropped a max-deliveries advisory that is not this run's", "err", err, "stream", a.Stream, "consumer", a.Consumer)
+		return nil
+	}
+	var raw *jetstream.RawStreamMsg
+	err := retryNATS(ctx, d.co.log, fmt.Sprintf("read case at %s sequence %d", casesStream, a.StreamSeq), func() error {
+		s, err := d.co.c.js.Stream(ctx, casesStream)
+		if err == nil {
+			raw, err = s.GetMsg(ctx, a.StreamSeq)
+		}
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil // acked meanwhile (its result is on the way) or purged
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if raw == nil || raw.Subject != casesSubject(d.co.runID) {
+		return nil
+	}
+	var cm CaseMessage
+	if err := decodeStrict(raw.Data, maxCaseMessage, &cm); err != nil {
+		return nil // a case message no worker could decode was terminated, not exhausted
+	}
+	if err := cm.validate(d.co.runID); err != nil {
+		return nil
+	}
+	id := cm.Case.ID
+	if d.written[id] {
+		return nil
+	}
+	h, _, err := caseHash(d.co.runID, cm.Case)
+	if err != nil {
+		return err
+	}
+	why := fmt.Sprintf("case %q: delivered %d times, no worker finished it (%s); each died or went silent for --ack-wait %s (raise --max-deliver or --ack-wait if the case is only slow)",
+		id, a.Deliveries, d.co.lastSeen(id), d.co.opts.AckWait)
+	ref, ok := d.expected[id]
+	if !ok {
+		if d.co.resume {
+			d.exhausted[id] = exhaustion{hash: h, why: why}
+		}
+		return nil
+	}
+	if ref.hash != h {
+		d.co.log.Warn("cluster: a max-deliveries advisory for a case whose content is not the one published; ignored", "case", id)
+		return nil
+	}
+	d.co.log.Error("cluster: case exhausted its deliveries; written as an error", "case", id, "deliveries", a.Deliveries, "last_worker", d.co.lastSeen(id))
+	return d.write(d.co.eng.Unevaluated(cm.Case, why))
+}
+
+// onDelivery records which worker took a case.
+func (co *Coordinator) onDelivery(m *nats.Msg) {
+	var dm DeliveryMessage
+	if err := decodeStrict(m.Data, maxDelivery, &dm); err != nil {
+		co.log.Debug("cluster: dropped a delivery notice that does not decode", "err", err)
+		return
+	}
+	if err := dm.validate(co.runID); err != nil {
+		co.log.Debug("cluster: dropped a delivery notice", "err", err)
+		return
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if prev, ok := co.lastTaken[dm.CaseID]; !ok || dm.Delivery >= prev.delivery {
+		co.lastTaken[dm.CaseID] = takenBy{worker: dm.Worker, delivery: dm.Delivery}
+	}
+}
+
+// lastSeen names the last worker a case was delivered to.
+func (co *Coordinator) lastSeen(caseID string) string {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	t, ok := co.lastTaken[caseID]
+	if !ok {
+		return "no worker reported taking it to this coordinator"
+	}
+	return fmt.Sprintf("last worker seen: %s, delivery %d", t.worker, t.delivery)
 }
 
 // retry publishes a case again after its result was refused, so a worker

@@ -9,12 +9,20 @@
 //     file bytes, plugin digests, the coordinator's once-per-run work,
 //     the versions a worker must match). A worker serves the runs it finds
 //     there and stops when the key is deleted.
-//   - Object store ANVIL_PLUGINS, name = plugin digest: plugin bytes. A
-//     worker checks every byte it fetches against the digest before
-//     loading it.
+//   - Object store ANVIL_PLUGINS, name = digest: plugin bytes, and the
+//     recordings of judges the coordinator replays (offline_recording).
+//     A worker checks every byte it fetches against the digest before
+//     using it, and replays exactly the judges the coordinator replays.
 //   - Stream ANVIL_CASES (work queue), subject anvil.cases.<run>: one
 //     message per case, consumed through the durable consumer cases-<run>
-//     (explicit ack, ack deadline set by the coordinator).
+//     (explicit ack, ack deadline and MaxDeliver set by the coordinator).
+//   - Stream ANVIL_EXHAUSTED: JetStream's own advisories
+//     ($JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ANVIL_CASES.cases-<run>)
+//     of cases that reached MaxDeliver unacknowledged; the coordinator
+//     writes each such case as an error result. Kept in a stream so a
+//     resumed coordinator still reads them.
+//   - Core subject anvil.deliveries.<run>: a worker saying it took a case
+//     (which delivery), so an exhausted case names the last worker seen.
 //   - Stream ANVIL_RESULTS, subject anvil.results.<run>: one message per
 //     finished case, de-duplicated by case id (Nats-Msg-Id) and again by
 //     the coordinator, which writes a case once whatever arrives twice.
@@ -35,6 +43,8 @@
 // result's metrics against the coordinator's own configuration) before it
 // is used; a case is acknowledged only after its result is stored in the
 // results stream, so a worker killed mid-case loses nothing (the case is
-// redelivered after the ack deadline); the judge API key never travels
+// redelivered after the ack deadline), and a case no worker finishes in
+// MaxDeliver deliveries is written as an error, never waited for forever;
+// the judge API key never travels
 // through NATS — each worker reads its own environment.
 package cluster

@@ -142,7 +142,14 @@ func quietLogger(t *testing.T) *slog.Logger {
 // openEngine loads the project's config as `anvil-host run` does.
 func openEngine(t *testing.T, dir string, opts engine.Options) *engine.Engine {
 	t.Helper()
-	cfg, err := config.Load(filepath.Join(dir, "anvil.yaml"))
+	return openConfig(t, filepath.Join(dir, "anvil.yaml"), filepath.Join(dir, "store.db"), opts)
+}
+
+// openConfig loads the config file cfgFile with its SQLite store at
+// storePath (the examples' directories are not written to).
+func openConfig(t *testing.T, cfgFile, storePath string, opts engine.Options) *engine.Engine {
+	t.Helper()
+	cfg, err := config.Load(cfgFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +162,7 @@ func openEngine(t *testing.T, dir string, opts engine.Options) *engine.Engine {
 	if opts.Cache == "" {
 		opts.Cache = "off"
 	}
-	opts.StorePath = filepath.Join(dir, "store.db")
+	opts.StorePath = storePath
 	opts.CompileCacheDir = compileCache(t)
 	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {

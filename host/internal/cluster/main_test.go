@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
@@ -32,8 +34,12 @@ func TestMain(m *testing.M) {
 func workerProcess() int {
 	cache, _ := os.MkdirTemp("", "anvil-cluster-test-wazero-")
 	defer os.RemoveAll(cache)
+	name, conc := "killable", 2
+	if n := os.Getenv("ANVIL_CLUSTER_TEST_NAME"); n != "" {
+		name, conc = n, 1 // one case at a time: a kill hands back only that case
+	}
 	err := RunWorker(context.Background(), WorkerOptions{
-		URL: os.Getenv("ANVIL_CLUSTER_TEST_URL"), Name: "killable", Concurrency: 2,
+		URL: os.Getenv("ANVIL_CLUSTER_TEST_URL"), Name: name, Concurrency: conc,
 		CompileCacheDir: cache,
 		OnReady:         func() { fmt.Println("ready") },
 	})
@@ -47,7 +53,14 @@ func workerProcess() int {
 func coordinatorProcess() int {
 	dir, out := os.Getenv("ANVIL_CLUSTER_TEST_DIR"), os.Getenv("ANVIL_CLUSTER_TEST_OUT")
 	ctx := context.Background()
-	co, err := NewCoordinator(ctx, CoordinatorOptions{URL: os.Getenv("ANVIL_CLUSTER_TEST_URL")})
+	copts := CoordinatorOptions{URL: os.Getenv("ANVIL_CLUSTER_TEST_URL")}
+	if d, err := time.ParseDuration(os.Getenv("ANVIL_CLUSTER_TEST_ACK_WAIT")); err == nil {
+		copts.AckWait = d
+	}
+	if n, err := strconv.Atoi(os.Getenv("ANVIL_CLUSTER_TEST_MAX_DELIVER")); err == nil {
+		copts.MaxDeliver = n
+	}
+	co, err := NewCoordinator(ctx, copts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -22,12 +22,21 @@ const (
 	resultsStream = "ANVIL_RESULTS"
 	runsBucket    = "ANVIL_RUNS"
 	pluginsBucket = "ANVIL_PLUGINS"
+	// exhaustedStream keeps JetStream's own advisories of cases that
+	// reached the consumer's MaxDeliver, so a coordinator that was down
+	// when one was sent (`--resume`) still reads it.
+	exhaustedStream = "ANVIL_EXHAUSTED"
+	exhaustedPrefix = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + casesStream + "."
 )
 
 func casesSubject(runID string) string   { return "anvil.cases." + runID }
 func resultsSubject(runID string) string { return "anvil.results." + runID }
 func faultsSubject(runID string) string  { return "anvil.faults." + runID }
 func casesConsumer(runID string) string  { return "cases-" + runID }
+func deliveriesSubject(runID string) string {
+	return "anvil.deliveries." + runID
+}
+func exhaustedSubject(runID string) string { return exhaustedPrefix + casesConsumer(runID) }
 
 // Size bounds of what a peer may send; a message above them is refused
 // before it is decoded.
@@ -36,8 +45,11 @@ const (
 	maxCaseMessage = 64 << 20
 	maxResult      = 64 << 20
 	maxFault       = 64 << 10
+	maxDelivery    = 4 << 10
+	maxAdvisory    = 64 << 10
 	maxConfig      = 1 << 20
 	maxPlugin      = 256 << 20
+	maxRecording   = 256 << 20
 	maxCaseID      = 1024
 )
 
@@ -67,8 +79,13 @@ type RunDescription struct {
 	ConfigHash string   `json:"config_hash"`
 	// Plugins maps a configured plugin name to its digest; the bytes are
 	// in the object store under the digest.
-	Plugins  map[string]string       `json:"plugins"`
-	Prepared []engine.PreparedMetric `json:"prepared"`
+	Plugins map[string]string `json:"plugins"`
+	// Recordings maps each judge the coordinator replays from its
+	// offline_recording (it has no key for it) to the recording's digest;
+	// the bytes are in the object store under the digest, and workers
+	// replay the same judges from them, key or not.
+	Recordings map[string]string       `json:"recordings,omitempty"`
+	Prepared   []engine.PreparedMetric `json:"prepared"`
 	// CacheMode is the coordinator's judge cache mode (off, rw, replay).
 	CacheMode string `json:"cache_mode"`
 	// Unconfigured are the judges the coordinator cannot call (no key):
@@ -105,6 +122,11 @@ func (d *RunDescription) validate() error {
 	for name, digest := range d.Plugins {
 		if !nameRE.MatchString(name) || !digestRE.MatchString(digest) {
 			errs = append(errs, fmt.Errorf("plugin %q digest %q: want a plain name and sha256:<64 hex>", name, digest))
+		}
+	}
+	for name, digest := range d.Recordings {
+		if !nameRE.MatchString(name) || !digestRE.MatchString(digest) {
+			errs = append(errs, fmt.Errorf("recording of judge %q digest %q: want a plain name and sha256:<64 hex>", name, digest))
 		}
 	}
 	switch d.CacheMode {
@@ -146,6 +168,38 @@ type ResultMessage struct {
 	ConfigHash string             `json:"config_hash"`
 	Plugins    map[string]string  `json:"plugins"`
 	Result     *engine.CaseResult `json:"result"`
+}
+
+// DeliveryMessage is a worker saying it took a case (its delivery-th
+// delivery): when no worker ever finishes the case, the coordinator names
+// the last one that took it.
+type DeliveryMessage struct {
+	RunID    string `json:"run_id"`
+	Worker   string `json:"worker"`
+	CaseID   string `json:"case_id"`
+	Delivery uint64 `json:"delivery"`
+}
+
+func (m *DeliveryMessage) validate(runID string) error {
+	switch {
+	case m.RunID != runID:
+		return fmt.Errorf("delivery of run %q on run %q's subject", m.RunID, runID)
+	case !workerRE.MatchString(m.Worker):
+		return fmt.Errorf("delivery from worker %q: not a worker name", m.Worker)
+	case m.CaseID == "" || len(m.CaseID) > maxCaseID:
+		return fmt.Errorf("delivery without a case id (or one over %d bytes)", maxCaseID)
+	}
+	return nil
+}
+
+// exhaustedAdvisory is the part of JetStream's max-deliveries advisory
+// (io.nats.jetstream.advisory.v1.max_deliver) the coordinator reads.
+type exhaustedAdvisory struct {
+	Type       string `json:"type"`
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
 }
 
 // FaultMessage is a worker telling the coordinator it cannot serve the

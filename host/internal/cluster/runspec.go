@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
@@ -44,7 +45,7 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 			cleanupDir()
 			return nil, nil, fmt.Errorf("run %s: plugin %s has no digest in the run", desc.RunID, name)
 		}
-		path, err := w.fetchPlugin(ctx, dir, name, digest)
+		path, err := w.fetch(ctx, dir, "plugin "+name, digest, maxPlugin)
 		if err != nil {
 			cleanupDir()
 			return nil, nil, fmt.Errorf("run %s: %w", desc.RunID, err)
@@ -52,10 +53,14 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 		pc := cfg.Plugins[name]
 		pc.Path, pc.SHA256, pc.SHA256File = path, digest, ""
 	}
+	if err := w.placeRecordings(ctx, dir, cfg, desc); err != nil {
+		cleanupDir()
+		return nil, nil, fmt.Errorf("run %s: %w", desc.RunID, err)
+	}
 	cfg.Dataset = "" // cases come from the queue
 	cfg.Defaults.OutputDir = ""
 	opts := engine.Options{Logger: w.log, Cache: desc.CacheMode, JudgeCache: kvCache{kv: w.c.cache},
-		Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir}
+		Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir, ReplayJudges: sortedNames(desc.Recordings)}
 	if desc.Budget {
 		opts.JudgeLimits = newPermitClient(ctx, w.c.nc, desc.RunID, w.opts.Name).limiter
 	}
@@ -71,6 +76,9 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 	switch {
 	case eng.ConfigHash() != desc.ConfigHash:
 		err = fmt.Errorf("run %s: config hash here is %s, the coordinator's %s", desc.RunID, eng.ConfigHash(), desc.ConfigHash)
+	case !mapsEqual(eng.RecordedJudges(), desc.Recordings):
+		err = fmt.Errorf("run %s: judges replayed from a recording here: %v; the coordinator's: %v",
+			desc.RunID, eng.RecordedJudges(), desc.Recordings)
 	case !slices.Equal(eng.UnconfiguredJudges(), nonNil(desc.Unconfigured)):
 		err = fmt.Errorf("run %s: judges this worker cannot call (no API key in its environment): %v; the coordinator's: %v",
 			desc.RunID, eng.UnconfiguredJudges(), desc.Unconfigured)
@@ -84,26 +92,53 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 	return eng, cleanup, nil
 }
 
-// fetchPlugin writes a plugin's bytes from the object store into dir,
-// after checking them against digest.
-func (w *Worker) fetchPlugin(ctx context.Context, dir, name, digest string) (string, error) {
+// placeRecordings gives each judge the coordinator replays the
+// coordinator's recording, fetched by digest; a judge it calls for real
+// gets none (this worker must call it too, or refuse the run as one
+// without its key).
+func (w *Worker) placeRecordings(ctx context.Context, dir string, cfg *config.Config, desc *RunDescription) error {
+	for _, name := range sortedNames(desc.Recordings) {
+		if jc := cfg.Judges[name]; jc == nil || jc.OfflineRecording == "" {
+			return fmt.Errorf("judge %s: the run replays a recording for it, the config names none", name)
+		}
+	}
+	for _, name := range sortedNames(cfg.Judges) {
+		jc := cfg.Judges[name]
+		digest, replayed := desc.Recordings[name]
+		if !replayed {
+			jc.OfflineRecording = ""
+			continue
+		}
+		path, err := w.fetch(ctx, dir, "judge "+name+" offline_recording", digest, maxRecording)
+		if err != nil {
+			return err
+		}
+		jc.OfflineRecording = path
+	}
+	return nil
+}
+
+// fetch writes the bytes stored under digest (a plugin, a judge
+// recording; what names it in errors) from the object store into dir,
+// after checking them against digest, and returns the file's path.
+func (w *Worker) fetch(ctx context.Context, dir, what, digest string, limit int64) (string, error) {
 	info, err := w.c.plugins.GetInfo(ctx, digest)
 	if err != nil {
-		return "", fmt.Errorf("plugin %s@%s: not in %s: %w", name, digest, pluginsBucket, err)
+		return "", fmt.Errorf("%s@%s: not in %s: %w", what, digest, pluginsBucket, err)
 	}
-	if info.Size > maxPlugin {
-		return "", fmt.Errorf("plugin %s@%s: %d bytes, over %d", name, digest, info.Size, maxPlugin)
+	if info.Size > uint64(limit) {
+		return "", fmt.Errorf("%s@%s: %d bytes, over %d", what, digest, info.Size, limit)
 	}
 	data, err := w.c.plugins.GetBytes(ctx, digest)
 	if err != nil {
-		return "", fmt.Errorf("plugin %s@%s: fetch: %w", name, digest, err)
+		return "", fmt.Errorf("%s@%s: fetch: %w", what, digest, err)
 	}
 	if got := sha256Digest(data); got != digest {
-		return "", fmt.Errorf("plugin %s@%s: the object store holds bytes of digest %s; refusing them", name, digest, got)
+		return "", fmt.Errorf("%s@%s: the object store holds bytes of digest %s; refusing them", what, digest, got)
 	}
-	path := filepath.Join(dir, name+".plugin")
+	path := filepath.Join(dir, strings.TrimPrefix(digest, "sha256:"))
 	if err := os.WriteFile(path, data, 0o700); err != nil {
-		return "", fmt.Errorf("plugin %s@%s: %w", name, digest, err)
+		return "", fmt.Errorf("%s@%s: %w", what, digest, err)
 	}
 	return path, nil
 }

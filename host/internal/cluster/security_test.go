@@ -127,7 +127,7 @@ func TestPoisonedPluginObject(t *testing.T) {
 	}
 	// A worker handed the poisoned object refuses it.
 	w := &Worker{opts: WorkerOptions{Name: "w"}, log: quietLogger(t), c: c, stamp: ownStamp()}
-	if _, err := w.fetchPlugin(ctx, t.TempDir(), "textcheck", digest); err == nil || !strings.Contains(err.Error(), "refusing them") {
+	if _, err := w.fetch(ctx, t.TempDir(), "plugin textcheck", digest, maxPlugin); err == nil || !strings.Contains(err.Error(), "refusing them") {
 		t.Fatalf("fetchPlugin of poisoned bytes: %v", err)
 	}
 	// The coordinator replaces them, and the run goes through.

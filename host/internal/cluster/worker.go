@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -249,6 +251,14 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 		w.log.Error("cluster: invalid case message; dropped", "run", desc.RunID, "err", err)
 		return nil
 	}
+	// Say who took the case before working on it: if this worker dies on
+	// it, the coordinator can name the last worker seen with it.
+	if md, err := m.Metadata(); err == nil {
+		b, _ := json.Marshal(DeliveryMessage{RunID: desc.RunID, Worker: w.opts.Name, CaseID: cm.Case.ID, Delivery: md.NumDelivered})
+		if w.c.nc.Publish(deliveriesSubject(desc.RunID), b) == nil {
+			_ = w.c.nc.FlushTimeout(time.Second)
+		}
+	}
 	// Progress reports keep the case ours while it takes long.
 	progress := time.NewTicker(time.Duration(desc.AckWaitMS) * time.Millisecond / 3)
 	evalDone := make(chan struct{})
@@ -266,7 +276,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 	close(evalDone)
 	progress.Stop()
 	if ctx.Err() != nil {
-		_ = m.Nak() // stopped mid-case: another worker takes it
+		w.handBack(m, desc.RunID, cm.Case.ID) // stopped mid-case: another worker takes it
 		return nil
 	}
 	if down := eng.JudgeDown(); down != nil {
@@ -297,6 +307,29 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 		w.log.Debug("cluster: ack", "case", cm.Case.ID, "err", err)
 	}
 	return nil
+}
+
+// handBack returns a case this worker stopped working on — its run was
+// published again (a resumed coordinator) or the worker is shutting down —
+// without spending one of the case's deliveries, which --max-deliver keeps
+// for workers that die or stall on it: while the run is still published,
+// the case is published again as a new message and this delivery is
+// terminated. Otherwise (or if that fails) a Nak hands it back.
+func (w *Worker) handBack(m jetstream.Msg, runID, caseID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := w.c.runs.Get(ctx, runID); err != nil {
+		_ = m.Nak()
+		return
+	}
+	nonce := make([]byte, 8)
+	_, _ = rand.Read(nonce)
+	msg := &nats.Msg{Subject: m.Subject(), Data: m.Data()}
+	if _, err := w.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID("c", runID, caseID)+"#h"+hex.EncodeToString(nonce))); err != nil {
+		_ = m.Nak()
+		return
+	}
+	_ = m.Term()
 }
 
 // fault tells the run's coordinator this worker cannot serve it.

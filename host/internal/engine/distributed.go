@@ -102,6 +102,17 @@ func (e *Engine) UnconfiguredJudges() []string {
 	return sortedKeys(e.judges.unavailable)
 }
 
+// RecordedJudges maps each judge this process replays from its
+// offline_recording to the SHA-256 digest (sha256:<hex>) of the file it
+// loaded: a cluster ships those bytes to its workers.
+func (e *Engine) RecordedJudges() map[string]string {
+	out := make(map[string]string, len(e.judges.recordings))
+	for k, v := range e.judges.recordings {
+		out[k] = v
+	}
+	return out
+}
+
 // CheckResult checks a case result another process computed against this
 // configuration before it is written: this config hash, the same metrics
 // in the same order with their kinds, gates and thresholds, and for each
@@ -175,4 +186,23 @@ func (e *Engine) JudgeConfig(name string) (judge.Config, bool) {
 		return judge.Config{}, false
 	}
 	return j.Config(), true
+}
+
+// Unevaluated is the result of a case no process could evaluate — on a
+// cluster, one every worker it was delivered to died or stalled on: each
+// metric that would have run is an error saying why, so the gate counts
+// the case under max_error_rate like any other error (a metric skipped
+// for the whole run stays skipped).
+func (e *Engine) Unevaluated(c *abi.TestCase, why string) *CaseResult {
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	for i, m := range e.metrics {
+		mr := MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
+		if m.skip != "" {
+			mr.Status, mr.Reason = StatusSkipped, m.skip
+		} else {
+			mr.setError(&abi.Error{Code: abi.CodeMetric, Message: why})
+		}
+		r.Metrics[i] = mr
+	}
+	return r
 }

@@ -75,3 +75,26 @@ func TestPrepareOnceAdoptEverywhere(t *testing.T) {
 func mustCase() *abi.TestCase {
 	return &abi.TestCase{ID: "w1", Input: "Capital of France?", ActualOutput: "Paris.", ExpectedOutput: "Paris"}
 }
+
+// TestUnevaluatedIsAnErrorOnEveryMetric: a case no worker could finish
+// is an error on each metric, naming why, which the engine's own check
+// accepts — so it is written and counted like any error.
+func TestUnevaluatedIsAnErrorOnEveryMetric(t *testing.T) {
+	judge := fakeJudge(t)
+	env := newEnv(t, configFor(judge.URL(), true, correctness))
+	eng := openEngine(t, env.dir)
+	r := eng.Unevaluated(mustCase(), "delivered 5 times, no worker finished it")
+	if err := eng.CheckResult(r); err != nil {
+		t.Fatalf("CheckResult refuses an unevaluated case: %v", err)
+	}
+	if len(r.Metrics) != 1 {
+		t.Fatalf("%d metric results, want 1", len(r.Metrics))
+	}
+	m := r.Metrics[0]
+	if m.Status != engine.StatusError || m.Score != nil || m.Error == nil || m.Error.Message != "delivered 5 times, no worker finished it" || m.ErrorClass != "metric" {
+		t.Errorf("metric result = %+v", m)
+	}
+	if judge.Calls() != 0 {
+		t.Errorf("%d judge calls, want 0", judge.Calls())
+	}
+}

@@ -51,6 +51,10 @@ type Options struct {
 	// paces its upstream calls instead of its own: the cluster's one
 	// budget. It may return nil for a judge that keeps its own.
 	JudgeLimits func(judgeName string) judge.Limiter
+	// ReplayJudges replay their offline_recording even when this process
+	// has their API key: a cluster worker replays exactly the judges its
+	// coordinator replays.
+	ReplayJudges []string
 
 	// extraPlugins are linked in beside the first-party kinds (tests).
 	extraPlugins []*sdk.Plugin

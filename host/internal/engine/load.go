@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,7 +133,7 @@ const defaultJudgeName = "default"
 // a local server is recorded as unavailable: its metrics are skipped with a
 // message saying how to configure it, and deterministic metrics still run.
 func (e *Engine) buildJudges() error {
-	e.judges = &judges{byName: map[string]*judge.Judge{}, unavailable: map[string]string{}, recorded: map[string]string{}}
+	e.judges = &judges{byName: map[string]*judge.Judge{}, unavailable: map[string]string{}, recorded: map[string]string{}, recordings: map[string]string{}}
 	cfgs := e.cfg.Judges
 	if len(cfgs) == 0 {
 		cfgs = map[string]*judge.Config{defaultJudgeName: {Name: defaultJudgeName}}
@@ -171,6 +172,12 @@ func (e *Engine) buildJudges() error {
 			continue
 		}
 		key := e.opts.Getenv(jc.APIKeyEnv)
+		// Replay as the coordinator does, whatever this environment says
+		// of the key or the judge's URL.
+		forced := jc.OfflineRecording != "" && slices.Contains(e.opts.ReplayJudges, name)
+		if forced {
+			key = ""
+		}
 		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key), judge.OnUnavailable(e.judges.down)}
 		if e.opts.JudgeCache != nil && e.cacheMode() != "off" {
 			jopts = append(jopts, judge.WithCache(e.opts.JudgeCache, mode))
@@ -182,7 +189,7 @@ func (e *Engine) buildJudges() error {
 				jopts = append(jopts, judge.WithLimiter(l))
 			}
 		}
-		if key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay" {
+		if forced || (key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay") {
 			if jc.OfflineRecording != "" {
 				path := e.cfg.Resolve(jc.OfflineRecording)
 				rec, err := loadRecording(path)
@@ -190,6 +197,7 @@ func (e *Engine) buildJudges() error {
 					errs = append(errs, fmt.Sprintf("%s: judge %s: %v", e.cfg.File, name, err))
 					continue
 				}
+				e.judges.recordings[name] = rec.digest
 				e.judges.recorded[name] = fmt.Sprintf(
 					"judge %q has no API key in $%s: its answers are REPLAYED from %s, %s; set $%s to call the real judge",
 					name, jc.APIKeyEnv, jc.OfflineRecording, rec.note, jc.APIKeyEnv)

@@ -3,6 +3,8 @@ package engine
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +70,7 @@ func ExportRecording(ctx context.Context, st *store.Store, note string, w io.Wri
 type recording struct {
 	note    string
 	entries map[string][]byte
+	digest  string // sha256:<hex> of the file
 }
 
 // maxRecordingLine bounds one line of a recording file.
@@ -79,7 +82,8 @@ func loadRecording(path string) (*recording, error) {
 		return nil, fmt.Errorf("offline recording: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	h := sha256.New()
+	sc := bufio.NewScanner(io.TeeReader(f, h))
 	sc.Buffer(make([]byte, 64<<10), maxRecordingLine)
 	rec := &recording{entries: map[string][]byte{}}
 	line := 0
@@ -111,6 +115,7 @@ func loadRecording(path string) (*recording, error) {
 	if line == 0 {
 		return nil, fmt.Errorf("%s: empty recording", path)
 	}
+	rec.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return rec, nil
 }
 

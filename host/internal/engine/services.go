@@ -19,6 +19,9 @@ type judges struct {
 	// recorded maps a judge answered from a recorded session (no key, and
 	// the config names an offline recording) to the note saying so.
 	recorded map[string]string
+	// recordings maps each replayed judge to the SHA-256 digest of the
+	// recording file it loaded (sha256:<hex>).
+	recordings map[string]string
 
 	mu     sync.Mutex
 	onDown func(error) // the running run's stop, while one runs

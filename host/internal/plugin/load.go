@@ -155,6 +155,9 @@ func (r *Runtime) compile(ctx context.Context, w *wasmPlugin, wasm []byte) error
 		err error
 	}
 	done := make(chan compiled, 1)
+	// Done by whoever takes the result: this call, or the goroutine that
+	// closes what an abandoned compilation made.
+	r.compiling.Add(1)
 	go func() {
 		p, err := extism.NewCompiledPlugin(cctx, manifest(wasm, w.opts.Limits), extism.PluginConfig{
 			RuntimeConfig: r.base.WithMemoryLimitPages(w.opts.Limits.MemoryPages),
@@ -164,6 +167,7 @@ func (r *Runtime) compile(ctx context.Context, w *wasmPlugin, wasm []byte) error
 	}()
 	select {
 	case c := <-done:
+		r.compiling.Done()
 		if c.err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 			return fmt.Errorf("not finished within compile_timeout %s; the module is refused", limit)
 		}
@@ -171,6 +175,7 @@ func (r *Runtime) compile(ctx context.Context, w *wasmPlugin, wasm []byte) error
 		return c.err
 	case <-cctx.Done():
 		go func() {
+			defer r.compiling.Done()
 			if c := <-done; c.p != nil {
 				_ = c.p.Close(context.WithoutCancel(ctx))
 			}

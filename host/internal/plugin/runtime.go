@@ -36,6 +36,11 @@ type Runtime struct {
 	// ignored by running guest code.
 	base wazero.RuntimeConfig
 
+	// compiling counts compilations still running, abandoned ones
+	// included (their load returned when its context ended): Close waits
+	// for them, since wazero crashes compiling in a closed cache.
+	compiling sync.WaitGroup
+
 	mu      sync.Mutex
 	flights map[string]chan struct{} // digest -> closed when its first compile is done
 	closed  bool
@@ -68,12 +73,14 @@ func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	}, nil
 }
 
-// Close releases the compilation cache. Plugins loaded through the Runtime
-// must be closed first.
+// Close releases the compilation cache, after any compilation still
+// running (an abandoned one stops before its next function). Plugins
+// loaded through the Runtime must be closed first.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
+	r.compiling.Wait()
 	return r.cache.Close(ctx)
 }
 
