@@ -4,6 +4,7 @@
 #
 #   bench/cluster.sh                       # both workloads
 #   N_JUDGE=2000 N_CPU=400 bench/cluster.sh
+#   N_JUDGE=0 WORKER_CONCURRENCY=1 bench/cluster.sh   # CPU-bound scaling, one core per worker
 #
 # Two workloads:
 #   judge-bound  one criteria-only G-Eval metric; the fake judge answers
@@ -28,6 +29,10 @@ N_CPU="${N_CPU:-300}"
 LATENCY="${LATENCY:-100ms}"
 ROUNDS="${ROUNDS:-200000}"
 WORKERS="${WORKERS:-1 2 4}"
+# Cases each worker evaluates at once (worker --concurrency); empty = the
+# worker's default (its cores). 1 shows scaling with worker processes up to
+# the cores available: one core per worker.
+WORKER_CONCURRENCY="${WORKER_CONCURRENCY:-}"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/anvil-cluster-bench.XXXXXX")"
 pids=()
@@ -84,7 +89,7 @@ metrics:
     gate: false
     params: {rounds: $ROUNDS}
 YAML
-"$bin/gencases" -n "$N_JUDGE" -o "$work/judge-cases.jsonl"
+[ "$N_JUDGE" -gt 0 ] && "$bin/gencases" -n "$N_JUDGE" -o "$work/judge-cases.jsonl"
 "$bin/gencases" -n "$N_CPU" -o "$work/cpu-cases.jsonl"
 
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
@@ -99,7 +104,7 @@ one() {
 	mkdir -p "$d"
 	for ((i = 1; i <= w; i++)); do
 		ANVIL_COMPILE_CACHE="$work/cache/w$i" "$bin/measure" -o "$d/worker$i.json" -- \
-			"$bin/anvil-host" worker --cluster "$nats" --name "w$i" --log-level warn 2>"$d/worker$i.log" &
+			"$bin/anvil-host" worker --cluster "$nats" --name "w$i" --log-level warn ${WORKER_CONCURRENCY:+--concurrency "$WORKER_CONCURRENCY"} 2>"$d/worker$i.log" &
 		wp+=($!)
 	done
 	local flags=()
@@ -130,15 +135,17 @@ lat_s=$(echo "$LATENCY" | awk '/ms$/ { sub(/ms$/, ""); print $0 / 1000; next } {
 export BOUND=$(awk -v n="$N_JUDGE" -v l="$lat_s" 'BEGIN { print (int((n + 31) / 32) + 1) * l }')
 echo "# commit $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# judge-bound: $N_JUDGE cases, latency $LATENCY, max_concurrency 32 for the cluster"
-one judge "$work/judge.yaml" "$work/judge-cases.jsonl" 0 --concurrency 64
-for w in $WORKERS; do
-	one judge "$work/judge.yaml" "$work/judge-cases.jsonl" "$w"
-done
+if [ "$N_JUDGE" -gt 0 ]; then
+	one judge "$work/judge.yaml" "$work/judge-cases.jsonl" 0 --concurrency 64
+	for w in $WORKERS; do
+		one judge "$work/judge.yaml" "$work/judge-cases.jsonl" "$w"
+	done
+fi
 unset BOUND
 echo "# cpu-bound: $N_CPU cases, spin $ROUNDS SHA-256 rounds each (warm-up run first: compile caches)"
 "$bin/gencases" -n 8 -o "$work/warm.jsonl"
 one warmup "$work/cpu.yaml" "$work/warm.jsonl" 4 >/dev/null
-one cpu "$work/cpu.yaml" "$work/cpu-cases.jsonl" 0 --concurrency 2
+one cpu "$work/cpu.yaml" "$work/cpu-cases.jsonl" 0 --concurrency "${WORKER_CONCURRENCY:-2}"
 for w in $WORKERS; do
 	one cpu "$work/cpu.yaml" "$work/cpu-cases.jsonl" "$w"
 done
