@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/agentanvil/anvil/sdk"
@@ -13,3 +14,8 @@ func Printable(s string) string                       { return printable(s) }
 // WithSampleWindow sets how long a sample's request waits for the other
 // samples' alike requests.
 func WithSampleWindow(o *Options, d time.Duration) { o.sampleWindow = d }
+
+// WithCompileGate holds every Wasm compile back until gate returns.
+func WithCompileGate(o *Options, gate func(ctx context.Context, digest string) error) {
+	o.beforeCompile = gate
+}

@@ -22,6 +22,12 @@ type RuntimeOptions struct {
 	// Logger receives host-side events and guest logs that arrive outside an
 	// invocation (during warm-up). Nil discards them.
 	Logger *slog.Logger
+	// BeforeCompile, when set, is called before each module is compiled to
+	// machine code (not before the interpreter reads a descriptor); an
+	// error fails that load. It is a seam for tests that must hold a
+	// compile back until they have seen something happen meanwhile; it
+	// must return when ctx ends.
+	BeforeCompile func(ctx context.Context, digest string) error
 }
 
 // Runtime compiles and runs Wasm plugins. Create one per process and share
@@ -29,12 +35,17 @@ type RuntimeOptions struct {
 // module is compiled once per digest however many times it is loaded.
 // A Runtime is safe for concurrent use.
 type Runtime struct {
-	logger *slog.Logger
-	cache  wazero.CompilationCache
+	logger        *slog.Logger
+	beforeCompile func(ctx context.Context, digest string) error
+	cache         wazero.CompilationCache
 	// base is the wazero configuration every plugin runtime derives from.
 	// Close-on-context-done is not optional: without it a deadline is
 	// ignored by running guest code.
 	base wazero.RuntimeConfig
+
+	// descriptors remembers each compiled module's descriptor next to its
+	// machine code (deferred.go).
+	descriptors descriptorMemo
 
 	mu      sync.Mutex
 	flights map[string]chan struct{} // digest -> closed when its first compile is done
@@ -61,10 +72,12 @@ func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 		cache = wazero.NewCompilationCache()
 	}
 	return &Runtime{
-		logger:  logger,
-		cache:   cache,
-		base:    wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
-		flights: map[string]chan struct{}{},
+		logger:        logger,
+		beforeCompile: opts.BeforeCompile,
+		descriptors:   descriptorMemo{dir: opts.CacheDir},
+		cache:         cache,
+		base:          wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
+		flights:       map[string]chan struct{}{},
 	}, nil
 }
 
