@@ -47,13 +47,14 @@ var _ Plugin = (*Deferred)(nil)
 // like Load, reads its descriptor without waiting for its machine code, and
 // compiles and starts it in the background.
 //
-// The descriptor comes from the first of: the descriptor this Runtime's
-// CacheDir remembers for the digest (written after an earlier compiled
-// load of the same bytes), the compiled module itself when it is ready
-// first (a warm compile cache), or the module run once in wazero's
-// interpreter, which needs no machine code (≈ 0.3 s for a Go guest where
-// compiling takes seconds). onFail, when set, is called with the error
-// before any call can see it, when the background load fails.
+// The descriptor is the one this Runtime's CacheDir remembers for the
+// digest (written after an earlier compiled load of the same bytes: a warm
+// start waits for nothing), else the module's anvil_describe run once in
+// wazero's interpreter, which needs no machine code (≈ 0.3 s for a Go
+// guest where compiling takes seconds); the compile starts after it. When
+// the interpreter fails, the compiled module decides and is waited for.
+// onFail, when set, is called with the error before any call can see it,
+// when the background load fails.
 func (r *Runtime) LoadDeferred(ctx context.Context, path, digest string, opts Options, onFail func(error)) (*Deferred, error) {
 	if digest == "" {
 		return nil, fmt.Errorf("plugin %s: no sha256 digest pinned; refusing to load unverified code "+
@@ -77,10 +78,12 @@ func (r *Runtime) LoadDeferred(ctx context.Context, path, digest string, opts Op
 		err error
 	}
 	compiled := make(chan started, 1)
-	go func() {
-		p, raw, err := r.start(bg, v)
-		compiled <- started{p, raw, err}
-	}()
+	compile := func() {
+		go func() {
+			p, raw, err := r.start(bg, v)
+			compiled <- started{p, raw, err}
+		}()
+	}
 	// settle records the compiled load's outcome; early is the descriptor
 	// the plugin was announced with, if it was (nil: none yet).
 	// notify, when set, hears a refusal before any call can see it.
@@ -128,30 +131,24 @@ func (r *Runtime) LoadDeferred(ctx context.Context, path, digest string, opts Op
 		}
 	}
 	if early == nil {
+		// Not remembered: most likely never compiled here either, so the
+		// interpreter goes first, alone (on two cores a compile beside it
+		// would take half its CPU), and the compile starts after it.
 		from = "read before compiling, in the interpreter"
-		ictx, stopInterp := context.WithCancel(ctx)
-		defer stopInterp()
-		interp := make(chan []byte, 1)
-		go func() {
-			raw, err := r.describeInterpreted(ictx, v)
-			if err != nil {
-				// The compiled module decides: it is waited for.
-				r.logger.Debug("describe in the interpreter failed", "plugin", v.info.Path, "digest", v.info.Digest, "err", err)
-				raw = nil
-			}
-			interp <- raw
-		}()
-		select {
-		case s := <-compiled:
-			compiled <- s // a warm compile cache won: no deferral
-			return now()
-		case early = <-interp:
-		case <-ctx.Done():
-			return abandon(fmt.Errorf("plugin %s: %w", path, ctx.Err()))
+		raw, err := r.describeInterpreted(ctx, v)
+		if ctx.Err() != nil {
+			cancel()
+			return nil, fmt.Errorf("plugin %s: %w", path, ctx.Err())
 		}
-		if early == nil {
+		compile()
+		if err != nil {
+			// The compiled module decides, and is waited for.
+			r.logger.Debug("describe in the interpreter failed", "plugin", v.info.Path, "digest", v.info.Digest, "err", err)
 			return now()
 		}
+		early = raw
+	} else {
+		compile()
 	}
 	desc, err := parseDescriptor(v.info, early, v.exports)
 	if err != nil {
