@@ -23,7 +23,7 @@ import (
 
 // buildTextcheck builds the textcheck example plugin from source into a
 // fresh directory and returns its path and sha256.
-func buildTextcheck(t *testing.T) (path, digest string) {
+func buildTextcheck(t testing.TB) (path, digest string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "textcheck.wasm")
 	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, "../../../examples/plugins/textcheck/wasm")
@@ -89,7 +89,7 @@ const compileCases = `{"id": "same", "input": "q1", "actual_output": "Paris", "e
 // compileEnv writes a config with a judge-only metric (G-Eval, criteria
 // only: its steps are one judge call before the first case) and a metric
 // of the textcheck Wasm plugin with the given params.
-func compileEnv(t *testing.T, judgeURL, exactParams string) (*config.Config, engine.Options, string) {
+func compileEnv(t testing.TB, judgeURL, exactParams string) (*config.Config, engine.Options, string) {
 	t.Helper()
 	wasm, digest := buildTextcheck(t)
 	dir := t.TempDir()
@@ -254,5 +254,34 @@ func TestPluginRefusedAfterItsCompileStopsTheRun(t *testing.T) {
 				t.Errorf("case %s was written with the refused plugin's error: %v", id, m.Error)
 			}
 		}
+	}
+}
+
+// BenchmarkNewWithWarmCompileCache is New on the start-up config of
+// bench/startup.sh (a G-Eval metric and a Wasm plugin metric) with the
+// plugin's machine code and descriptor in the compile cache: the work done
+// before the first judge call can go out. Close (which waits for the
+// background compile) is not timed.
+func BenchmarkNewWithWarmCompileCache(b *testing.B) {
+	judge := judgetest.New(b)
+	cfg, opts, _ := compileEnv(b, judge.URL(), "{ignore_case: true}")
+	ctx := context.Background()
+	warm, err := engine.New(ctx, cfg, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := engine.WaitCompiled(ctx, warm); err != nil {
+		b.Fatal(err)
+	}
+	warm.Close(ctx) // the cache now holds the machine code and the descriptor
+	b.ReportAllocs()
+	for b.Loop() {
+		eng, err := engine.New(ctx, cfg, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		eng.Close(ctx)
+		b.StartTimer()
 	}
 }

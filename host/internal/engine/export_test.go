@@ -19,3 +19,13 @@ func WithSampleWindow(o *Options, d time.Duration) { o.sampleWindow = d }
 func WithCompileGate(o *Options, gate func(ctx context.Context, digest string) error) {
 	o.beforeCompile = gate
 }
+
+// WaitCompiled waits for the plugins New left compiling.
+func WaitCompiled(ctx context.Context, e *Engine) error {
+	for _, d := range e.compiling.plugins {
+		if err := d.p.Ready(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

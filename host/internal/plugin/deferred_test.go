@@ -131,3 +131,37 @@ func hasKind(d abi.Descriptor, name string) bool {
 	_, ok := d.KindOf(name, abi.RoleMetric)
 	return ok
 }
+
+// TestCloseWaitsForAnAbandonedCompile: closing a Deferred whose compile
+// runs abandons the compile, and the Runtime's Close returns only once it
+// has stopped — wazero compiles through the compilation cache, and closing
+// the cache under a running compile crashed the process.
+func TestCloseWaitsForAnAbandonedCompile(t *testing.T) {
+	ctx := context.Background()
+	started := make(chan struct{})
+	var once sync.Once
+	rt, err := NewRuntime(ctx, RuntimeOptions{CacheDir: t.TempDir(), BeforeCompile: func(context.Context, string) error {
+		once.Do(func() { close(started) })
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rt.LoadDeferred(ctx, guestPath("textcheck"), guestDigest(t, "textcheck"), Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started // the compile is under way (cold: it takes seconds)
+	if err := d.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Ready(ctx); err == nil {
+		t.Error("a plugin closed before its compile ended is ready")
+	}
+	if err := rt.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rt.compiling.Load(); n != 0 {
+		t.Fatalf("Runtime.Close returned with %d compile(s) still running", n)
+	}
+}

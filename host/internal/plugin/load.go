@@ -208,7 +208,15 @@ func (r *Runtime) compile(ctx context.Context, base wazero.RuntimeConfig, w *was
 		err error
 	}
 	done := make(chan compiled, 1)
+	// The compile goroutine, and the one that frees what an abandoned
+	// compile made, belong to the Runtime until they end: its Close waits
+	// for them, since wazero's compiler uses the compilation cache to the
+	// last function (closing the cache under it crashes the process).
+	r.compiles.Add(1)
+	r.compiling.Add(1)
 	go func() {
+		defer r.compiles.Done()
+		defer r.compiling.Add(-1)
 		p, err := extism.NewCompiledPlugin(cctx, manifest(wasm, w.opts.Limits), extism.PluginConfig{
 			RuntimeConfig: base.WithMemoryLimitPages(w.opts.Limits.MemoryPages),
 			EnableWasi:    true, // Go and most other guests import WASI; what it can reach is decided per instance
@@ -222,7 +230,9 @@ func (r *Runtime) compile(ctx context.Context, base wazero.RuntimeConfig, w *was
 		}
 		return c.p, c.err
 	case <-cctx.Done():
+		r.compiles.Add(1)
 		go func() {
+			defer r.compiles.Done()
 			if c := <-done; c.p != nil {
 				_ = c.p.Close(context.WithoutCancel(ctx))
 			}

@@ -53,6 +53,10 @@ type Runtime struct {
 	// leaders counts compiles that were not waiting on another load of the
 	// same digest (a test reads it).
 	leaders atomic.Int64
+	// compiles are the goroutines compiling (or freeing an abandoned
+	// compile's result); compiling counts the compiles alone (a test reads it).
+	compiles  sync.WaitGroup
+	compiling atomic.Int64
 }
 
 // NewRuntime creates a Runtime. Close it when done.
@@ -81,12 +85,14 @@ func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	}, nil
 }
 
-// Close releases the compilation cache. Plugins loaded through the Runtime
-// must be closed first.
+// Close waits for compiles that were abandoned (their load's context
+// ended) to stop, and releases the compilation cache. Plugins loaded
+// through the Runtime must be closed first.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
+	r.compiles.Wait() // an abandoned compile stops before its next function
 	return r.cache.Close(ctx)
 }
 
