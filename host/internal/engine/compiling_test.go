@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/sdk"
 )
 
 // buildTextcheck builds the textcheck example plugin from source into a
@@ -283,5 +286,88 @@ func BenchmarkNewWithWarmCompileCache(b *testing.B) {
 		b.StopTimer()
 		eng.Close(ctx)
 		b.StartTimer()
+	}
+}
+
+// TestAMetricsPrepareHoldsBackOnlyItsOwnCases: while one metric's prepare
+// is still running (a plugin kind's, held by the test), another metric's
+// cases are scored — the judge gets G-Eval's scoring requests, not only
+// its steps — and the held metric's cases carry its prepared state.
+func TestAMetricsPrepareHoldsBackOnlyItsOwnCases(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	slow := &sdk.Plugin{Name: "slowprep", Version: "0.0.1", Kinds: []sdk.Kind{
+		&sdk.MetricKind[struct{}]{Name: "slow_prepare",
+			Prepare: func(ctx context.Context, _ sdk.Host, _ *struct{}, _ *abi.PrepareRequest) (*abi.PrepareResult, error) {
+				select {
+				case <-release:
+					return &abi.PrepareResult{State: json.RawMessage(`{"ready":true}`)}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
+			Measure: func(_ context.Context, _ sdk.Host, _ *struct{}, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
+				score := 0.0
+				if string(req.Prepared) == `{"ready":true}` {
+					score = 1
+				}
+				return &abi.MeasureResult{Score: &score, Success: score == 1, Threshold: req.Threshold}, nil
+			}},
+	}}
+	scored := make(chan struct{})
+	var scoredOnce sync.Once
+	steps := judgetest.Reply{Content: `{"steps": ["Compare the facts."]}`}
+	score := judgetest.JSONScoreReply("Agrees.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})
+	judge := judgetest.New(t, judgetest.WithDefault(judgetest.ReplyFunc(func(r judgetest.RecordedRequest) judgetest.Reply {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, `"steps"`) {
+				return steps
+			}
+		}
+		scoredOnce.Do(func() { close(scored) })
+		return score
+	})))
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"cases.jsonl": compileCases,
+		"anvil.yaml": configFor(judge.URL(), true, correctness+"  - {name: slow, kind: slow_prepare, gate: false}\n")})
+	cfg, err := config.Load(filepath.Join(dir, "anvil.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := engine.Options{Cache: "off", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Getenv: func(k string) string {
+			if k == "ANVIL_TEST_KEY" {
+				return "test-key"
+			}
+			return ""
+		}}
+	engine.WithInprocPlugins(&opts, slow)
+	out := filepath.Join(dir, "out")
+	done := startRun(cfg, opts, out)
+	select {
+	case <-scored:
+	case r := <-done:
+		t.Fatalf("the run ended while a prepare was held: %v", r.err)
+	case <-time.After(stuck):
+		t.Fatal("no scoring request while another metric's prepare was held: prepares hold back every metric")
+	}
+	open()
+	var r runOutcome
+	select {
+	case r = <-done:
+	case <-time.After(stuck):
+		t.Fatal("the run did not finish after the prepare was let go")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	for id, c := range readResults(t, out) {
+		for _, m := range c.Metrics {
+			if m.Score == nil || (m.Metric == "slow" && *m.Score != 1) {
+				t.Errorf("case %s metric %s: score %v, error %v", id, m.Metric, m.Score, m.Error)
+			}
+		}
 	}
 }
