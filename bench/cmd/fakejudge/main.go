@@ -59,7 +59,11 @@ func main() {
 	srv := judgetest.NewServer(judgetest.WithoutRecording(), judgetest.WithDefault(judgetest.ReplyFunc(fj.reply)))
 
 	mux := http.NewServeMux()
-	mux.Handle(judgetest.CompletionsPath, srv.Handler())
+	completions := srv.Handler()
+	mux.Handle(judgetest.CompletionsPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fj.firstRequest.CompareAndSwap(0, time.Now().UnixNano())
+		completions.ServeHTTP(w, r)
+	}))
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(fj.statsJSON(srv.Calls())) //nolint:errcheck
@@ -109,10 +113,12 @@ const (
 var kinds = []string{kSteps, kScore, kTask, kBinary, kChoice, kStatements, kVerdicts, kReason, kUnknown}
 
 type fake struct {
-	latency time.Duration
-	alts    int
-	counts  map[string]*atomic.Int64
-	fillers []string
+	// firstRequest is when the first completion request arrived, in Unix ns.
+	firstRequest atomic.Int64
+	latency      time.Duration
+	alts         int
+	counts       map[string]*atomic.Int64
+	fillers      []string
 	// encoded caches replies' choices, encoded (nil: every reply is
 	// encoded by judgetest, as the reference in tests).
 	encoded *encodedReplies
@@ -139,7 +145,9 @@ func (f *fake) statsJSON(calls int) []byte {
 	b, _ := json.Marshal(struct {
 		Calls  int              `json:"calls"`
 		ByKind map[string]int64 `json:"by_kind"`
-	}{calls, by})
+		// FirstRequestUnixNS is when the first request arrived (bench/startup.sh).
+		FirstRequestUnixNS int64 `json:"first_request_unix_ns,omitempty"`
+	}{calls, by, f.firstRequest.Load()})
 	return append(b, '\n')
 }
 

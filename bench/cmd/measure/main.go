@@ -24,13 +24,16 @@ import (
 
 // Stats is what measure reports.
 type Stats struct {
-	Command   []string `json:"command"`
-	ExitCode  int      `json:"exit_code"`
-	WallSec   float64  `json:"wall_s"`
-	UserSec   float64  `json:"user_s"`
-	SysSec    float64  `json:"sys_s"`
-	CPUSec    float64  `json:"cpu_s"`
-	MaxRSSKiB int64    `json:"max_rss_kib"`
+	Command  []string `json:"command"`
+	ExitCode int      `json:"exit_code"`
+	WallSec  float64  `json:"wall_s"`
+	// StartUnixNS is when the command was started (bench/startup.sh
+	// subtracts it from the fake judge's first request).
+	StartUnixNS int64   `json:"start_unix_ns"`
+	UserSec     float64 `json:"user_s"`
+	SysSec      float64 `json:"sys_s"`
+	CPUSec      float64 `json:"cpu_s"`
+	MaxRSSKiB   int64   `json:"max_rss_kib"`
 }
 
 func main() {
@@ -66,7 +69,7 @@ func main() {
 	wall := time.Since(start)
 	signal.Stop(sigs)
 
-	st := Stats{Command: args, WallSec: wall.Seconds()}
+	st := Stats{Command: args, WallSec: wall.Seconds(), StartUnixNS: start.UnixNano()}
 	var exitErr *exec.ExitError
 	switch {
 	case err == nil:

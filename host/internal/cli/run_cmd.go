@@ -211,6 +211,11 @@ process writes the same outputs; see docs/cluster.md.
 				}
 				defer co.Close()
 				adjust = append(adjust, co.EngineOptions)
+			} else {
+				// A local run starts its judge-only metrics while its
+				// plugins compile; their params are checked before New
+				// returns all the same.
+				adjust = append(adjust, func(o *engine.Options) { o.CompileInBackground = true })
 			}
 			_, eng, err := lf.load(ctx, stderr, adjust...)
 			if err != nil {

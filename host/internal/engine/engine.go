@@ -55,12 +55,23 @@ type Options struct {
 	// has their API key: a cluster worker replays exactly the judges its
 	// coordinator replays.
 	ReplayJudges []string
+	// CompileInBackground lets New return once every Wasm plugin has been
+	// verified, trusted and described (its kinds and schemas known, every
+	// metric's params checked), while its machine code is still being
+	// compiled: Run then starts the metrics that need no plugin at once,
+	// and a plugin refused when its compile ends stops the run
+	// (ErrUnverifiable). Without it New returns only when every plugin is
+	// compiled and started.
+	CompileInBackground bool
 
 	// extraPlugins are linked in beside the first-party kinds (tests).
 	extraPlugins []*sdk.Plugin
 	// sampleWindow overrides sampleGroupWindow (tests make it long, so
 	// only the samples' own progress decides what goes out together).
 	sampleWindow time.Duration
+	// beforeCompile holds each Wasm compile back (tests: see
+	// plugin.RuntimeOptions.BeforeCompile).
+	beforeCompile func(ctx context.Context, digest string) error
 }
 
 // RunOptions configure one run.
@@ -92,11 +103,14 @@ type Engine struct {
 	plugins map[string]plugin.Plugin // by config name, and first-party by plugin name
 	digests map[string]string
 	sources map[string]pluginSource // configured plugins by name
-	kinds   map[string]kindRef
-	metrics []*metric          // run at top level, in config order
-	all     map[string]*metric // every metric by key, DAG children included
-	hash    string
-	warns   []string
+	// compiling are the plugins still being compiled when New returned
+	// (CompileInBackground).
+	compiling compiling
+	kinds     map[string]kindRef
+	metrics   []*metric          // run at top level, in config order
+	all       map[string]*metric // every metric by key, DAG children included
+	hash      string
+	warns     []string
 	// storeErr is why the store could not be opened (the run then goes on
 	// without a cache and says so in the summary).
 	storeErr string
@@ -224,9 +238,22 @@ func (e *Engine) defaultConcurrency() int {
 // criteria-only G-Eval waits one judge latency for its steps, and those
 // waits need not add up.
 func (e *Engine) prepareAll(ctx context.Context, dry *dryRun) {
+	e.startPrepares(ctx, dry)()
+}
+
+// startPrepares starts every metric's once-per-run work concurrently and
+// returns a function that waits for all of it. Until a metric's own
+// prepare is done its measure waits, and only its: a metric whose plugin
+// is still compiling does not hold back the others' cases.
+func (e *Engine) startPrepares(ctx context.Context, dry *dryRun) (wait func()) {
 	var wg sync.WaitGroup
 	for _, m := range e.allInOrder() {
-		wg.Go(func() { e.prepare(ctx, m, dry) })
+		done := make(chan struct{})
+		m.prepareDone = done
+		wg.Go(func() {
+			defer close(done)
+			e.prepare(ctx, m, dry)
+		})
 	}
-	wg.Wait()
+	return wg.Wait
 }

@@ -40,7 +40,7 @@ const cases = `{"id": "c1", "input": "Capital of France?", "actual_output": "Par
 {"id": "c4", "input": "Largest planet?", "actual_output": "Jupiter."}
 `
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {

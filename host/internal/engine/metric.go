@@ -50,7 +50,10 @@ type metric struct {
 	prepared       json.RawMessage
 	prepareDetails json.RawMessage
 	prepareErr     *abi.Error
-	prepareUsage   JudgeUsage
+	// prepareDone, when set, is closed when this run's prepare of the
+	// metric has finished (startPrepares).
+	prepareDone  <-chan struct{}
+	prepareUsage JudgeUsage
 	// adopted: the once-per-run work was done before the run (Prepare) or
 	// by another process (AdoptPrepared); the run does not do it again.
 	adopted bool
@@ -118,6 +121,14 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 		r.Reason = fmt.Sprintf("case has no %s (needed by metric %s)", missing[0], m.key)
 		r.Error = &abi.Error{Code: abi.CodeMissingField, Field: missing[0], Message: r.Reason}
 		return r
+	}
+	if m.prepareDone != nil {
+		select {
+		case <-m.prepareDone:
+		case <-ctx.Done():
+			r.setError(asABI(ctx.Err()))
+			return r
+		}
 	}
 	if m.prepareErr != nil {
 		r.setError(m.prepareErr)

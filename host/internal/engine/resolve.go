@@ -47,7 +47,7 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 	if len(e.cfg.Plugins) == 0 {
 		return errors.Join(errs...)
 	}
-	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeOptions{CacheDir: e.opts.CompileCacheDir, Logger: e.logger})
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeOptions{CacheDir: e.opts.CompileCacheDir, Logger: e.logger, BeforeCompile: e.opts.beforeCompile})
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,17 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 		transport := cmp.Or(res.Transport, pc.Transport)
 		switch opts := (plugin.Options{Grants: pc.Grants, Limits: pc.Limits, Isolation: pc.Isolation}); transport {
 		case "", plugin.TransportWasm:
-			p, err = rt.Load(ctx, res.Path, res.ModuleDigest, opts)
+			if !e.opts.CompileInBackground {
+				p, err = rt.Load(ctx, res.Path, res.ModuleDigest, opts)
+				break
+			}
+			var d *plugin.Deferred
+			refused := func(err error) error { return fmt.Errorf("%s: %s: %w", where, res.ID, err) }
+			d, err = rt.LoadDeferred(ctx, res.Path, res.ModuleDigest, opts, func(err error) { e.compiling.failed(refused(err)) })
+			if err == nil {
+				p = d
+				e.compiling.add(d, refused)
+			}
 		case plugin.TransportProcess:
 			p, err = rt.LoadProcess(ctx, res.Path, res.ModuleDigest, opts)
 		default:

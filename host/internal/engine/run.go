@@ -116,8 +116,11 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	defer stop(nil)
 	unwatch := e.judges.watch(func(err error) { stop(err) })
 	defer unwatch()
+	// So does a plugin refused when its background compile ends.
+	unwatchPlugins := e.compiling.watch(func(err error) { stop(err) })
+	defer unwatchPlugins()
 
-	e.prepareAll(runCtx, nil)
+	waitPrepared := e.startPrepares(runCtx, nil)
 	cases := make(chan *abi.TestCase)
 	errc := make(chan error, 1)
 	var dispatchErr error
@@ -166,6 +169,7 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	readErr := e.feed(runCtx, input, done, ro.Limit, cases)
 	close(cases)
 	wg.Wait()
+	waitPrepared()
 	writeErr := w.Close()
 	select {
 	case err := <-errc:

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	extism "github.com/agentanvil/anvil/host/internal/extism"
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
@@ -45,6 +46,31 @@ func (r *Runtime) Inspect(ctx context.Context, path string) (Info, error) {
 }
 
 func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Plugin, error) {
+	v, err := r.verify(path, want, opts)
+	if err != nil {
+		return nil, err
+	}
+	w, raw, err := r.start(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	r.descriptors.remember(w.info.Digest, raw, r.logger)
+	return w, nil
+}
+
+// verified is a module that passed every check made before compiling:
+// size, digest, ABI marker, section shape and imports.
+type verified struct {
+	wasm    []byte
+	exports map[string]bool
+	// info names the module by path and digest until its descriptor is read.
+	info Info
+	opts Options
+}
+
+// verify reads the module at path and makes every check that needs no
+// compiling. want, when not empty, is the digest it must have.
+func (r *Runtime) verify(path, want string, opts Options) (*verified, error) {
 	opts.Limits = opts.Limits.WithDefaults()
 	if opts.Limits.MemoryPages > 65536 {
 		return nil, fmt.Errorf("plugin %s: memory_pages %d is above the Wasm maximum 65536", path, opts.Limits.MemoryPages)
@@ -57,29 +83,41 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	if want != "" && got != want {
 		return nil, fmt.Errorf("plugin %s: %w: want %s, got %s; refusing to compile", path, ErrDigestMismatch, want, got)
 	}
-	// Until the descriptor is read, the plugin is known by path and digest.
-	w := &wasmPlugin{
-		info:   Info{Descriptor: abi.Descriptor{Name: path}, Digest: got, Transport: TransportWasm, Path: path},
-		opts:   opts,
-		logger: r.logger,
+	v := &verified{wasm: wasm, opts: opts,
+		info: Info{Descriptor: abi.Descriptor{Name: path}, Digest: got, Transport: TransportWasm, Path: path}}
+	if v.exports, err = moduleExports(wasm); err != nil {
+		return nil, loadError(v.info, abi.CodeABI, "%v", err)
 	}
-	exports, err := moduleExports(wasm)
-	if err != nil {
-		return nil, loadError(w.info, abi.CodeABI, "%v", err)
-	}
-	if err := checkMarker(exports); err != nil {
-		return nil, loadError(w.info, abi.CodeABI, "%v", err)
+	if err := checkMarker(v.exports); err != nil {
+		return nil, loadError(v.info, abi.CodeABI, "%v", err)
 	}
 	if err := checkModuleShape(wasm); err != nil {
-		return nil, loadError(w.info, abi.CodeABI, "module refused before compiling: %v", err)
+		return nil, loadError(v.info, abi.CodeABI, "module refused before compiling: %v", err)
 	}
 	if err := checkImports(wasm); err != nil {
-		return nil, loadError(w.info, abi.CodeABI, "module refused before compiling: %v", err)
+		return nil, loadError(v.info, abi.CodeABI, "module refused before compiling: %v", err)
 	}
+	return v, nil
+}
 
-	err = r.compileOnce(ctx, got, func() error { return r.compile(ctx, w, wasm) })
+// start compiles a verified module, starts its first instance and reads
+// its descriptor. It returns the plugin and the descriptor's JSON as the
+// guest wrote it.
+func (r *Runtime) start(ctx context.Context, v *verified) (*wasmPlugin, []byte, error) {
+	w := &wasmPlugin{info: v.info, opts: v.opts, logger: r.logger}
+	opts := v.opts
+	err := r.compileOnce(ctx, v.info.Digest, func() error {
+		if r.beforeCompile != nil {
+			if err := r.beforeCompile(ctx, v.info.Digest); err != nil {
+				return err
+			}
+		}
+		c, err := r.compile(ctx, r.base, w, v.wasm)
+		w.compiled = c
+		return err
+	})
 	if err != nil {
-		return nil, loadError(w.info, abi.CodeABI, "compile: %v", err)
+		return nil, nil, loadError(w.info, abi.CodeABI, "compile: %v", err)
 	}
 	ok := false
 	defer func() {
@@ -90,27 +128,18 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 
 	first, err := w.newInstance(ctx)
 	if err != nil {
-		return nil, loadError(w.info, abi.CodeABI, "%v", err)
+		return nil, nil, loadError(w.info, abi.CodeABI, "%v", err)
 	}
-	raw, err := w.warm(ctx, first)
+	raw, d, err := w.describe(ctx, first, v.exports)
 	if err != nil {
 		first.close(ctx)
-		return nil, describeError(w.info, err)
-	}
-	var d abi.Descriptor
-	if err := decodeStrict(raw, &d); err != nil {
-		first.close(ctx)
-		return nil, loadError(w.info, abi.CodeABI, "%s result: %v", abi.ExportDescribe, err)
-	}
-	if err := checkDescriptor(&d, exports); err != nil {
-		first.close(ctx)
-		return nil, loadError(w.info, abi.CodeABI, "descriptor: %v", err)
+		return nil, nil, err
 	}
 	w.info.Descriptor = d
 	for _, c := range d.Capabilities {
 		if !opts.Grants.Has(c) {
 			r.logger.Info("plugin asks for a capability that is not granted; its calls will be denied",
-				"plugin", w.info.ID(), "digest", got, "capability", c)
+				"plugin", w.info.ID(), "digest", w.info.Digest, "capability", c)
 		}
 	}
 
@@ -135,7 +164,31 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 	})
 	w.pool.add(first)
 	ok = true
-	return w, nil
+	return w, raw, nil
+}
+
+// describe warms a fresh instance, which runs anvil_describe, and checks
+// the descriptor against the ABI and the module's exports. It returns the
+// descriptor's JSON as the guest wrote it, and the descriptor.
+func (w *wasmPlugin) describe(ctx context.Context, in *instance, exports map[string]bool) ([]byte, abi.Descriptor, error) {
+	raw, err := w.warm(ctx, in)
+	if err != nil {
+		return nil, abi.Descriptor{}, describeError(w.info, err)
+	}
+	d, err := parseDescriptor(w.info, raw, exports)
+	return raw, d, err
+}
+
+// parseDescriptor decodes anvil_describe's result strictly and checks it.
+func parseDescriptor(info Info, raw []byte, exports map[string]bool) (abi.Descriptor, error) {
+	var d abi.Descriptor
+	if err := decodeStrict(raw, &d); err != nil {
+		return abi.Descriptor{}, loadError(info, abi.CodeABI, "%s result: %v", abi.ExportDescribe, err)
+	}
+	if err := checkDescriptor(&d, exports); err != nil {
+		return abi.Descriptor{}, loadError(info, abi.CodeABI, "descriptor: %v", err)
+	}
+	return d, nil
 }
 
 // compile compiles the module under opts.Limits.CompileTimeout. wazero
@@ -144,7 +197,7 @@ func (r *Runtime) load(ctx context.Context, path, want string, opts Options) (Pl
 // one function can cost. When the deadline passes the load fails at once,
 // and the compilation, abandoned, stops before its next function and frees
 // what it made.
-func (r *Runtime) compile(ctx context.Context, w *wasmPlugin, wasm []byte) error {
+func (r *Runtime) compile(ctx context.Context, base wazero.RuntimeConfig, w *wasmPlugin, wasm []byte) (*extism.CompiledPlugin, error) {
 	limit := w.opts.Limits.CompileTimeout.Std()
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -155,35 +208,39 @@ func (r *Runtime) compile(ctx context.Context, w *wasmPlugin, wasm []byte) error
 		err error
 	}
 	done := make(chan compiled, 1)
-	// Done by whoever takes the result: this call, or the goroutine that
-	// closes what an abandoned compilation made.
+	// The compile goroutine, and the one that frees what an abandoned
+	// compile made, belong to the Runtime until they end: its Close waits
+	// for them, since wazero's compiler uses the compilation cache to the
+	// last function (closing the cache under it crashes the process).
+	r.compiles.Add(1)
 	r.compiling.Add(1)
 	go func() {
+		defer r.compiles.Done()
+		defer r.compiling.Add(-1)
 		p, err := extism.NewCompiledPlugin(cctx, manifest(wasm, w.opts.Limits), extism.PluginConfig{
-			RuntimeConfig: r.base.WithMemoryLimitPages(w.opts.Limits.MemoryPages),
+			RuntimeConfig: base.WithMemoryLimitPages(w.opts.Limits.MemoryPages),
 			EnableWasi:    true, // Go and most other guests import WASI; what it can reach is decided per instance
 		}, w.hostFunctions())
 		done <- compiled{p, err}
 	}()
 	select {
 	case c := <-done:
-		r.compiling.Done()
 		if c.err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			return fmt.Errorf("not finished within compile_timeout %s; the module is refused", limit)
+			return nil, fmt.Errorf("not finished within compile_timeout %s; the module is refused", limit)
 		}
-		w.compiled = c.p
-		return c.err
+		return c.p, c.err
 	case <-cctx.Done():
+		r.compiles.Add(1)
 		go func() {
-			defer r.compiling.Done()
+			defer r.compiles.Done()
 			if c := <-done; c.p != nil {
 				_ = c.p.Close(context.WithoutCancel(ctx))
 			}
 		}()
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		return fmt.Errorf("not finished within compile_timeout %s; the module is refused", limit)
+		return nil, fmt.Errorf("not finished within compile_timeout %s; the module is refused", limit)
 	}
 }
 

@@ -19,6 +19,11 @@
 // max_output_bytes out of guest memory (bounds.go); and a module is sized,
 // its structure checked and its compilation bounded in time before it can
 // cost the host more than its limits.
+//
+// A Wasm plugin may be announced before it is compiled (LoadDeferred: its
+// descriptor remembered beside the compile cache, or read in wazero's
+// interpreter, after the same checks); the compiled module's descriptor
+// must then be the announced one byte for byte, or the plugin is refused.
 package plugin
 
 import (

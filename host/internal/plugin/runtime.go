@@ -22,6 +22,12 @@ type RuntimeOptions struct {
 	// Logger receives host-side events and guest logs that arrive outside an
 	// invocation (during warm-up). Nil discards them.
 	Logger *slog.Logger
+	// BeforeCompile, when set, is called before each module is compiled to
+	// machine code (not before the interpreter reads a descriptor); an
+	// error fails that load. It is a seam for tests that must hold a
+	// compile back until they have seen something happen meanwhile; it
+	// must return when ctx ends.
+	BeforeCompile func(ctx context.Context, digest string) error
 }
 
 // Runtime compiles and runs Wasm plugins. Create one per process and share
@@ -29,17 +35,17 @@ type RuntimeOptions struct {
 // module is compiled once per digest however many times it is loaded.
 // A Runtime is safe for concurrent use.
 type Runtime struct {
-	logger *slog.Logger
-	cache  wazero.CompilationCache
+	logger        *slog.Logger
+	beforeCompile func(ctx context.Context, digest string) error
+	cache         wazero.CompilationCache
 	// base is the wazero configuration every plugin runtime derives from.
 	// Close-on-context-done is not optional: without it a deadline is
 	// ignored by running guest code.
 	base wazero.RuntimeConfig
 
-	// compiling counts compilations still running, abandoned ones
-	// included (their load returned when its context ended): Close waits
-	// for them, since wazero crashes compiling in a closed cache.
-	compiling sync.WaitGroup
+	// descriptors remembers each compiled module's descriptor next to its
+	// machine code (deferred.go).
+	descriptors descriptorMemo
 
 	mu      sync.Mutex
 	flights map[string]chan struct{} // digest -> closed when its first compile is done
@@ -47,6 +53,10 @@ type Runtime struct {
 	// leaders counts compiles that were not waiting on another load of the
 	// same digest (a test reads it).
 	leaders atomic.Int64
+	// compiles are the goroutines compiling (or freeing an abandoned
+	// compile's result); compiling counts the compiles alone (a test reads it).
+	compiles  sync.WaitGroup
+	compiling atomic.Int64
 }
 
 // NewRuntime creates a Runtime. Close it when done.
@@ -66,21 +76,23 @@ func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 		cache = wazero.NewCompilationCache()
 	}
 	return &Runtime{
-		logger:  logger,
-		cache:   cache,
-		base:    wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
-		flights: map[string]chan struct{}{},
+		logger:        logger,
+		beforeCompile: opts.BeforeCompile,
+		descriptors:   descriptorMemo{dir: opts.CacheDir},
+		cache:         cache,
+		base:          wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
+		flights:       map[string]chan struct{}{},
 	}, nil
 }
 
-// Close releases the compilation cache, after any compilation still
-// running (an abandoned one stops before its next function). Plugins
-// loaded through the Runtime must be closed first.
+// Close waits for compiles that were abandoned (their load's context
+// ended) to stop, and releases the compilation cache. Plugins loaded
+// through the Runtime must be closed first.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
-	r.compiling.Wait()
+	r.compiles.Wait() // an abandoned compile stops before its next function
 	return r.cache.Close(ctx)
 }
 
