@@ -127,8 +127,11 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	var wg sync.WaitGroup
 	if ro.Dispatch != nil {
 		// Evaluated elsewhere: the dispatcher hands back finished cases,
-		// which this process writes as its own workers' would be.
+		// which this process writes as its own workers' would be. It
+		// publishes the once-per-run work with the run, so that work is
+		// finished first (else every worker would do it again).
 		wg.Go(func() {
+			waitPrepared()
 			dispatchErr = ro.Dispatch.Dispatch(runCtx, cases, func(r *CaseResult) error {
 				if err := w.write(r); err != nil {
 					select {
