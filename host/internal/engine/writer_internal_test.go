@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/cputime"
 )
 
 // writerCases are results shaped like every kind the engine writes: judge
@@ -124,7 +125,7 @@ func BenchmarkResultsWriter(b *testing.B) {
 	}
 	batch := make([]*CaseResult, 0, 32)
 	b.ReportAllocs()
-	reportCPU(b)
+	cputime.Report(b)
 	b.ResetTimer()
 	for i := range cases {
 		batch = append(batch, &cases[i])

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentanvil/anvil/host/internal/cputime"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkJudgeDo(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
-		reportCPU(b)
+		cputime.Report(b)
 		for b.Loop() {
 			if resp := j.Do(context.Background(), req); resp.Error != nil {
 				b.Fatal(resp.Error)
@@ -57,7 +58,7 @@ func BenchmarkJudgeDo(b *testing.B) {
 			r := scoredRequest()
 			r.TopLogprobs = tc.top
 			b.ReportAllocs()
-			reportCPU(b)
+			cputime.Report(b)
 			for b.Loop() {
 				if resp := j.Do(context.Background(), r); resp.Error != nil || resp.Score == nil || resp.Score.Mode != "weighted" {
 					b.Fatalf("%+v", resp)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/cputime"
 	"github.com/agentanvil/anvil/score"
 )
 
@@ -568,7 +569,7 @@ func BenchmarkDecodeReply(b *testing.B) {
 	b.Run("score_tokens", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
-		reportCPU(b)
+		cputime.Report(b)
 		for b.Loop() {
 			if _, f := decodeCompletion("application/json", body, needScoreTokens); f != nil {
 				b.Fatal(f.detail)
@@ -578,7 +579,7 @@ func BenchmarkDecodeReply(b *testing.B) {
 	b.Run("all_tokens", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
-		reportCPU(b)
+		cputime.Report(b)
 		for b.Loop() {
 			if _, f := decodeCompletion("application/json", body, needAllTokens); f != nil {
 				b.Fatal(f.detail)
@@ -588,7 +589,7 @@ func BenchmarkDecodeReply(b *testing.B) {
 	b.Run("encoding_json", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
-		reportCPU(b)
+		cputime.Report(b)
 		for b.Loop() {
 			if _, f := decodeReference(body); f != nil {
 				b.Fatal(f.detail)

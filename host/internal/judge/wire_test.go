@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/cputime"
 )
 
 // wireCase is one generated request: a plan, a call and the mode it is sent in.
@@ -125,7 +126,7 @@ func BenchmarkRequestBody(b *testing.B) {
 	c := call{temperature: &temp}
 	b.Run("openai-go", func(b *testing.B) {
 		b.ReportAllocs()
-		reportCPU(b)
+		cputime.Report(b)
 		for b.Loop() {
 			if _, err := p.typedParams("gpt-4o-mini", c, modePrompt).MarshalJSON(); err != nil {
 				b.Fatal(err)
@@ -134,7 +135,7 @@ func BenchmarkRequestBody(b *testing.B) {
 	})
 	b.Run("judge", func(b *testing.B) {
 		b.ReportAllocs()
-		reportCPU(b)
+		cputime.Report(b)
 		for b.Loop() {
 			if _, err := p.requestBody("gpt-4o-mini", c, modePrompt); err != nil {
 				b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/host/internal/cputime"
 )
 
 // Run with: go test -run '^$' -bench . -benchtime 3x ./host/plugin/ for the
@@ -120,8 +121,8 @@ func BenchmarkMeasure(b *testing.B) {
 			}
 			// CPU time (user+sys of the whole process, GC included) per
 			// call: on a shared machine it moves far less than wall time.
-			cpu0 := processCPU()
-			defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
+			cpu0 := cputime.Process()
+			defer func() { b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op") }()
 			if bc.par {
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
