@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,12 +18,13 @@ import (
 )
 
 // meteredJudge serves judge's replies after a fixed latency and measures
-// what the judge sees: the most calls in flight at once, and when each
-// call arrived.
+// what the judge sees: the most calls in flight at once, when each call
+// arrived, and the tokens each call carried (see requestTokens).
 type meteredJudge struct {
 	inflight, peak atomic.Int64
 	mu             sync.Mutex
 	arrivals       []time.Time
+	tokens         []int // tokens[i]: the tokens of the call that arrived at arrivals[i]
 	url            string
 }
 
@@ -38,8 +41,15 @@ func newMeteredJudge(t *testing.T, judge *judgetest.Server, latency time.Duratio
 		defer mj.inflight.Add(-1)
 		for p := mj.peak.Load(); n > p && !mj.peak.CompareAndSwap(p, n); p = mj.peak.Load() {
 		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		mj.mu.Lock()
-		mj.arrivals = append(mj.arrivals, time.Now())
+		mj.arrivals = append(mj.arrivals, time.Now()) // under the lock: in order
+		mj.tokens = append(mj.tokens, requestTokens(body))
 		mj.mu.Unlock()
 		time.Sleep(latency) // the judge's latency, not synchronisation
 		h.ServeHTTP(w, r)
