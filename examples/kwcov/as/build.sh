@@ -14,6 +14,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 out=${OUT:-$root/bin/wasm}
 cd "$here"
+# One build at a time in this directory: go test runs the parity test
+# (examples/kwcov) and this example's own tests (examples/kwcov/as) in
+# parallel, and two `npm ci` in one node_modules fail with ENOTEMPTY.
+exec 9<"$here"
+flock 9
 
 # The SDK is installed from the repository (a file: dependency, copied by
 # install-links), so reinstall when it or the lock file changed.
