@@ -15,9 +15,11 @@ package abi
 //
 // Minor 1 added KindDescriptor.Capabilities (per-kind capabilities).
 // Minor 2 added JudgeRequest.OmitTokens (the caller reads the score only).
+// Minor 3 added the optional export anvil_io (direct I/O in the guest's
+// linear memory, v1/README.md §4.1).
 const (
 	Major = 1
-	Minor = 2
+	Minor = 3
 )
 
 // Exports a guest module provides. The marker is never called: its presence
@@ -28,6 +30,9 @@ const (
 	ExportPrepare  = "anvil_prepare" // optional: metric kinds that do once-per-run work
 	ExportMeasure  = "anvil_measure" // metric kinds
 	ExportNode     = "anvil_node"    // node kinds
+	// ExportIO is optional (minor 3): (size i32) -> i32, the address of the
+	// guest's direct-I/O control block (v1/README.md §4.1).
+	ExportIO = "anvil_io"
 )
 
 // MarkerPrefix is the prefix of every major version's marker export; a host

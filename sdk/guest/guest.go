@@ -38,6 +38,7 @@ func abiV1() {}
 
 //go:wasmexport anvil_describe
 func describe() int32 {
+	ioDirect = false // no request: the host reads the answer from Extism's output
 	p, err := plugin()
 	if err != nil {
 		return misuse(err)
@@ -64,15 +65,19 @@ func measure() int32 {
 	if err != nil {
 		return misuse(err)
 	}
+	in, err := input()
+	if err != nil {
+		return misuse(err)
+	}
 	var req abi.MeasureRequest
-	if err := decodeMeasureRequest(pdk.Input(), &req); err != nil {
+	if err := decodeMeasureRequest(in, &req); err != nil {
 		return misuse(fmt.Errorf("decode request: %w", err))
 	}
 	b, err := encodeMeasureResult(p.Measure(context.Background(), wasmHost{}, &req))
 	if err != nil {
 		return misuse(fmt.Errorf("encode result: %w", err))
 	}
-	pdk.Output(b)
+	output(b)
 	return 0
 }
 
@@ -96,15 +101,19 @@ func plugin() (*sdk.Plugin, error) {
 	return served, nil
 }
 
-// decode reads the request JSON from the Extism input.
+// decode reads the request JSON (input).
 func decode(v any) error {
-	if err := json.Unmarshal(pdk.Input(), v); err != nil {
+	in, err := input()
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(in, v); err != nil {
 		return fmt.Errorf("decode request: %w", err)
 	}
 	return nil
 }
 
-// respond writes the result JSON to the Extism output. The context passed
+// respond writes the result JSON (output). The context passed
 // to kinds carries no deadline: the host enforces the wall-clock limit by
 // stopping the instance, which the guest cannot observe or delay.
 func respond(v any) int32 {
@@ -112,7 +121,7 @@ func respond(v any) int32 {
 	if err != nil {
 		return misuse(fmt.Errorf("encode result: %w", err))
 	}
-	pdk.Output(b)
+	output(b)
 	return 0
 }
 

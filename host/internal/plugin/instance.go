@@ -21,6 +21,9 @@ import (
 type instance struct {
 	p      *extism.Plugin
 	stderr *stderrBuffer
+	// io is the address of the guest's direct-I/O control block
+	// (directio.go), 0 while calls go through Extism's input and output.
+	io uint32
 }
 
 // errStale says the instance's module was already closed before the call
@@ -72,7 +75,18 @@ func (w *wasmPlugin) warm(ctx context.Context, in *instance) ([]byte, error) {
 func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut int) ([]byte, error) {
 	in.stderr.Reset()
 	st := &callState{maxBytes: maxOut}
-	rc, out, err := in.p.CallWithContext(withCallState(ctx, st), fn, input)
+	ctx = withCallState(ctx, st)
+	direct := in.io != 0 && fn != abi.ExportDescribe
+	if direct {
+		if in.p.Closed() {
+			return nil, errStale // its memory may be gone: do not touch it
+		}
+		if err := in.putInput(ctx, input); err != nil {
+			return nil, err
+		}
+		input = nil // Extism's input stays empty
+	}
+	rc, out, err := in.p.CallWithContext(ctx, fn, input)
 	if st.refused != nil {
 		// A bound stopped Extism before it copied a block (see bounds.go).
 		e := *st.refused
@@ -95,6 +109,17 @@ func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut in
 	if rc != 0 {
 		return nil, &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),
 			Message: fmt.Sprintf("%s returned status %d without an error message", fn, rc)}
+	}
+	// A guest that exited during the call (proc_exit(0)) took its memory
+	// with it: its answer is Extism's output, empty, as it always was.
+	if direct && !in.p.Closed() {
+		d, ok, err := in.takeOutput(fn, maxOut)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = d
+		}
 	}
 	if len(out) > maxOut {
 		return nil, abi.Errorf(abi.CodeOutputTooLarge, "%s output is %d bytes, max_output_bytes is %d", fn, len(out), maxOut)

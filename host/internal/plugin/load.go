@@ -136,6 +136,13 @@ func (r *Runtime) start(ctx context.Context, v *verified) (*wasmPlugin, []byte, 
 		return nil, nil, err
 	}
 	w.info.Descriptor = d
+	w.directIO = usesDirectIO(v.exports, d) && !opts.extismIO
+	if w.directIO {
+		if err := w.openIO(ctx, first); err != nil {
+			first.close(ctx)
+			return nil, nil, describeError(w.info, errIOSetup(err))
+		}
+	}
 	for _, c := range d.Capabilities {
 		if !opts.Grants.Has(c) {
 			r.logger.Info("plugin asks for a capability that is not granted; its calls will be denied",
@@ -153,7 +160,13 @@ func (r *Runtime) start(ctx context.Context, v *verified) (*wasmPlugin, []byte, 
 			}
 			return nil, abi.Errorf(abi.CodeTrap, "%v", err)
 		}
-		if _, err := w.warm(ctx, in); err != nil {
+		_, err = w.warm(ctx, in)
+		if err == nil && w.directIO {
+			if err = w.openIO(ctx, in); err != nil {
+				err = errIOSetup(err)
+			}
+		}
+		if err != nil {
 			in.close(context.WithoutCancel(ctx))
 			if ctx.Err() != nil {
 				return nil, abi.Errorf(abi.CodeTimeout, "the deadline passed while an instance was warming up: %v", err)

@@ -104,6 +104,9 @@ type Options struct {
 
 	// sandbox simulates kernel refusals (tests only).
 	sandbox sandboxKnobs
+	// extismIO calls a Wasm guest the Extism way even when it offers
+	// direct I/O (tests only: what a host of ABI minor < 3 does).
+	extismIO bool
 }
 
 // named fills in plugin and digest on an error that concerns this plugin.

@@ -31,6 +31,8 @@ type wasmPlugin struct {
 	pool     *pool
 	// instances counts instances ever created: a replaced instance shows.
 	instances atomic.Int64
+	// directIO: the module offers anvil_io (directio.go); set at load.
+	directIO bool
 }
 
 var _ Plugin = (*wasmPlugin)(nil)
