@@ -34,6 +34,7 @@ var guestSources = map[string]string{
 	"unasked":    "./testdata/zoo/unasked",
 	"foreign":    "./testdata/zoo/foreign",
 	"badimport":  "./testdata/zoo/badimport",
+	"badio":      "./testdata/zoo/badio",
 }
 
 // nativeSource is the process-transport guest: one binary, hard-linked
