@@ -24,7 +24,8 @@ func excerptByRunes(s string, at int) string {
 // FuzzExcerpt: excerpt, which decodes only what it quotes, says what the
 // whole-text version said, invalid UTF-8 included.
 func FuzzExcerpt(f *testing.F) {
-	for _, s := range []string{"", "Paris", "exactly twenty chars", "more than twenty characters here", "naïve café ünïcödé text", "bad \xff\xfe bytes and more text after them"} {
+	for _, s := range []string{"", "Paris", "exactly twenty chars", "more than twenty characters here", "naïve café ünïcödé text", "bad \xff\xfe bytes and more text after them",
+		`quotes " and \\ back`, "tab\tnew\nline\x7f del", "\u2028 separators \u00a0 nbsp"} {
 		for _, at := range []int{0, 3, 19, 20, 21, 40} {
 			f.Add(s, at)
 		}
@@ -37,4 +38,22 @@ func FuzzExcerpt(f *testing.F) {
 			t.Fatalf("excerpt(%q, %d) = %q, want %q", s, at, got, want)
 		}
 	})
+}
+
+// TestMismatchReason: the reason built without fmt reads as the
+// fmt.Sprintf it replaced.
+func TestMismatchReason(t *testing.T) {
+	for _, tc := range []struct {
+		at        int
+		got, want string
+	}{
+		{0, `"Mountain field while"…`, `"But migrate small ac"…`},
+		{12, "end of text", `"x\n\"y\""`},
+		{1 << 20, `"ünï"`, "end of text"},
+	} {
+		want := fmt.Sprintf("actual_output differs from expected_output at character %d: got %s, want %s", tc.at, tc.got, tc.want)
+		if got := mismatchReason(tc.at, tc.got, tc.want); got != want {
+			t.Errorf("mismatchReason(%d, %q, %q) = %q, want %q", tc.at, tc.got, tc.want, got, want)
+		}
+	}
 }

@@ -72,8 +72,7 @@ func exactMatch() *sdk.MetricKind[ExactMatchConfig] {
 				return binary(req, 1, "actual_output equals expected_output", nil), nil
 			}
 			at := firstDifference(got, want, cfg.IgnoreCase)
-			reason := fmt.Sprintf("actual_output differs from expected_output at character %d: got %s, want %s",
-				at, excerpt(got, at), excerpt(want, at))
+			reason := mismatchReason(at, excerpt(got, at), excerpt(want, at))
 			res := binary(req, 0, reason, nil)
 			// what json.Marshal(map[string]any{"first_difference": at}) writes
 			res.Details = json.RawMessage(`{"first_difference":` + strconv.Itoa(at) + `}`)
@@ -322,7 +321,30 @@ func excerpt(s string, at int) string {
 	if i < len(s) {
 		suffix = "…"
 	}
-	return fmt.Sprintf("%q%s", string(quoted), suffix)
+	return quote(quoted) + suffix
+}
+
+// mismatchReason is exact_match's reason for a difference:
+//
+//	fmt.Sprintf("actual_output differs from expected_output at character %d: got %s, want %s", at, got, want)
+//
+// without fmt, whose format scanning and reflection cost a Wasm guest a
+// loop turn per byte and a call per verb, each leaving the compiled code
+// under the host's termination check (bench/README.md, "Wasm path").
+func mismatchReason(at int, got, want string) string {
+	return "actual_output differs from expected_output at character " + strconv.Itoa(at) + ": got " + got + ", want " + want
+}
+
+// quote is fmt's %q of b (strconv.Quote): as is between quotes when every
+// byte is printable ASCII other than '"' and '\\', which is the common
+// case, strconv.Quote otherwise. FuzzExcerpt holds it to fmt.
+func quote(b []byte) string {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.Quote(string(b))
+		}
+	}
+	return `"` + string(b) + `"`
 }
 
 func clip(s string, n int) string {
