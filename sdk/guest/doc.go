@@ -30,6 +30,12 @@
 // input (pdk.Input), writes its JSON result to the Extism output
 // (pdk.Output) and returns 0.
 //
+// It also exports anvil_io (ABI minor 3, abi/v1/README.md §4.1): a host
+// that calls it writes each request into a buffer in the module's linear
+// memory and reads the result from there, one copy each way instead of
+// Extism's host call per 8 bytes; a host that does not gets the Extism
+// way above.
+//
 // # Error conventions
 //
 // There are three ways a call can end, and they mean different things to
