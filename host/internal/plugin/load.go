@@ -150,7 +150,7 @@ func (r *Runtime) start(ctx context.Context, v *verified) (*wasmPlugin, []byte, 
 		}
 	}
 
-	w.pool = newPool(opts.Limits.PoolSize, func(ctx context.Context) (*instance, error) {
+	w.pool = newPool(poolSize(opts), func(ctx context.Context) (*instance, error) {
 		in, err := w.newInstance(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -178,6 +178,20 @@ func (r *Runtime) start(ctx context.Context, v *verified) (*wasmPlugin, []byte, 
 	w.pool.add(first)
 	ok = true
 	return w, raw, nil
+}
+
+// poolSize is how many instances a Wasm plugin may have. Without the
+// judge granted a guest cannot wait on anything (anvil_log does not
+// block), so its calls are pure CPU: an instance beyond GOMAXPROCS adds
+// its resident memory (≈ 12 MiB for a Go guest) and no throughput, and
+// the pool stops there. With the judge granted an instance waits for the
+// judge's replies, and pool_size instances keep that many batches in
+// flight.
+func poolSize(opts Options) int {
+	if opts.Grants.Judge {
+		return opts.Limits.PoolSize
+	}
+	return max(1, min(opts.Limits.PoolSize, runtime.GOMAXPROCS(0)))
 }
 
 // describe warms a fresh instance, which runs anvil_describe, and checks

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -112,5 +113,29 @@ func TestClosedPlugin(t *testing.T) {
 	}
 	if _, err := p.Measure(ctx, nil, &abi.MeasureRequest{Kind: "ok"}); !errors.Is(err, errPoolClosed) {
 		t.Fatalf("want errPoolClosed, got %v", err)
+	}
+}
+
+// TestPoolSizeCores: a plugin without the judge granted only computes, so
+// its pool stops at GOMAXPROCS instances whatever pool_size says; with the
+// judge granted (instances wait on replies) pool_size holds.
+func TestPoolSizeCores(t *testing.T) {
+	cores := runtime.GOMAXPROCS(0)
+	for _, tc := range []struct {
+		name   string
+		grants Grants
+		size   int
+		want   int
+	}{
+		{"no judge, pool_size above the cores", Grants{}, cores + 3, cores},
+		{"no judge, pool_size 1", Grants{}, 1, 1},
+		{"judge granted", Grants{Judge: true}, cores + 3, cores + 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := load(t, "textcheck", Options{Grants: tc.grants, Limits: Limits{PoolSize: tc.size}}).(*wasmPlugin)
+			if got := cap(w.pool.slots); got != tc.want {
+				t.Errorf("pool of %d instances, want %d (GOMAXPROCS %d, pool_size %d)", got, tc.want, cores, tc.size)
+			}
+		})
 	}
 }
