@@ -3,7 +3,6 @@ module github.com/agentanvil/anvil
 go 1.26.8
 
 require (
-	github.com/dylibso/observe-sdk/go v0.0.0-20240819160327-2d926c5d788a
 	github.com/extism/go-pdk v1.1.3
 	github.com/extism/go-sdk v1.7.1
 	github.com/gobwas/glob v0.2.3
@@ -35,6 +34,8 @@ require (
 	modernc.org/sqlite v1.62.0
 	oras.land/oras-go/v2 v2.7.0
 )
+
+require github.com/dylibso/observe-sdk/go v0.0.0-20240819160327-2d926c5d788a // indirect
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect

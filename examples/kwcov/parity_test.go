@@ -56,6 +56,9 @@ const metrics = `metrics:
 `
 
 func TestSameResultsInEveryLanguage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -170,7 +168,7 @@ func calibrateMetric(metric string, labels []Label, res *Results, opts Options) 
 		}
 		p := Point{CaseID: c.id, Judge: j.score, JudgePass: j.pass, Ratings: max(len(c.scores), len(c.passes))}
 		if len(c.scores) > 0 {
-			p.Human = ptr(stat.Mean(c.scores, nil))
+			p.Human = ptr(stats.Mean(c.scores))
 		}
 		if pass, ok := majority(c.passes); ok {
 			p.HumanPass = &pass

@@ -13,6 +13,9 @@ import (
 // check passes, one line per check, a summary, exit 0; --json carries the
 // same report.
 func TestPluginTestCommandPasses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
@@ -111,6 +114,9 @@ func TestPluginTestCommandFailsAndSkips(t *testing.T) {
 // Without config flags, the kinds' configs come from the metrics of the
 // anvil.yaml the usual discovery finds (here ./anvil.yaml), or --from.
 func TestPluginTestCommandConfigsFromAnvilYAML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}

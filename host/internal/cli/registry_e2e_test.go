@@ -36,6 +36,9 @@ import (
 // ANVIL_REGISTRY_E2E=1 (scripts/registry-e2e, run by .ci/run) makes their
 // absence a failure.
 func TestRegistryE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	tools := map[string]string{}
 	for _, name := range []string{"docker-registry", "htpasswd"} {
 		p, err := exec.LookPath(name)

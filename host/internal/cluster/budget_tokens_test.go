@@ -78,6 +78,9 @@ func (mj *meteredJudge) tokenBucketExcess(perSecond float64) (excess float64, to
 // three workers each pacing itself, all of them fit in three full buckets
 // and arrive within a fraction of a second.
 func TestTokensPerMinuteAcrossWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	const (
 		cases     = 60
 		maxTokens = 4000

@@ -63,6 +63,9 @@ var agrees = judgetest.JSONScoreReply("Agrees with the expected output.", "8", m
 // case is delivered again after the ack deadline, evaluated by another
 // worker, and written exactly once.
 func TestWorkerKilledMidCaseIsRedelivered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 20, false)
 	localOut := filepath.Join(dir, "local")
@@ -117,6 +120,9 @@ func TestWorkerKilledMidCaseIsRedelivered(t *testing.T) {
 // up the results the workers published meanwhile, evaluates the rest and
 // writes every case exactly once.
 func TestCoordinatorKilledThenResumed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	judge := deterministicJudge(t)
 	g := newGate()
 	dir := project(t, judge.URL(), 30, false)

@@ -20,6 +20,9 @@ import (
 // worker seen — so the run ends, unverified (exit 3 via max_error_rate),
 // instead of waiting forever, and every other case is written as locally.
 func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 3, false) // no Sydney case: nothing fails its threshold
 	localOut := filepath.Join(dir, "local")
@@ -94,6 +97,9 @@ func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
 // --resume` still learns of it — the advisory is kept in ANVIL_EXHAUSTED —
 // and writes it as an error instead of waiting for it forever.
 func TestPoisonCaseExhaustedWhileCoordinatorDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 3, false)
 	g := newGate()

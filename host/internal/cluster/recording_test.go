@@ -18,6 +18,9 @@ import (
 // worker that has a key for the judge replays too: it must score as its
 // coordinator does, not call the real judge.
 func TestOfflineRecordingTravels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	root := repoRoot(t)
 	if _, err := os.Stat(filepath.Join(root, "bin", "wasm", "textcheck.wasm")); err != nil {
 		t.Skip("bin/wasm/textcheck.wasm not built: run scripts/build-plugins textcheck")

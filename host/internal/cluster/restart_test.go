@@ -15,6 +15,9 @@ import (
 // coordinator and the workers reconnect, and the run completes with
 // every case written exactly once.
 func TestNATSServerRestartMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 30, false)
 	localOut := filepath.Join(dir, "local")

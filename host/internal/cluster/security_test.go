@@ -112,6 +112,9 @@ func TestAPIKeyNeverTravelsThroughNATS(t *testing.T) {
 // store that are not that plugin are replaced by the coordinator, and a
 // worker that fetched other bytes than the digest refuses the run.
 func TestPoisonedPluginObject(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 4, true)
 	ns := startNATS(t, t.TempDir(), -1)

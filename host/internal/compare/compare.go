@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
@@ -306,7 +304,7 @@ func compareMetric(a, b *Run, name string, opts Options) (MetricComparison, erro
 		return mc, nil
 	}
 	n := float64(mc.Shared)
-	mc.MeanA, mc.MeanB = ptr(stat.Mean(scoresA, nil)), ptr(stat.Mean(scoresB, nil))
+	mc.MeanA, mc.MeanB = ptr(stats.Mean(scoresA)), ptr(stats.Mean(scoresB))
 	mc.PassRateA, mc.PassRateB = ptr(float64(passA)/n), ptr(float64(passB)/n)
 	diff, err := stats.PairedMeanDiffCI(scoresA, scoresB, opts.Level, opts.Resamples, opts.Seed)
 	if err != nil {

@@ -73,6 +73,9 @@ func dump(rep *Report) string {
 // transports where it has both, passes every check it can run, and the
 // checks that prove the judge discipline actually ran.
 func TestFirstPartyPass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	cases := []struct {
 		name, path, configs string
 		verdicts            map[string][]string

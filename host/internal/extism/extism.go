@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	observe "github.com/dylibso/observe-sdk/go"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -130,8 +129,6 @@ type Plugin struct {
 	log                  func(LogLevel, string)
 	hasWasi              bool
 	guestRuntime         guestRuntime
-	Adapter              *observe.AdapterBase
-	traceCtx             *observe.TraceCtx
 }
 
 func logStd(level LogLevel, message string) {
@@ -494,10 +491,6 @@ func (p *Plugin) CallWithContext(ctx context.Context, name string, data []byte) 
 	p.Logf(LogLevelDebug, "Calling function : %v", name)
 
 	res, err := f.Call(ctx)
-
-	if p.traceCtx != nil {
-		defer p.traceCtx.Finish()
-	}
 
 	// Try to extact WASI exit code
 	if exitErr, ok := err.(*sys.ExitError); ok {

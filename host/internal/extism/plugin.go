@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	observe "github.com/dylibso/observe-sdk/go"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -32,13 +31,8 @@ type CompiledPlugin struct {
 	// incrementing each time we instantiate the module.
 	instanceCount atomic.Uint64
 
-	// this is the raw wasm bytes of the provided module, it is required when using a tracing observeAdapter.
-	// If an adapter is not provided, this field will be nil.
-	wasmBytes      []byte
-	hasWasi        bool
-	manifest       Manifest
-	observeAdapter *observe.AdapterBase
-	observeOptions *observe.Options
+	hasWasi  bool
+	manifest Manifest
 
 	maxHttp                   int64
 	maxVar                    int64
@@ -48,8 +42,6 @@ type CompiledPlugin struct {
 type PluginConfig struct {
 	RuntimeConfig             wazero.RuntimeConfig
 	EnableWasi                bool
-	ObserveAdapter            *observe.AdapterBase
-	ObserveOptions            *observe.Options
 	EnableHttpResponseHeaders bool
 
 	// ModuleConfig is only used when a plugins are built using the NewPlugin
@@ -143,8 +135,6 @@ func NewCompiledPlugin(
 		manifest:                  manifest,
 		runtime:                   wazero.NewRuntimeWithConfig(ctx, runtimeConfig),
 		kernelRuntime:             wazero.NewRuntimeWithConfig(ctx, runtimeConfig.WithCloseOnContextDone(false)),
-		observeAdapter:            config.ObserveAdapter,
-		observeOptions:            config.ObserveOptions,
 		enableHttpResponseHeaders: config.EnableHttpResponseHeaders,
 		modules:                   make(map[string]wazero.CompiledModule),
 		maxHttp:                   calculateMaxHttp(manifest),
@@ -209,10 +199,6 @@ func NewCompiledPlugin(
 			if data.Hash != calculatedHash {
 				return nil, fmt.Errorf("hash mismatch for module '%s'", data.Name)
 			}
-		}
-
-		if p.observeAdapter != nil {
-			p.wasmBytes = data.Data
 		}
 
 		compiledModule, err := p.runtime.CompileModule(ctx, data.Data)
@@ -346,15 +332,6 @@ func (p *CompiledPlugin) Instance(ctx context.Context, config PluginInstanceConf
 		moduleConfig = moduleConfig.WithStderr(os.Stderr).WithStdout(os.Stdout)
 	}
 
-	var trace *observe.TraceCtx
-	var err error
-	if p.observeAdapter != nil {
-		trace, err = p.observeAdapter.NewTraceCtx(ctx, p.runtime, p.wasmBytes, p.observeOptions)
-		if err != nil {
-			return nil, fmt.Errorf("failed to initialize Observe Adapter: %v", err)
-		}
-	}
-
 	// Compile and instantiate the extism runtime. This runtime is stateful and needs to be
 	// instantiated on a per-instance basis. We don't provide a name because the module needs
 	// to be anonymous -- you cannot instantiate multiple modules with the same name into the
@@ -415,9 +392,7 @@ func (p *CompiledPlugin) Instance(ctx context.Context, config PluginInstanceConf
 		MaxHttpResponseBytes: p.maxHttp,
 		MaxVarBytes:          p.maxVar,
 		guestRuntime:         guestRuntime{},
-		Adapter:              p.observeAdapter,
 		log:                  logStd,
-		traceCtx:             trace,
 	}
 	instance.guestRuntime = detectGuestRuntime(instance)
 

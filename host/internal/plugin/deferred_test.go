@@ -43,6 +43,9 @@ func (h *heldCompiles) hold(ctx context.Context, _ string) error {
 // contradicts (here: tampered with) refuses the plugin, tells onFail before
 // any call can see the refusal, and forgets the remembered descriptor.
 func TestLoadDeferredDescribesBeforeCompiling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	path, digest := guestPath("textcheck"), guestDigest(t, "textcheck")

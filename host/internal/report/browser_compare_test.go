@@ -18,6 +18,9 @@ import (
 // links to it, the notes under the DAG's nodes are drawn in the page's
 // note style, and nothing is written to the console.
 func TestCompareViewInARealBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	ctx := browser(t)
 	s, cases := qualityFixture(t)
 	s.RunID = "run-b"

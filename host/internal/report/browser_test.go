@@ -113,6 +113,9 @@ func fileURL(path string) string { return "file://" + filepath.ToSlash(path) }
 // The console watch catches what it must: a page with a console.error and
 // an uncaught exception is not reported clean.
 func TestBrowserConsoleWatchCatchesErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	ctx := browser(t)
 	page := filepath.Join(t.TempDir(), "bad.html")
 	os.WriteFile(page, []byte(`<!DOCTYPE html><html><body><p>bad</p><script>console.error("broken chart"); undefinedFunction();</script></body></html>`), 0o644)
@@ -131,6 +134,9 @@ func TestBrowserConsoleWatchCatchesErrors(t *testing.T) {
 // size, the path's nodes are painted by the page's CSS, the filter
 // script works, and a screenshot shows the pass colour of the charts.
 func TestReportInARealBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long runs it (CI)")
+	}
 	ctx := browser(t)
 	// As a run that was calibrated leaves it: results, cases/ and
 	// calibration.json, then report.Write.

@@ -7,8 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // DefaultLevel and DefaultResamples are what Anvil's commands use unless
@@ -109,7 +108,7 @@ func MeanCI(xs []float64, level float64, resamples int, seed uint64) (CI, error)
 		for i, idx := range indices {
 			buf[i] = xs[idx]
 		}
-		return stat.Mean(buf, nil), nil
+		return mean(buf), nil
 	}, level, resamples, seed)
 }
 
@@ -144,7 +143,7 @@ func WilsonCI(successes, n int, level float64) (CI, error) {
 	if successes < 0 || successes > n {
 		return CI{}, fmt.Errorf("%d successes out of %d: want between 0 and n", successes, n)
 	}
-	z := distuv.UnitNormal.Quantile((1 + level) / 2)
+	z := mathext.NormalQuantile((1 + level) / 2)
 	nf := float64(n)
 	p := float64(successes) / nf
 	denominator := 1 + z*z/nf

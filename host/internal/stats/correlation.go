@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/stat"
 )
 
 // Pearson returns Pearson's product-moment correlation r of x and y.
@@ -21,7 +19,7 @@ func Pearson(x, y []float64) (float64, error) {
 	if constant(x) || constant(y) {
 		return 0, undefined("correlation of a constant series")
 	}
-	return clampUnit(stat.Correlation(x, y, nil)), nil
+	return clampUnit(correlation(x, y)), nil
 }
 
 // Spearman returns Spearman's rank correlation ρ of x and y: Pearson's r of

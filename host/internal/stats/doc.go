@@ -21,9 +21,11 @@
 //     fewer than half are defined the interval is an ErrUndefined error.
 //   - Levels are fractions in (0,1): 0.95 is a 95% interval.
 //
-// Well-kept code is used where it serves: gonum's stat.Correlation for
-// Pearson (Spearman is Pearson of tie-averaged ranks), stat.Mean, and
-// distuv.UnitNormal for the Wilson quantile. gonum's stat.Kendall is τ-a
+// Well-kept code is used where it serves: gonum's floats for sums and
+// mathext.NormalQuantile for the Wilson quantile. Pearson's r (Spearman is
+// Pearson of tie-averaged ranks) and the mean are gonum stat's algorithms
+// ported into moments.go, because importing gonum's stat package compiles
+// LAPACK into anvil-host; the tests hold them to gonum's stat bit for bit. gonum's stat.Kendall is τ-a
 // and counts tied pairs as concordant, so Kendall τ-b (the coefficient
 // scipy.stats.kendalltau reports, which corrects for ties — judge scores
 // on a 0–10 scale tie constantly) is computed here.
