@@ -7,7 +7,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// Anvil patch (PATCHES.md, 3): what the host needs to hand a guest its
+// Anvil patch (PATCHES.md, 4): what the host needs to hand a guest its
 // input, and take its output, in the guest's own linear memory rather than
 // through Extism's kernel. Extism's PDKs copy the input out of the
 // kernel's memory one host call per 8 bytes (input_load_u64) and write the
