@@ -32,6 +32,7 @@ func TestWasmMeasureAllocBudget(t *testing.T) {
 			Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}},
 		{"different, with details", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
 			Case: abi.TestCase{ID: "c2", Input: "Capital of France?", ActualOutput: "Paris, France", ExpectedOutput: "Paris"}}},
+		{"the harness's case (1.2 KB, direct I/O)", benchCase},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			measure := func() {

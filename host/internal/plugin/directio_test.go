@@ -2,11 +2,18 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
 	"github.com/agentanvil/anvil/abi"
+	extism "github.com/agentanvil/anvil/host/internal/extism"
 )
 
 // TestDirectIOSameResults: a Go guest called through direct I/O (anvil_io)
@@ -118,6 +125,101 @@ func TestDirectIOBounds(t *testing.T) {
 			}
 			if p.instances.Load() == before {
 				t.Errorf("no new instance after %s: the one that lied was kept", ae.Code)
+			}
+		})
+	}
+}
+
+// callCounter counts calls per function (a wazero function listener).
+type callCounter struct{ calls map[string]int }
+
+func (c *callCounter) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
+	name := def.ModuleName() + "." + def.Name()
+	if def.ModuleName() != envModule {
+		name = "guest"
+	}
+	return experimental.FunctionListenerFunc(func(context.Context, api.Module, api.FunctionDefinition, []uint64, experimental.StackIterator) {
+		c.calls[name]++
+	})
+}
+
+// maxGuestCallsPerBenchCase bounds the Wasm function calls one measure of
+// benchCase makes in textcheck (a count, so it holds on a loaded machine;
+// every call, like every taken jump, passes the termination check). For
+// scale: ≈ 960 before direct I/O (150 of them input_load_u64), 544 with
+// it, 379 once exact_match's reason no longer went through fmt, 346 with
+// scanString's 32-byte steps.
+const maxGuestCallsPerBenchCase = 450
+
+// TestDirectIOHostCalls: with direct I/O a measure call makes no Extism
+// input or output host calls at all (the request is not copied 8 bytes per
+// call), and the guest's calls stay within budget; through Extism's I/O
+// the same call makes one input_load_u64 per 8 bytes of request.
+func TestDirectIOHostCalls(t *testing.T) {
+	if raceEnabled {
+		t.Skip("compiles the guest once more, which takes minutes under the race detector; the counts do not depend on it")
+	}
+	ctx := context.Background()
+	w := load(t, "textcheck", Options{}).(*wasmPlugin)
+	wasm, err := os.ReadFile(guestPath("textcheck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := json.Marshal(benchCase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		direct bool
+	}{{"direct I/O", true}, {"Extism I/O", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			count := &callCounter{calls: map[string]int{}}
+			c, err := extism.NewCompiledPlugin(experimental.WithFunctionListenerFactory(ctx, count), manifest(wasm, w.opts.Limits),
+				extism.PluginConfig{RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(true), EnableWasi: true}, w.hostFunctions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close(ctx)
+			p, err := c.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: wazero.NewModuleConfig()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := &instance{p: p, stderr: newStderrBuffer(stderrKeep)}
+			defer in.close(ctx)
+			if _, err := w.warm(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			if tc.direct {
+				if err := w.openIO(ctx, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g := newGuard(nil, w.info, w.opts, w.logger)
+			call := func() {
+				if _, err := in.call(withGuard(ctx, g), abi.ExportMeasure, req, w.opts.Limits.MaxOutputBytes); err != nil {
+					t.Fatal(err)
+				}
+			}
+			call() // warm: first-call allocations in the guest
+			clear(count.calls)
+			const n = 10
+			for range n {
+				call()
+			}
+			loads := count.calls[envModule+".input_load_u64"] / n
+			stores := count.calls[envModule+".store_u64"] / n
+			guest := count.calls["guest"] / n
+			t.Logf("per call: %d guest calls, %d input_load_u64, %d store_u64", guest, loads, stores)
+			if tc.direct {
+				if loads != 0 || stores != 0 || count.calls[envModule+".input_load_u8"] != 0 {
+					t.Errorf("direct I/O made %d input_load_u64 and %d store_u64 calls per measure; want 0", loads, stores)
+				}
+				if guest > maxGuestCallsPerBenchCase {
+					t.Errorf("%d guest function calls per measure, over the budget of %d", guest, maxGuestCallsPerBenchCase)
+				}
+			} else if want := len(req) / 8; loads != want {
+				t.Errorf("Extism I/O made %d input_load_u64 calls for a %d-byte request; want %d", loads, len(req), want)
 			}
 		})
 	}
