@@ -324,6 +324,10 @@ func (d *fastDecoder) float(out *float64) bool {
 	if !d.number() {
 		return false
 	}
+	if d.i == start+1 {
+		*out = float64(d.b[start] - '0') // one digit: exact, without strconv
+		return true
+	}
 	f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
 	if err != nil {
 		return false

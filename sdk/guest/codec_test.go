@@ -82,6 +82,8 @@ func FuzzEncodeMeasureResult(f *testing.F) {
 	f.Add(true, -0.0, false, 123456789.123, "12345678abcdefgh<", "", []byte(`{"a" :1}`))
 	f.Add(true, 0.25, false, 0.5, "", "", []byte(`{"a":1`))
 	f.Add(true, 0.25, false, 0.5, "", "", []byte(`null`))
+	f.Add(true, math.Copysign(0, -1), false, 1.0, "", "", []byte(nil)) // -0 is written "-0"
+	f.Add(true, 1.0, true, 0.0, "", "", []byte(nil))
 	f.Fuzz(func(t *testing.T, hasScore bool, score float64, success bool, threshold float64, reason, mode string, details []byte) {
 		r := &abi.MeasureResult{Success: success, Threshold: threshold, Reason: reason, ScoreMode: mode, Details: details}
 		if hasScore {

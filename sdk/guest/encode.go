@@ -51,6 +51,15 @@ func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 
 // appendFloat formats f as encoding/json does a float64.
 func appendFloat(b []byte, f float64) []byte {
+	// A binary metric's score and its default threshold, without strconv's
+	// dozen calls (each a termination check in a guest). -0 is not 0 here:
+	// encoding/json writes it "-0".
+	switch {
+	case f == 1:
+		return append(b, '1')
+	case f == 0 && !math.Signbit(f):
+		return append(b, '0')
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
