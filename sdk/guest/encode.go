@@ -100,10 +100,17 @@ const hexDigits = "0123456789abcdef"
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
+	// Bytes before slow are taken one at a time: a window that was not
+	// plain is walked to its end before a whole word is tested again,
+	// rather than re-tested at every byte up to the one that needs care.
+	slow := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plainWord(le64(s[i:i+8])) {
-			i += 8
-			continue
+		if i >= slow {
+			if i+8 <= len(s) && plainWord(le64(s[i:i+8])) {
+				i += 8
+				continue
+			}
+			slow = i + 8
 		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
