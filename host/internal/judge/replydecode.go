@@ -101,6 +101,9 @@ type replyDecoder struct {
 	alts    []altRec
 	choices []choiceRec
 
+	// slowSkip turns skipAlternatives off (tests compare the two paths).
+	slowSkip bool
+
 	usageSeen         bool // a non-null usage object
 	prompt, generated int64
 	evidence          bool // an adjacent-digits alternative was kept from a skipped list
@@ -456,6 +459,9 @@ func (d *replyDecoder) token(prevDigit bool) (ok, digit bool) {
 			// Until its text is known, a token's alternatives may be the
 			// score's: keep them.
 			keep := d.need == needAllTokens || prevDigit || !textSeen || digit
+			if !keep && !d.slowSkip {
+				return d.skipAlternatives()
+			}
 			return d.array(func() bool { return d.alternative(keep) })
 		}
 		return d.skip()
