@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/host/internal/cputime"
 )
 
 // resultLines are results.jsonl lines as the writer makes them, and lines
@@ -140,4 +142,29 @@ func FuzzEachOutcome(f *testing.F) {
 			t.Fatalf("EachOutcome %+v; EachResult %+v", lean, full)
 		}
 	})
+}
+
+// BenchmarkEachOutcome walks 2,000 results lines of bench/run.sh's shape
+// (~1.2 KB each, two thirds details) as the summary does, and in full.
+func BenchmarkEachOutcome(b *testing.B) {
+	line := `{"case_id":"case-%06d","config_hash":"09935636f1fa8763","metrics":[{"metric":"correctness","kind":"geval","status":"failed","gated":false,"score":0.019999999999999997,"threshold":0.5,"reason":"The actual output misses the point of the input and gives little of what the expected output contains.","score_mode":"weighted","details":{"steps":["Read the Input and identify exactly what it asks for.","Compare the Actual Output with the Expected Output, noting facts that agree, are missing or contradict it.","Check that the Actual Output answers the Input directly, without irrelevant or invented content.","Weigh contradictions and omissions most heavily, then minor issues of clarity."],"steps_source":"generated","raw_score":0,"weighted_score":0.19999999999999998,"score_mode":"weighted","candidates":[{"value":0,"probability":0.6},{"value":1,"probability":0.15}],"score_range":[0,10],"prompt_version":"anvil-geval-v1","usage":{"model":"bench-judge","input_tokens":659,"output_tokens":36,"usd":0.00012044999999999999,"cache_hit":false}},"usage":{"requests":1,"calls":1,"http_attempts":1,"cache_hits":0,"input_tokens":659,"output_tokens":36,"usd":0.00012044999999999999},"latency_ms":100.601}]}`
+	lines := make([]string, 2000)
+	for i := range lines {
+		lines[i] = fmt.Sprintf(line, i)
+	}
+	path := writeResults(b, lines)
+	for _, w := range []struct {
+		name string
+		each func(string, func(*CaseResult) error) error
+	}{{"outcome", EachOutcome}, {"result", EachResult}} {
+		b.Run(w.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cputime.Report(b)
+			for b.Loop() {
+				if err := w.each(path, func(*CaseResult) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
