@@ -128,3 +128,61 @@ func rawAsSent(raw json.RawMessage, omitempty bool) (json.RawMessage, bool) {
 	}
 	return b, true
 }
+
+// measureResultAsDecoded sets dst to what json.Unmarshal makes of b, the
+// json.Marshal encoding of src, without decoding b (the kind's result: its
+// details are most of it). It reports false, leaving dst alone, when it is
+// not sure; the caller then decodes b. Marshal has succeeded, so src's
+// floats are finite and its details valid JSON; what remains is that
+// strings come back unchanged only when valid UTF-8, and details exactly
+// as Marshal wrote them — unchanged only when already compact and free of
+// what Marshal escapes (inMarshalForm). FuzzMeasureResultAsDecoded
+// compares this with the decoder.
+func measureResultAsDecoded(src, dst *abi.MeasureResult) bool {
+	if src == nil || !validStrings(src.Reason, src.ScoreMode) || len(src.Details) > 0 && !inMarshalForm(src.Details) {
+		return false
+	}
+	out := abi.MeasureResult{Success: src.Success, Threshold: src.Threshold, Reason: src.Reason, ScoreMode: src.ScoreMode}
+	if src.Score != nil {
+		s := *src.Score
+		out.Score = &s
+	}
+	if len(src.Details) > 0 {
+		out.Details = append(json.RawMessage(nil), src.Details...)
+	}
+	if e := src.Error; e != nil {
+		if !validStrings(string(e.Code), e.Message, e.Plugin, e.Digest, e.Field, e.Stderr) {
+			return false
+		}
+		ec := *e
+		out.Error = &ec
+	}
+	*dst = out
+	return true
+}
+
+// inMarshalForm reports whether json.Marshal writes the valid JSON raw
+// unchanged: no whitespace outside strings, and none of the bytes it
+// escapes for HTML (<, >, &) or JavaScript (U+2028, U+2029).
+func inMarshalForm(raw []byte) bool {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
+			return false
+		case inString:
+			if c == '\\' {
+				i++ // the escaped byte (u of \uXXXX: the hex digits are plain)
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return true
+}

@@ -137,3 +137,85 @@ func FuzzMeasureRequestAsSent(f *testing.F) {
 		checkAsSent(t, req)
 	})
 }
+
+// checkResultAsDecoded fails when measureResultAsDecoded takes src and
+// gives other than decoding its encoding.
+func checkResultAsDecoded(t *testing.T, src *abi.MeasureResult) bool {
+	t.Helper()
+	b, err := json.Marshal(src)
+	if err != nil {
+		return false // run never gets this far
+	}
+	var want abi.MeasureResult
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("does not decode its own encoding: %v", err)
+	}
+	var got abi.MeasureResult
+	ok := measureResultAsDecoded(src, &got)
+	if ok && !reflect.DeepEqual(got, want) {
+		t.Fatalf("as decoded:\n got %#v\nwant %#v\n%s", got, want, b)
+	}
+	if ok && got.Score != nil && math.Float64bits(*got.Score) != math.Float64bits(*want.Score) {
+		t.Fatalf("score bits %x, decoded %x", math.Float64bits(*got.Score), math.Float64bits(*want.Score))
+	}
+	return ok
+}
+
+func TestMeasureResultAsDecodedIsTheDecoder(t *testing.T) {
+	score, negZero := 0.7, math.Copysign(0, -1)
+	tests := []struct {
+		name string
+		res  *abi.MeasureResult
+		fast bool
+	}{
+		{"geval", &abi.MeasureResult{Score: &score, Success: true, Threshold: 0.5, Reason: "fine — «ok»", ScoreMode: "weighted",
+			Details: json.RawMessage(`{"steps":["a \"b\" \\u003c"],"raw_score":7,"x":[1,2.5e-3,true,null]}`)}, true},
+		{"nil", nil, false},
+		{"zero", &abi.MeasureResult{}, true},
+		{"negative zero", &abi.MeasureResult{Score: &negZero}, true},
+		{"error", &abi.MeasureResult{Error: &abi.Error{Code: abi.CodeMetric, Message: "boom", Field: "input", Retryable: true}}, true},
+		{"empty details", &abi.MeasureResult{Details: json.RawMessage{}}, true},
+		{"details with spaces", &abi.MeasureResult{Details: json.RawMessage(`{"a": 1}`)}, false},
+		{"details with a space in a string", &abi.MeasureResult{Details: json.RawMessage(`{"a":"b c"}`)}, true},
+		{"details with <", &abi.MeasureResult{Details: json.RawMessage(`{"a":"<b>"}`)}, false},
+		{"details with U+2028", &abi.MeasureResult{Details: json.RawMessage("{\"a\":\"\u2028\"}")}, false},
+		{"details with invalid UTF-8", &abi.MeasureResult{Details: json.RawMessage("{\"a\":\"\xff\"}")}, true},
+		{"details escaped quote then space", &abi.MeasureResult{Details: json.RawMessage(`{"a":"\" x"}`)}, true},
+		{"reason invalid UTF-8", &abi.MeasureResult{Reason: "\xff"}, false},
+		{"error message invalid UTF-8", &abi.MeasureResult{Error: &abi.Error{Message: "\xc3"}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if fast := checkResultAsDecoded(t, tc.res); fast != tc.fast {
+				t.Errorf("taken without decoding: %v; want %v", fast, tc.fast)
+			}
+		})
+	}
+	// The details are the host's own copy.
+	src := &abi.MeasureResult{Details: json.RawMessage(`{"a":1}`)}
+	var got abi.MeasureResult
+	if !measureResultAsDecoded(src, &got) {
+		t.Fatal("not taken")
+	}
+	src.Details[1] = 'X'
+	if string(got.Details) != `{"a":1}` {
+		t.Errorf("details changed with the kind's: %s", got.Details)
+	}
+}
+
+// FuzzMeasureResultAsDecoded: the copy against the decoder it replaces.
+func FuzzMeasureResultAsDecoded(f *testing.F) {
+	f.Add(`{"a":"b c","d":[1,{"e":null}]}`, "reason", "weighted", "boom", 0.5, true, true)
+	f.Add(" [ 1 ] ", "\xff", "", "", math.Copysign(0, -1), false, false)
+	f.Add("\"<\u2028>\"", "", "", "\xc3", 1e-300, true, false)
+	f.Fuzz(func(t *testing.T, details, reason, mode, msg string, score float64, withScore, withError bool) {
+		res := &abi.MeasureResult{Reason: reason, ScoreMode: mode, Threshold: score, Details: json.RawMessage(details)}
+		if withScore {
+			res.Score = &score
+		}
+		if withError {
+			res.Error = &abi.Error{Code: abi.CodeMetric, Message: msg, Stderr: reason}
+		}
+		checkResultAsDecoded(t, res)
+	})
+}
