@@ -422,6 +422,12 @@ func (d *replyDecoder) logprobs() bool {
 		prevDigit := false
 		d.evidence = false
 		return d.array(func() bool {
+			if !d.slowSkip {
+				if digit, ok := d.tokenFast(prevDigit); ok {
+					prevDigit = digit
+					return true
+				}
+			}
 			ok, digit := d.token(prevDigit)
 			prevDigit = digit
 			return ok

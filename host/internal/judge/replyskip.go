@@ -1,6 +1,9 @@
 package judge
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // The fast skip of the alternatives scoring does not read.
 //
@@ -279,4 +282,143 @@ func scanNumberList(buf []byte, p int) (end int, ok bool) {
 			return 0, false
 		}
 	}
+}
+
+// Members of a token tokenFast reads.
+const (
+	tokToken = 1 << iota
+	tokLogprob
+	tokBytes
+	tokTop
+)
+
+// tokenFast decodes the generated token at d.i in the shape servers send
+// it — "token" (a string without escapes, in valid UTF-8), "logprob" (a
+// number), "bytes" (a list of numbers or null), "top_logprobs" (a list or
+// null), each at most once, "token" before "top_logprobs" — keeping what
+// token keeps. ok false says only that this path does not decide it: the
+// decoder is then as it was (what it appended is dropped) and token, the
+// general path, reads the token from the same place.
+func (d *replyDecoder) tokenFast(prevDigit bool) (digit, ok bool) {
+	buf, n := d.buf, len(d.buf)
+	start, textMark, altMark, evidence := d.i, len(d.text), len(d.alts), d.evidence
+	undo := func() (bool, bool) {
+		d.i, d.text, d.alts, d.evidence = start, d.text[:textMark], d.alts[:altMark], evidence
+		return false, false
+	}
+	p := skipSpace(buf, d.i)
+	if p >= n || buf[p] != '{' {
+		return undo()
+	}
+	p = skipSpace(buf, p+1)
+	t := tokenRec{alts: int32(len(d.alts))}
+	var seen int
+	for {
+		if p >= n || buf[p] != '"' {
+			return undo()
+		}
+		var bit int
+		switch {
+		case hasAt(buf, p, `"token"`):
+			bit, p = tokToken, p+len(`"token"`)
+		case hasAt(buf, p, `"logprob"`):
+			bit, p = tokLogprob, p+len(`"logprob"`)
+		case hasAt(buf, p, `"bytes"`):
+			bit, p = tokBytes, p+len(`"bytes"`)
+		case hasAt(buf, p, `"top_logprobs"`):
+			bit, p = tokTop, p+len(`"top_logprobs"`)
+		default:
+			return undo()
+		}
+		if seen&bit != 0 {
+			return undo()
+		}
+		seen |= bit
+		p = skipSpace(buf, p)
+		if p >= n || buf[p] != ':' {
+			return undo()
+		}
+		p = skipSpace(buf, p+1)
+		if p >= n {
+			return undo()
+		}
+		switch bit {
+		case tokToken:
+			if buf[p] != '"' {
+				return undo()
+			}
+			k := p + 1
+			for k < n && plainString[buf[k]] {
+				k++
+			}
+			if k >= n || buf[k] != '"' || !utf8.Valid(buf[p+1:k]) {
+				return undo()
+			}
+			raw := buf[p+1 : k]
+			if len(d.text)+len(raw) > 1<<31-1 {
+				return undo()
+			}
+			t.text = span{off: int32(len(d.text)), n: int32(len(raw))}
+			d.text = append(d.text, raw...)
+			digit = hasDigit(raw)
+			p = k + 1
+		case tokLogprob:
+			e, _, ok := scanNumber(buf, p)
+			if !ok {
+				return undo()
+			}
+			f, err := strconv.ParseFloat(string(buf[p:e]), 64)
+			if err != nil {
+				return undo()
+			}
+			t.logprob, p = f, e
+		case tokBytes:
+			if hasAt(buf, p, "null") {
+				p += 4
+				break
+			}
+			e, ok := scanNumberList(buf, p)
+			if !ok {
+				return undo()
+			}
+			p = e
+		case tokTop:
+			if hasAt(buf, p, "null") {
+				p += 4
+				break
+			}
+			// The alternatives are read as token reads them: kept when
+			// the token may be the score's or follows one.
+			d.i = p
+			if d.need == needAllTokens || prevDigit || seen&tokToken == 0 || digit {
+				if seen&tokToken == 0 {
+					return undo() // the general path decides before the text
+				}
+				if !d.array(func() bool { return d.alternative(true) }) {
+					return undo()
+				}
+			} else if !d.skipAlternatives() {
+				return undo()
+			}
+			p = d.i
+		}
+		p = skipSpace(buf, p)
+		if p >= n {
+			return undo()
+		}
+		switch buf[p] {
+		case ',':
+			p = skipSpace(buf, p+1)
+			continue
+		case '}':
+			p++
+		default:
+			return undo()
+		}
+		break
+	}
+	t.altCount = int32(len(d.alts)) - t.alts
+	d.tokens = append(d.tokens, t)
+	d.i = p
+	return digit, true
 }

@@ -137,3 +137,52 @@ func FuzzSkipAlternatives(f *testing.F) {
 		checkSkip(t, skipBody(list))
 	})
 }
+
+// tokenBody puts a generated token's object (as text) between two
+// ordinary ones, the first a digit so that the token's own alternatives
+// follow a possible score.
+func tokenBody(tok string) []byte {
+	return []byte(`{"choices": [{"message": {"content": "7x"}, "logprobs": {"content": [` +
+		`{"token":"7","logprob":-0.1,"bytes":[55],"top_logprobs":[{"token":"7","logprob":-0.1},{"token":"8","logprob":-3}]},` +
+		tok + `,` +
+		`{"token":" end","logprob":-0.2,"bytes":null,"top_logprobs":[{"token":" end","logprob":-0.2},{"token":" 12","logprob":-9}]}]}}]}`)
+}
+
+var tokenShapes = []string{
+	`{"token":"x","logprob":-0.5,"bytes":[120],"top_logprobs":[{"token":"x","logprob":-0.5,"bytes":[120]}]}`,
+	`{"top_logprobs":[{"token":"x","logprob":-0.5}],"token":"x","logprob":-0.5}`,
+	`{"token":"9","logprob":-1e-3,"bytes":null,"top_logprobs":null}`,
+	`{ "token" : "é" , "logprob" : 0 , "top_logprobs" : [ ] }`,
+	`{"token":null,"logprob":-1,"top_logprobs":[]}`,
+	`{"token":"a\nb","logprob":-1}`,
+	`{"token":"\u0037","logprob":-1,"top_logprobs":[{"token":"7","logprob":-1}]}`,
+	"{\"token\":\"\xff\",\"logprob\":-1}",
+	`{"token":"x","logprob":null}`,
+	`{"token":"x","logprob":-1e999}`,
+	`{"token":"x","token":"y","logprob":-1}`,
+	`{"token":"x","logprob":-1,"extra":{"a":[1]}}`,
+	`{"token":"x","logprob":-1,"bytes":[1,"2"]}`,
+	`{"token":"x","logprob":-1,"top_logprobs":{}}`,
+	`{"token":"x","logprob":-1,}`,
+	`{}`,
+	`[]`,
+}
+
+// The token fast path reads what token, the general path, reads, and
+// hands back whatever it is unsure of with the decoder as it was.
+func TestTokenFastMatchesGeneralPath(t *testing.T) {
+	for _, tok := range tokenShapes {
+		checkSkip(t, tokenBody(tok))
+	}
+}
+
+// FuzzTokenFast: the token fast path against the general path and
+// encoding/json, on any token object.
+func FuzzTokenFast(f *testing.F) {
+	for _, tok := range tokenShapes {
+		f.Add(tok)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		checkSkip(t, tokenBody(tok))
+	})
+}
