@@ -101,7 +101,8 @@ type replyDecoder struct {
 	alts    []altRec
 	choices []choiceRec
 
-	// slowSkip turns skipAlternatives off (tests compare the two paths).
+	// slowSkip turns the fast paths (skipAlternatives, tokenFast) off:
+	// tests and benchmarks compare them with the general path.
 	slowSkip bool
 
 	usageSeen         bool // a non-null usage object

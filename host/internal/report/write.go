@@ -20,7 +20,8 @@ const MaxDetailsBytes = 256 << 10
 // Write writes junit.xml and report.html into dir from results.jsonl, the
 // cases under cases/ and s. It streams results.jsonl rather than loading
 // it — one walk for JUnit's counts and report.html's choice of cases, one
-// per metric for JUnit's cases, one for the chosen cases — so what it
+// per metric for JUnit's cases, one decoding only the chosen cases' lines
+// (the first two skip the metrics' details) — so what it
 // holds is one case at a time plus the MaxReportCases cases report.html
 // shows, whatever the run's size.
 func Write(dir string, s *engine.Summary) error {
