@@ -31,16 +31,19 @@ type MetricKind[C any] struct {
 	// return an *abi.Error to choose its code.
 	Measure func(ctx context.Context, h Host, cfg *C, req *abi.MeasureRequest) (*abi.MeasureResult, error)
 
-	// lastConfig is the last config decoded and validated, when C holds
-	// only values (see flatConfig): every case of a metric sends the same
-	// config, and decoding it again cost a Wasm guest ≈ 85 µs per call.
+	// lastConfig is the last config decoded and validated, when C can be
+	// copied whole (see copyableConfig): every case of a metric sends the
+	// same config, and decoding it again cost a Wasm guest ≈ 85 µs per
+	// call (and G-Eval's, which holds slices and pointers, ≈ 20 µs of host
+	// CPU per in-process call).
 	lastConfig atomic.Pointer[decodedConfig[C]]
 }
 
 // decodedConfig is a config's raw JSON and the value it decodes to.
 type decodedConfig[C any] struct {
-	raw string
-	cfg C
+	raw  string
+	cfg  C
+	flat bool // C holds no references: copying cfg copies all of it
 }
 
 // Descriptor implements Kind.
@@ -60,7 +63,10 @@ func (k *MetricKind[C]) identity() (string, abi.Role) { return k.Name, abi.RoleM
 
 func (k *MetricKind[C]) config(raw []byte) (*C, *abi.Error) {
 	if last := k.lastConfig.Load(); last != nil && last.raw == string(raw) {
-		cfg := last.cfg // a copy: C holds no references, so the kind may change it
+		cfg := last.cfg // a copy of the values; references are copied below
+		if !last.flat {
+			deepCopy(reflect.ValueOf(&cfg).Elem(), reflect.ValueOf(&last.cfg).Elem())
+		}
 		return &cfg, nil
 	}
 	cfg, err := DecodeConfig[C](raw)
@@ -72,10 +78,89 @@ func (k *MetricKind[C]) config(raw []byte) (*C, *abi.Error) {
 			return nil, asABIError(verr, abi.CodeInvalidConfig)
 		}
 	}
-	if flatConfig(reflect.TypeFor[C]()) {
-		k.lastConfig.Store(&decodedConfig[C]{raw: string(raw), cfg: *cfg})
+	if t := reflect.TypeFor[C](); copyableConfig(t) {
+		// Kept as decoded, never handed out: each call gets a copy.
+		kept := &decodedConfig[C]{raw: string(raw), cfg: *cfg, flat: flatConfig(t)}
+		if !kept.flat {
+			deepCopy(reflect.ValueOf(&kept.cfg).Elem(), reflect.ValueOf(cfg).Elem())
+		}
+		k.lastConfig.Store(kept)
 	}
 	return cfg, nil
+}
+
+// copyableConfig reports whether deepCopy copies a value of t entirely —
+// the same value as decoding its JSON again, in memory of its own: values,
+// and pointers, slices and maps (string-keyed) of such, in structs whose
+// fields are all exported (what encoding/json fills). Interfaces, funcs,
+// channels and unexported fields (which a custom UnmarshalJSON may set)
+// are not copied: a config holding one is decoded per call as before.
+func copyableConfig(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	case reflect.Array, reflect.Pointer, reflect.Slice:
+		return copyableConfig(t.Elem())
+	case reflect.Map:
+		return t.Key().Kind() == reflect.String && copyableConfig(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); !f.IsExported() || !copyableConfig(f.Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// deepCopy sets dst, which holds a shallow copy of src, to a copy of src
+// that shares no pointer, slice or map with it (for copyableConfig types;
+// nil stays nil, empty stays empty, as decoding gives them).
+func deepCopy(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if src.IsNil() {
+			return
+		}
+		p := reflect.New(src.Type().Elem())
+		p.Elem().Set(src.Elem())
+		deepCopy(p.Elem(), src.Elem())
+		dst.Set(p)
+	case reflect.Slice:
+		if src.IsNil() {
+			return
+		}
+		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		reflect.Copy(s, src)
+		for i := range src.Len() {
+			deepCopy(s.Index(i), src.Index(i))
+		}
+		dst.Set(s)
+	case reflect.Map:
+		if src.IsNil() {
+			return
+		}
+		m := reflect.MakeMapWithSize(src.Type(), src.Len())
+		it := src.MapRange()
+		for it.Next() {
+			v := reflect.New(src.Type().Elem()).Elem()
+			v.Set(it.Value())
+			deepCopy(v, it.Value())
+			m.SetMapIndex(it.Key(), v)
+		}
+		dst.Set(m)
+	case reflect.Array:
+		for i := range src.Len() {
+			deepCopy(dst.Index(i), src.Index(i))
+		}
+	case reflect.Struct:
+		for i := range src.NumField() {
+			deepCopy(dst.Field(i), src.Field(i))
+		}
+	}
 }
 
 // flatConfig reports whether a value of t holds no references (pointers,

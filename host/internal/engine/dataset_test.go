@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/abi"
 )
 
 func readAll(t *testing.T, body string) ([]string, error) {
@@ -130,6 +132,79 @@ func FuzzDataset(f *testing.F) {
 			if err := json.Unmarshal(body, &all); err != nil || len(all) != len(seen) {
 				t.Fatalf("read %d cases from an array encoding/json reads as %d cases (err %v)", len(seen), len(all), err)
 			}
+		}
+	})
+}
+
+// plainStrings are string values in every spelling a dataset may use: the
+// plain ones plainString takes, and those it leaves to encoding/json.
+var plainStrings = []struct {
+	raw   string
+	plain bool
+}{
+	{`""`, true},
+	{`"What is the capital of France?"`, true},
+	{`"ça va — «bien» 😀"`, true},
+	{"\"a\xffb\"", false}, // invalid UTF-8: encoding/json writes U+FFFD
+	{`"line\nbreak"`, false},
+	{`"\u00e9"`, false},
+	{`"\ud83d\ude00"`, false},
+	{`"quote \" inside"`, false},
+	{`"back\\slash"`, false},
+	{`"1e5"`, true},
+	{`123`, false},
+	{`null`, false},
+	{`"`, false},
+}
+
+// plainString decodes exactly what encoding/json decodes, and leaves it
+// whatever it is not sure of.
+func TestPlainStringIsWhatEncodingJSONDecodes(t *testing.T) {
+	for _, tc := range plainStrings {
+		got, ok := plainString(json.RawMessage(tc.raw))
+		if ok != tc.plain {
+			t.Errorf("plainString(%s) took it: %v; want %v", tc.raw, ok, tc.plain)
+		}
+		var want string
+		if ok && (json.Unmarshal([]byte(tc.raw), &want) != nil || got != want) {
+			t.Errorf("plainString(%s) = %q; encoding/json %q", tc.raw, got, want)
+		}
+	}
+	// Through the dataset: the same case either way.
+	for _, tc := range plainStrings {
+		if !json.Valid([]byte(tc.raw)) {
+			continue
+		}
+		line := `{"id": ` + tc.raw + `, "input": ` + tc.raw + `, "context": ` + tc.raw + `}`
+		var c abi.TestCase
+		if err := setField(&c, "input", json.RawMessage(tc.raw)); err != nil {
+			continue // not a string: the error path is encoding/json's as before
+		}
+		var want string
+		json.Unmarshal([]byte(tc.raw), &want) //nolint:errcheck // null leaves it empty
+		if c.Input != want {
+			t.Errorf("input %s read as %q; encoding/json %q (%s)", tc.raw, c.Input, want, line)
+		}
+	}
+}
+
+// FuzzPlainString: the fast path against encoding/json, which it replaces
+// for plain strings.
+func FuzzPlainString(f *testing.F) {
+	for _, tc := range plainStrings {
+		f.Add(tc.raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, ok := plainString(json.RawMessage(raw))
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatalf("plainString took %q, which encoding/json refuses: %v", raw, err)
+		}
+		if got != want {
+			t.Fatalf("plainString(%q) = %q; encoding/json %q", raw, got, want)
 		}
 	})
 }

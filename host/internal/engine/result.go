@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,6 +114,100 @@ func (u *JudgeUsage) merge(o JudgeUsage) {
 // order; a line that does not decode is an error naming path:line. fn may
 // stop the walk by returning an error, which EachResult returns as is.
 func EachResult(path string, fn func(r *CaseResult) error) error {
+	return eachLine(path, func(line int, b []byte) error {
+		var r CaseResult
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		return fn(&r)
+	})
+}
+
+// EachOutcome is EachResult for walks that read only what each metric
+// decided — the summary, JUnit, choosing report.html's cases: the metrics'
+// Details are left nil. They are most of a line, and encoding/json copies
+// a RawMessage; skipping them makes a walk of results.jsonl ~15% cheaper
+// (BenchmarkEachOutcome). Every other field, and every error, is what EachResult gives (details
+// of any JSON value are accepted by both).
+func EachOutcome(path string, fn func(r *CaseResult) error) error {
+	return eachLine(path, func(line int, b []byte) error {
+		var lr outcomeLine
+		if err := json.Unmarshal(b, &lr); err != nil {
+			// EachResult's error, which names CaseResult's fields
+			// (details cannot fail to decode, so it fails too).
+			var r CaseResult
+			if ferr := json.Unmarshal(b, &r); ferr != nil {
+				err = ferr
+			}
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		r := CaseResult{CaseID: lr.CaseID, ConfigHash: lr.ConfigHash, Case: lr.Case}
+		if lr.Metrics != nil {
+			r.Metrics = make([]MetricResult, len(lr.Metrics))
+			for i := range lr.Metrics {
+				r.Metrics[i] = lr.Metrics[i].MetricResult
+			}
+		}
+		return fn(&r)
+	})
+}
+
+// EachResultAt is EachResult for the cases at the given 0-based positions
+// of results.jsonl (in increasing order); the other lines are not
+// decoded. It stops reading after the last one.
+func EachResultAt(path string, at []int, fn func(r *CaseResult) error) error {
+	if len(at) == 0 {
+		return nil
+	}
+	errDone := errors.New("done")
+	next := 0
+	err := eachLine(path, func(line int, b []byte) error {
+		if line-1 != at[next] {
+			return nil
+		}
+		next++
+		var r CaseResult
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+		if next == len(at) {
+			return errDone
+		}
+		return nil
+	})
+	if err == errDone {
+		return nil
+	}
+	return err
+}
+
+// outcomeLine is a results line decoded without the metrics' details.
+type outcomeLine struct {
+	CaseID     string          `json:"case_id"`
+	ConfigHash string          `json:"config_hash"`
+	Metrics    []outcomeMetric `json:"metrics"`
+	Case       *abi.TestCase   `json:"case,omitempty"`
+}
+
+// outcomeMetric's Details field, at a shallower depth, takes the key
+// "details" from the embedded MetricResult's (encoding/json's rule for
+// embedded fields), so the details are checked but not copied.
+type outcomeMetric struct {
+	MetricResult
+	Details ignoredValue `json:"details,omitempty"`
+}
+
+// ignoredValue accepts any JSON value and keeps nothing.
+type ignoredValue struct{}
+
+func (*ignoredValue) UnmarshalJSON([]byte) error { return nil }
+
+// eachLine calls fn with each line of the file at path (valid only during
+// the call) and its 1-based number.
+func eachLine(path string, fn func(line int, b []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read results: %w", err)
@@ -121,11 +216,7 @@ func EachResult(path string, fn func(r *CaseResult) error) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 256<<20)
 	for line := 1; sc.Scan(); line++ {
-		var r CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		if err := fn(&r); err != nil {
+		if err := fn(line, sc.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -188,7 +188,7 @@ func summarize(dir, hash string, order []string, prep []PrepareSummary, policy g
 	for _, k := range order {
 		by[k] = &MetricSummary{Metric: k, ScoreModes: map[string]int{}, ErrorKinds: map[string]int{}}
 	}
-	err := EachResult(filepath.Join(dir, "results.jsonl"), func(cr *CaseResult) error {
+	err := EachOutcome(filepath.Join(dir, "results.jsonl"), func(cr *CaseResult) error {
 		s.Cases++
 		for _, mr := range cr.Metrics {
 			mr.caseID = cr.CaseID

@@ -29,6 +29,11 @@ const (
 	// set: the message list, the encoder's buffer, the body; openai-go's
 	// encoder made 40).
 	requestBodyAllocBudget = 4
+	// forecastAllocBudget: Forecast of one scoring request (the plugin
+	// guard's cost check before every call). It leaves out the cache key,
+	// which Do computes: 7 allocations with it (encoding the key
+	// material, the hex digest), 3 without when set.
+	forecastAllocBudget = 5
 )
 
 func TestAllocationBudgets(t *testing.T) {
@@ -67,6 +72,16 @@ func TestAllocationBudgets(t *testing.T) {
 	j, err := New(cfg, WithAPIKey(testKey))
 	if err != nil {
 		t.Fatal(err)
+	}
+	freq := scoreRequest("grade the sky", true)
+	allocs = testing.AllocsPerRun(200, func() {
+		if _, err := j.Forecast(freq); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("Forecast: %.0f allocations per request", allocs)
+	if allocs > forecastAllocBudget {
+		t.Errorf("forecasting a scoring request makes %.0f allocations; the budget is %d", allocs, forecastAllocBudget)
 	}
 	for _, omit := range []bool{true, false} {
 		req := scoreRequest("grade the sky", omit)

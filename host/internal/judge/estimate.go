@@ -81,7 +81,7 @@ type Forecast struct {
 // the judge takes, an open breaker). It neither calls the judge nor counts
 // anything.
 func (j *Judge) Forecast(req abi.JudgeRequest) (Forecast, *abi.Error) {
-	p, err := j.plan(req, 0)
+	p, err := j.resolve(req, 0, false)
 	if err != nil {
 		return Forecast{}, err
 	}

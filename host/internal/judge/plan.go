@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
@@ -92,6 +93,16 @@ type keyMaterial struct {
 // plan resolves req as the sample-th scoring of it (see DoSample), or
 // explains why it cannot be sent.
 func (j *Judge) plan(req abi.JudgeRequest, sample int) (*plan, *abi.Error) {
+	return j.resolve(req, sample, true)
+}
+
+// resolve is plan; without withKey it leaves the cache key out when
+// computing it cannot fail (keyEncodes), for Forecast, which reads
+// everything but the key: encoding the key material (the whole prompt)
+// and hashing it was most of planning, done again by the call itself.
+// When the key could fail to encode it is computed, so Forecast refuses
+// what Do would, with the same error.
+func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, *abi.Error) {
 	if sample < 0 {
 		return nil, j.errorf(abi.CodeABI, false, "sample index %d is negative", sample)
 	}
@@ -171,12 +182,33 @@ func (j *Judge) plan(req abi.JudgeRequest, sample int) (*plan, *abi.Error) {
 	if p.schema != nil {
 		p.inputTokens += estimateSchema(p.schema.canonical)
 	}
+	if !withKey && p.keyEncodes() {
+		return p, nil
+	}
 	key, err := p.cacheKey(j.cfg.Model, p.leansTokens())
 	if err != nil {
 		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)
 	}
 	p.key = key
 	return p, nil
+}
+
+// keyEncodes reports whether cacheKey cannot fail for p: encoding/json
+// refuses only the key material's floats when they are NaN or infinite
+// (strings, ints and bools always encode; the schema is the canonical
+// form canonicalJSON produced).
+func (p *plan) keyEncodes() bool {
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	if p.temperature != nil && !finite(*p.temperature) {
+		return false
+	}
+	if !finite(p.sampleTemperature) {
+		return false
+	}
+	if p.score != nil && p.score.SampleTemperature != nil && !finite(*p.score.SampleTemperature) {
+		return false
+	}
+	return true
 }
 
 // wantsTokens says the response carries the reply's tokens.

@@ -101,6 +101,10 @@ type replyDecoder struct {
 	alts    []altRec
 	choices []choiceRec
 
+	// slowSkip turns the fast paths (skipAlternatives, tokenFast) off:
+	// tests and benchmarks compare them with the general path.
+	slowSkip bool
+
 	usageSeen         bool // a non-null usage object
 	prompt, generated int64
 	evidence          bool // an adjacent-digits alternative was kept from a skipped list
@@ -419,6 +423,12 @@ func (d *replyDecoder) logprobs() bool {
 		prevDigit := false
 		d.evidence = false
 		return d.array(func() bool {
+			if !d.slowSkip {
+				if digit, ok := d.tokenFast(prevDigit); ok {
+					prevDigit = digit
+					return true
+				}
+			}
 			ok, digit := d.token(prevDigit)
 			prevDigit = digit
 			return ok
@@ -456,6 +466,9 @@ func (d *replyDecoder) token(prevDigit bool) (ok, digit bool) {
 			// Until its text is known, a token's alternatives may be the
 			// score's: keep them.
 			keep := d.need == needAllTokens || prevDigit || !textSeen || digit
+			if !keep && !d.slowSkip {
+				return d.skipAlternatives()
+			}
 			return d.array(func() bool { return d.alternative(keep) })
 		}
 		return d.skip()

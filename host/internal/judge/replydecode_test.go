@@ -576,6 +576,19 @@ func BenchmarkDecodeReply(b *testing.B) {
 			}
 		}
 	})
+	b.Run("score_tokens_general_skip", func(b *testing.B) {
+		// The lean decoder without the fast skip (replyskip.go): what it
+		// cost before.
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		cputime.Report(b)
+		d := replyDecoder{slowSkip: true}
+		for b.Loop() {
+			if _, ok := d.decode(body, needScoreTokens); !ok {
+				b.Fatal("not decoded in one pass")
+			}
+		}
+	})
 	b.Run("all_tokens", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()

@@ -3,6 +3,9 @@ package judge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -106,5 +109,54 @@ func TestForecast(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxInputTokens = 10 })
 	if _, err := h.judge.Forecast(userRequest(strings.Repeat("a", 400))); err == nil || err.Code != abi.CodeRequestTooLarge {
 		t.Errorf("Forecast of an oversized request = %v; want request_too_large", err)
+	}
+}
+
+// Forecast leaves the cache key out but refuses what Do refuses for it: a
+// request whose key material does not encode (a non-finite float) gets
+// Do's error, word for word, and one that encodes is forecast as when the
+// key was computed.
+func TestForecastWithoutKeyRefusesWhatDoRefuses(t *testing.T) {
+	nan, inf, ok := math.NaN(), math.Inf(1), 0.5
+	tests := []struct {
+		name    string
+		edit    func(*abi.JudgeRequest)
+		refused bool
+	}{
+		{"finite", func(r *abi.JudgeRequest) { r.Temperature = &ok }, false},
+		{"NaN temperature", func(r *abi.JudgeRequest) { r.Temperature = &nan }, true},
+		{"infinite temperature", func(r *abi.JudgeRequest) { r.Temperature = &inf }, true},
+		{"NaN sample temperature", func(r *abi.JudgeRequest) {
+			r.Score = &abi.ScoreSpec{Min: 0, Max: 10, Samples: 3, SampleTemperature: &nan}
+		}, true},
+		{"infinite sample temperature, logprobs", func(r *abi.JudgeRequest) {
+			r.Score = &abi.ScoreSpec{Min: 0, Max: 10, Samples: 3, SampleTemperature: &inf}
+		}, true},
+	}
+	for _, logprobs := range []bool{false, true} {
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s/logprobs=%v", tc.name, logprobs), func(t *testing.T) {
+				h := newHarness(t, func(c *Config) { c.SupportsLogprobs = logprobs })
+				req := schemaRequest("grade")
+				tc.edit(&req)
+				_, ferr := h.judge.Forecast(req)
+				_, perr := h.judge.plan(req, 0)
+				if (ferr != nil) != tc.refused || !reflect.DeepEqual(ferr, perr) {
+					t.Fatalf("Forecast error %v, plan error %v; want refused %v, the same error", ferr, perr, tc.refused)
+				}
+				if tc.refused {
+					return
+				}
+				keyed, _ := h.judge.plan(req, 0)
+				unkeyed, _ := h.judge.resolve(req, 0, false)
+				if unkeyed.key != "" || keyed.key == "" {
+					t.Fatalf("keys %q (unkeyed) and %q (keyed)", unkeyed.key, keyed.key)
+				}
+				unkeyed.key = keyed.key
+				if !reflect.DeepEqual(unkeyed, keyed) {
+					t.Errorf("plans differ beyond the key:\n%+v\n%+v", unkeyed, keyed)
+				}
+			})
+		}
 	}
 }

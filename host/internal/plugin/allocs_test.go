@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/examples/plugins/textcheck"
 )
 
 // maxAllocsPerWasmMeasure is the allocation budget of one trivial Wasm
@@ -45,6 +46,44 @@ func TestWasmMeasureAllocBudget(t *testing.T) {
 			t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerWasmMeasure)
 			if got > maxAllocsPerWasmMeasure {
 				t.Errorf("one Wasm measure call allocates %.1f times, over the budget of %d", got, maxAllocsPerWasmMeasure)
+			}
+		})
+	}
+}
+
+// maxAllocsPerInprocMeasure is the allocation budget of one trivial
+// in-process metric call (the guard, the kind, the result encoded once for
+// the output cap). 32 and 43 (the two cases below) when the request and
+// the result took the JSON round trip; 16 and 24 since both are copied as
+// the decoder would give them (inproc_request.go).
+const maxAllocsPerInprocMeasure = 28
+
+// TestInprocMeasureAllocBudget is the CI check that the per-call
+// allocations of the in-process path stay within budget.
+func TestInprocMeasureAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	ctx := context.Background()
+	p := Inproc(textcheck.Plugin(), Options{})
+	for _, tc := range []struct {
+		name string
+		req  *abi.MeasureRequest
+	}{
+		{"equal", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}},
+		{"different, with details", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c2", Input: "Capital of France?", ActualOutput: "Paris, France", ExpectedOutput: "Paris"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := testing.AllocsPerRun(200, func() {
+				if _, err := p.Measure(ctx, nil, tc.req); err != nil {
+					t.Fatal(err)
+				}
+			})
+			t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerInprocMeasure)
+			if got > maxAllocsPerInprocMeasure {
+				t.Errorf("one in-process measure call allocates %.1f times, over the budget of %d", got, maxAllocsPerInprocMeasure)
 			}
 		})
 	}

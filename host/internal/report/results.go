@@ -18,6 +18,13 @@ func FileResults(path string) Results {
 	return func(fn func(r *engine.CaseResult) error) error { return engine.EachResult(path, fn) }
 }
 
+// fileOutcomes walks results.jsonl at path without the metrics' details
+// (engine.EachOutcome): for the walks that count and choose, which never
+// read them.
+func fileOutcomes(path string) Results {
+	return func(fn func(r *engine.CaseResult) error) error { return engine.EachOutcome(path, fn) }
+}
+
 // Slice walks results held in memory.
 func Slice(cases []engine.CaseResult) Results {
 	return func(fn func(r *engine.CaseResult) error) error {
@@ -60,24 +67,47 @@ func (p *htmlPicker) add(c *engine.CaseResult) {
 	p.n++
 }
 
-// collect walks the results again for the chosen ones.
-func (p *htmlPicker) collect(each Results) ([]engine.CaseResult, error) {
+// positions are the chosen results' positions, in file order.
+func (p *htmlPicker) positions() []int {
 	keep := append([]int(nil), p.notPassed...)
 	if room := p.limit - len(keep); room > 0 {
 		keep = append(keep, p.passed[:min(room, len(p.passed))]...)
 	}
 	sort.Ints(keep)
+	return keep
+}
+
+// collect walks the results again for the chosen ones.
+func (p *htmlPicker) collect(each Results) ([]engine.CaseResult, error) {
+	keep := p.positions()
 	out := make([]engine.CaseResult, 0, len(keep))
 	i := 0
 	err := each(func(c *engine.CaseResult) error {
 		if len(out) < len(keep) && keep[len(out)] == i {
-			for m := range c.Metrics {
-				c.Metrics[m].Details = capDetails(c.Metrics[m].Kind, c.Metrics[m].Details)
-			}
-			out = append(out, *c)
+			out = append(out, shownCase(c))
 		}
 		i++
 		return nil
 	})
 	return out, err
+}
+
+// collectFile is collect over results.jsonl at path, decoding only the
+// chosen lines (at most limit of them, against every line for a walk).
+func (p *htmlPicker) collectFile(path string) ([]engine.CaseResult, error) {
+	keep := p.positions()
+	out := make([]engine.CaseResult, 0, len(keep))
+	err := engine.EachResultAt(path, keep, func(c *engine.CaseResult) error {
+		out = append(out, shownCase(c))
+		return nil
+	})
+	return out, err
+}
+
+// shownCase is a chosen result as report.html holds it: details capped.
+func shownCase(c *engine.CaseResult) engine.CaseResult {
+	for m := range c.Metrics {
+		c.Metrics[m].Details = capDetails(c.Metrics[m].Kind, c.Metrics[m].Details)
+	}
+	return *c
 }

@@ -20,11 +20,15 @@ const MaxDetailsBytes = 256 << 10
 // Write writes junit.xml and report.html into dir from results.jsonl, the
 // cases under cases/ and s. It streams results.jsonl rather than loading
 // it — one walk for JUnit's counts and report.html's choice of cases, one
-// per metric for JUnit's cases, one for the chosen cases — so what it
+// per metric for JUnit's cases, one decoding only the chosen cases' lines
+// (the first two skip the metrics' details) — so what it
 // holds is one case at a time plus the MaxReportCases cases report.html
 // shows, whatever the run's size.
 func Write(dir string, s *engine.Summary) error {
-	each := FileResults(filepath.Join(dir, "results.jsonl"))
+	// The counting and choosing walks read outcomes only (no details);
+	// the chosen cases are then read whole, and only they.
+	path := filepath.Join(dir, "results.jsonl")
+	each := fileOutcomes(path)
 	// The first walk reads everything before any file is created, so an
 	// unreadable results.jsonl leaves no half-written report.
 	counts, pick := newJUnitCounts(s), htmlPicker{limit: MaxReportCases}
@@ -39,7 +43,7 @@ func Write(dir string, s *engine.Summary) error {
 	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return writeJUnit(w, counts, each) }); err != nil {
 		return err
 	}
-	shown, err := pick.collect(each)
+	shown, err := pick.collectFile(path)
 	if err != nil {
 		return err
 	}

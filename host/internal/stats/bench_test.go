@@ -40,3 +40,15 @@ func BenchmarkCompareMetric1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMeanCI20000 is the summary's interval of a metric's mean over
+// bench/run.sh's 20,000 cases: 5,000 resamples of 20,000 draws.
+func BenchmarkMeanCI20000(b *testing.B) {
+	x, _ := benchPairs(20000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MeanCI(x, DefaultLevel, DefaultResamples, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // expected is testdata/expected.json, written by testdata/expected.py with
@@ -418,6 +421,46 @@ func TestKendallMatchesPairCounting(t *testing.T) {
 		}
 		if err != nil || math.Abs(got-want) > 1e-12 {
 			t.Fatalf("trial %d: x %v y %v: τ-b %v (%v), want %v", trial, x, y, got, err, want)
+		}
+	}
+}
+
+// MeanCI's own loop gives Bootstrap's interval of the mean to the bit, on
+// data of every shape the summary sees, and the same errors.
+func TestMeanCIIsBootstrap(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	var sets [][]float64
+	for _, n := range []int{1, 2, 3, 7, 50, 333, 2000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			switch n % 3 {
+			case 0:
+				xs[i] = float64(r.IntN(11)) / 10 // scores on a 0–10 scale
+			case 1:
+				xs[i] = r.NormFloat64() * 1e6
+			default:
+				xs[i] = r.Float64()
+			}
+		}
+		sets = append(sets, xs)
+	}
+	for _, xs := range sets {
+		for _, tc := range []struct {
+			level     float64
+			resamples int
+			seed      uint64
+		}{{DefaultLevel, 200, 1}, {0.9, 1, 7}, {0.5, 999, 42}, {1.5, 10, 1}, {DefaultLevel, 0, 1}} {
+			got, gerr := MeanCI(xs, tc.level, tc.resamples, tc.seed)
+			want, werr := Bootstrap(len(xs), func(indices []int) (float64, error) {
+				buf := make([]float64, len(indices))
+				for i, idx := range indices {
+					buf[i] = xs[idx]
+				}
+				return stat.Mean(buf, nil), nil
+			}, tc.level, tc.resamples, tc.seed)
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) || got != want {
+				t.Errorf("n %d, %+v: MeanCI %+v (%v); Bootstrap %+v (%v)", len(xs), tc, got, gerr, want, werr)
+			}
 		}
 	}
 }
