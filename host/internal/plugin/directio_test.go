@@ -225,3 +225,24 @@ func TestDirectIOHostCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectIOOnlyFromMinor3: an anvil_io export is used only under
+// abi_minor >= 3 — a module of minor 2 exporting that name is called the
+// Extism way and its export never runs — and a minor-3 module whose
+// anvil_io is not (i32) -> i32 is refused at load.
+func TestDirectIOOnlyFromMinor3(t *testing.T) {
+	ctx := context.Background()
+	old := load(t, "oldio", Options{}).(*wasmPlugin)
+	if old.directIO {
+		t.Error("direct I/O enabled for a module of abi_minor 2")
+	}
+	res, err := old.Measure(ctx, nil, &abi.MeasureRequest{Kind: "echo", Metric: "m", Case: abi.TestCase{ID: "c"}})
+	if err != nil || res.Reason != "through Extism" {
+		t.Fatalf("minor-2 module: %+v, %v; want its Extism answer", res, err)
+	}
+	_, err = testRT.Load(ctx, guestPath("badiosig"), guestDigest(t, "badiosig"), Options{})
+	var ae *abi.Error
+	if !errors.As(err, &ae) || ae.Code != abi.CodeABI || !strings.Contains(ae.Message, "anvil_io is not a function (i32) -> i32") {
+		t.Fatalf("load of a module with anvil_io () -> i32: %v; want abi_violation naming anvil_io's signature", err)
+	}
+}

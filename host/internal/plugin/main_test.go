@@ -35,6 +35,8 @@ var guestSources = map[string]string{
 	"foreign":    "./testdata/zoo/foreign",
 	"badimport":  "./testdata/zoo/badimport",
 	"badio":      "./testdata/zoo/badio",
+	"oldio":      "./testdata/zoo/oldio",
+	"badiosig":   "./testdata/zoo/badiosig",
 }
 
 // nativeSource is the process-transport guest: one binary, hard-linked
