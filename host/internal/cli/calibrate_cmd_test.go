@@ -234,11 +234,11 @@ func TestReadmeShowsTestedCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{
-		"go run ./cmd/anvil-host calibrate -c examples/calibrate/anvil.yaml --labels examples/calibrate/labels.jsonl -o runs/calibrate\n",
-		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml -o runs/good\n",
-		"go run ./cmd/anvil-host run -c examples/quickstart/anvil.yaml --input examples/quickstart/cases-regressed.jsonl -o runs/regressed\n",
-		"go run ./cmd/anvil-host compare --report runs/good runs/regressed",
-		"go run ./cmd/anvil-host run -c examples/samples/anvil.yaml ",
+		"bin/anvil-host calibrate -c examples/calibrate/anvil.yaml --labels examples/calibrate/labels.jsonl -o runs/calibrate\n",
+		"bin/anvil-host run -c examples/quickstart/anvil.yaml -o runs/good\n",
+		"bin/anvil-host run -c examples/quickstart/anvil.yaml --input examples/quickstart/cases-regressed.jsonl -o runs/regressed\n",
+		"bin/anvil-host compare --report runs/good runs/regressed",
+		"bin/anvil-host run -c examples/samples/anvil.yaml ",
 	} {
 		if !strings.Contains(string(b), cmd) {
 			t.Errorf("README lacks the tested command %q", strings.TrimSpace(cmd))

@@ -168,7 +168,7 @@ func readmeSamplesOutput(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(b), "go run ./cmd/anvil-host run -c examples/samples/anvil.yaml ")
+	_, after, ok := strings.Cut(string(b), "bin/anvil-host run -c examples/samples/anvil.yaml ")
 	if !ok {
 		t.Fatal("README lacks the samples example's command")
 	}
