@@ -464,3 +464,22 @@ func TestMeanCIIsBootstrap(t *testing.T) {
 		}
 	}
 }
+
+// TestIntNIsRandIntN: the bootstrap's draws are math/rand/v2's IntN on the
+// same source, value for value, for small n, powers of two, and n near
+// 2^63 where the rejection loop runs on most draws.
+func TestIntNIsRandIntN(t *testing.T) {
+	ns := []int{1, 2, 3, 7, 50, 64, 333, 2000, 20000, 1 << 40, 1<<62 + 1, 1<<63 - 1, 3 << 61, math.MaxInt/3*2 + 1}
+	for _, n := range ns {
+		a, b := rand.NewPCG(uint64(n), 9), rand.NewPCG(uint64(n), 9)
+		ref := rand.New(b)
+		for i := range 20000 {
+			if got, want := intN(a, n), ref.IntN(n); got != want {
+				t.Fatalf("n=%d, draw %d: intN = %d, rand.IntN = %d", n, i, got, want)
+			}
+		}
+		if a.Uint64() != b.Uint64() {
+			t.Fatalf("n=%d: the sources drifted apart (a different number of draws)", n)
+		}
+	}
+}
