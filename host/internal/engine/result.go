@@ -116,8 +116,11 @@ func (u *JudgeUsage) merge(o JudgeUsage) {
 func EachResult(path string, fn func(r *CaseResult) error) error {
 	return eachLine(path, func(line int, b []byte) error {
 		var r CaseResult
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+		if !decodeLineFast(b, &r, true) {
+			r = CaseResult{}
+			if err := json.Unmarshal(b, &r); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
 		}
 		return fn(&r)
 	})
@@ -131,6 +134,10 @@ func EachResult(path string, fn func(r *CaseResult) error) error {
 // of any JSON value are accepted by both).
 func EachOutcome(path string, fn func(r *CaseResult) error) error {
 	return eachLine(path, func(line int, b []byte) error {
+		var fast CaseResult
+		if decodeLineFast(b, &fast, false) {
+			return fn(&fast)
+		}
 		var lr outcomeLine
 		if err := json.Unmarshal(b, &lr); err != nil {
 			// EachResult's error, which names CaseResult's fields
@@ -167,8 +174,11 @@ func EachResultAt(path string, at []int, fn func(r *CaseResult) error) error {
 		}
 		next++
 		var r CaseResult
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+		if !decodeLineFast(b, &r, true) {
+			r = CaseResult{}
+			if err := json.Unmarshal(b, &r); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
 		}
 		if err := fn(&r); err != nil {
 			return err
