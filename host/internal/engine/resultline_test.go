@@ -6,7 +6,6 @@ import (
 	"math"
 	"reflect"
 	"testing"
-
 )
 
 // fastLines are lines the fast decoder must take (the writer's shape,
@@ -99,4 +98,3 @@ func FuzzDecodeLineFast(f *testing.F) {
 		checkFast(t, []byte(line), false)
 	})
 }
-
