@@ -32,6 +32,8 @@ type Dataset struct {
 	line  int           // JSONL: line of the last case; JSON: index
 	ids   map[string]int
 	done  bool
+	// members is parse's scratch space for a record's fields.
+	members []objectMember
 }
 
 // maxLine bounds one JSONL line; a case larger than this is almost surely a
@@ -231,23 +233,46 @@ var aliases = map[string]string{
 }
 
 func (d *Dataset) parse(raw []byte, where, defaultID string) (*abi.TestCase, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object: %w", where, err)
-	}
 	c := &abi.TestCase{}
-	for key, val := range obj {
-		field := key
-		if a, ok := aliases[key]; ok {
-			if _, both := obj[a]; both {
-				return nil, fmt.Errorf("%s: both %q and its alias %q are set", where, a, key)
+	// The members in file order when the record is plain enough to split
+	// without encoding/json (most are); else through its map, whose order
+	// is random — an error on one of two bad fields may name either.
+	members, fast := splitObjectFast(raw, d.members[:0])
+	d.members = members[:0]
+	if fast {
+		for _, m := range members {
+			field := m.key
+			if a, ok := aliases[m.key]; ok {
+				for _, o := range members {
+					if o.key == a {
+						return nil, fmt.Errorf("%s: both %q and its alias %q are set", where, a, m.key)
+					}
+				}
+				field = a
 			}
-			field = a
+			if err := setField(c, field, m.val); err != nil {
+				return nil, fmt.Errorf("%s: field %q: %w", where, m.key, err)
+			}
 		}
-		if err := setField(c, field, val); err != nil {
-			return nil, fmt.Errorf("%s: field %q: %w", where, key, err)
+	} else {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, fmt.Errorf("%s: not a JSON object: %w", where, err)
+		}
+		for key, val := range obj {
+			field := key
+			if a, ok := aliases[key]; ok {
+				if _, both := obj[a]; both {
+					return nil, fmt.Errorf("%s: both %q and its alias %q are set", where, a, key)
+				}
+				field = a
+			}
+			if err := setField(c, field, val); err != nil {
+				return nil, fmt.Errorf("%s: field %q: %w", where, key, err)
+			}
 		}
 	}
+	clear(d.members[:cap(d.members)])
 	if c.ID == "" {
 		c.ID = defaultID
 	}

@@ -81,10 +81,34 @@ const maxFastDepth = 64
 type lineDecoder struct {
 	b []byte
 	i int
+	// space allows JSON whitespace between tokens (a dataset line);
+	// results lines are compact.
+	space bool
 }
 
-// lit consumes c if it is next.
+// sp passes over whitespace where it is allowed.
+func (d *lineDecoder) sp() {
+	if !d.space {
+		return
+	}
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// lit consumes the token c if it is next.
 func (d *lineDecoder) lit(c byte) bool {
+	d.sp()
+	return d.ch(c)
+}
+
+// ch consumes the byte c if it is next (inside a token).
+func (d *lineDecoder) ch(c byte) bool {
 	if d.i < len(d.b) && d.b[d.i] == c {
 		d.i++
 		return true
@@ -94,6 +118,7 @@ func (d *lineDecoder) lit(c byte) bool {
 
 // word consumes w if it is next.
 func (d *lineDecoder) word(w string) bool {
+	d.sp()
 	if len(d.b)-d.i >= len(w) && string(d.b[d.i:d.i+len(w)]) == w {
 		d.i += len(w)
 		return true
@@ -272,21 +297,22 @@ func hex4(h []byte) rune {
 
 // numSpan scans a JSON number.
 func (d *lineDecoder) numSpan() ([]byte, bool) {
+	d.sp()
 	start := d.i
-	d.lit('-')
+	d.ch('-')
 	switch {
-	case d.lit('0'):
+	case d.ch('0'):
 	case d.i < len(d.b) && d.b[d.i] >= '1' && d.b[d.i] <= '9':
 		d.digits()
 	default:
 		return nil, false
 	}
-	if d.lit('.') && !d.digits() {
+	if d.ch('.') && !d.digits() {
 		return nil, false
 	}
-	if d.lit('e') || d.lit('E') {
-		if !d.lit('+') {
-			d.lit('-')
+	if d.ch('e') || d.ch('E') {
+		if !d.ch('+') {
+			d.ch('-')
 		}
 		if !d.digits() {
 			return nil, false
@@ -339,6 +365,7 @@ func (d *lineDecoder) bool() (bool, bool) {
 // skip checks and passes over any JSON value, as encoding/json's scanner
 // accepts it for a json.RawMessage (no UTF-8 check in strings).
 func (d *lineDecoder) skip(depth int) bool {
+	d.sp()
 	if d.i >= len(d.b) || depth > maxFastDepth {
 		return false
 	}
@@ -553,4 +580,58 @@ func (d *lineDecoder) usage(u *JudgeUsage) bool {
 		}
 		seen |= bit
 	}
+}
+
+// objectMember is one key and its raw value in a JSON object.
+type objectMember struct {
+	key string
+	val []byte // the value's bytes, without surrounding whitespace
+}
+
+// splitObjectFast splits a JSON object into its members in order, as
+// json.Unmarshal into a map[string]json.RawMessage would give them (same
+// keys, same raw values), appending to members. It reports false for
+// anything it leaves to encoding/json: escaped or invalid-UTF-8 keys, a
+// repeated key (the map keeps the last), nesting deeper than
+// maxFastDepth, and any syntax error, whose message is encoding/json's.
+func splitObjectFast(raw []byte, members []objectMember) ([]objectMember, bool) {
+	d := lineDecoder{b: raw, space: true}
+	if !d.lit('{') {
+		return members, false
+	}
+	if !d.lit('}') {
+		for {
+			k, escaped, ok := d.strSpan()
+			if !ok || escaped || !d.lit(':') {
+				return members, false
+			}
+			for _, c := range k {
+				if c >= utf8.RuneSelf {
+					if !utf8.Valid(k) {
+						return members, false
+					}
+					break
+				}
+			}
+			for _, m := range members {
+				if m.key == string(k) {
+					return members, false
+				}
+			}
+			d.sp()
+			start := d.i
+			if !d.skip(1) {
+				return members, false
+			}
+			members = append(members, objectMember{key: string(k), val: raw[start:d.i]})
+			if d.lit('}') {
+				break
+			}
+			if !d.lit(',') {
+				return members, false
+			}
+		}
+	}
+	d.sp()
+	return members, d.i == len(d.b)
 }

@@ -98,3 +98,66 @@ func FuzzDecodeLineFast(f *testing.F) {
 		checkFast(t, []byte(line), false)
 	})
 }
+
+// datasetRecords are dataset lines as people write them; the first ones
+// must split without encoding/json.
+var datasetRecords = []string{
+	`{"id": "a", "input": "q", "context": ["x", "y"], "tools_called": [{"name": "t", "arguments": {"k": [1, 2.5e3, -0]}}], "extra": {"k": null, "b": true}}`,
+	"{ \"input\" :\t\"é ü\" ,\r\n \"expected_output\": \"x\\\"y\\u00e9\" , \"n\": 12 }",
+	`{}`,
+	`{"question": "q", "output": "o", "reference": "r", "contexts": "one"}`,
+	// encoding/json decides these:
+	`{"a": 1, "a": 2}`,
+	`{"\u0061": 1}`,
+	`{"a": 01}`,
+	`{"a": 1,}`,
+	`{"a": [1 2]}`,
+	`{"a": "x` + "\x01" + `"}`,
+	`[1]`,
+	`{"a": 1} x`,
+	"{\"\xff\": 1}",
+	`{"a": tru}`,
+	`{"a": 1 .5}`,
+}
+
+func TestSplitObjectFastTakesPlainRecords(t *testing.T) {
+	for i, l := range datasetRecords {
+		_, ok := splitObjectFast([]byte(l), nil)
+		if want := i < 4; ok != want {
+			t.Errorf("%s: fast %v; want %v", l, ok, want)
+		}
+		checkSplit(t, []byte(l))
+	}
+}
+
+// checkSplit holds splitObjectFast to json.Unmarshal into a map of raw
+// values.
+func checkSplit(t *testing.T, raw []byte) {
+	t.Helper()
+	members, ok := splitObjectFast(raw, nil)
+	if !ok {
+		return
+	}
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatalf("split %s, which encoding/json refuses: %v", raw, err)
+	}
+	got := map[string]json.RawMessage{}
+	for _, m := range members {
+		got[m.key] = m.val
+	}
+	if len(members) != len(want) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("split %s:\n got %q\nwant %q", raw, got, want)
+	}
+}
+
+// FuzzSplitObjectFast: whatever the fast split accepts, encoding/json
+// accepts and splits the same way.
+func FuzzSplitObjectFast(f *testing.F) {
+	for _, l := range datasetRecords {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		checkSplit(t, []byte(line))
+	})
+}
