@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/cputime"
@@ -140,4 +142,48 @@ func BenchmarkResultsWriter(b *testing.B) {
 	close(w.in)
 	<-w.done
 	w.f.Close()
+}
+
+// TestCasesWithinTheIntervalShareOneFsync: cases that finish while a
+// batch waits for its commit go into it (one fsync), and Close commits at
+// once what is waiting.
+func TestCasesWithinTheIntervalShareOneFsync(t *testing.T) {
+	var batches []int
+	w, err := openResultsEvery(t.TempDir(), false, func(n int) { batches = append(batches, n) }, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range writerCases(40) {
+		if err := w.write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(batches, []int{40}) {
+		t.Errorf("batches %v; want one of 40", batches)
+	}
+}
+
+// TestALoneCaseIsCommittedAfterTheInterval: a case with nothing after it
+// is made durable by the interval, not left until Close.
+func TestALoneCaseIsCommittedAfterTheInterval(t *testing.T) {
+	durable := make(chan int, 1)
+	dir := t.TempDir()
+	w, err := openResultsEvery(dir, false, func(n int) { durable <- n }, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.write(writerCases(1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-durable; n != 1 {
+		t.Fatalf("durable %d; want 1", n)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	if err != nil || bytes.Count(b, []byte("\n")) != 1 {
+		t.Fatalf("results.jsonl after the commit: %q, %v", b, err)
+	}
 }
