@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ type Dataset struct {
 	rest  *bufio.Reader // JSON: the reader under arr, to check the tail
 	lines *lineCounter  // JSON: newlines arr has read, for file:line
 	line  int           // JSONL: line of the last case; JSON: index
-	ids   map[string]int
+	ids   caseIDs
 	done  bool
 	// members is parse's scratch space for a record's fields.
 	members []objectMember
@@ -47,7 +48,7 @@ func OpenDataset(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open dataset: %w", err)
 	}
-	d := &Dataset{path: path, f: f, ids: map[string]int{}}
+	d := &Dataset{path: path, f: f, ids: newCaseIDs()}
 	br := bufio.NewReaderSize(f, 1<<16)
 	if bom, _ := br.Peek(len(utf8BOM)); bytes.Equal(bom, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM)) // some editors write one; it is not data
@@ -276,10 +277,12 @@ func (d *Dataset) parse(raw []byte, where, defaultID string) (*abi.TestCase, err
 	if c.ID == "" {
 		c.ID = defaultID
 	}
-	if prev, dup := d.ids[c.ID]; dup {
+	if d.line > math.MaxUint32 {
+		return nil, fmt.Errorf("%s: more than %d records in one dataset", where, uint32(math.MaxUint32))
+	}
+	if prev, repeated := d.ids.add(d.path, c.ID, d.line); repeated {
 		return nil, fmt.Errorf("%s: duplicate case id %q (first seen at record %d)", where, c.ID, prev)
 	}
-	d.ids[c.ID] = d.line
 	return c, nil
 }
 

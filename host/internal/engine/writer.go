@@ -27,8 +27,8 @@ type resultsWriter struct {
 	f         *os.File
 	in        chan *CaseResult
 	done      chan struct{}
-	err       error       // set by the loop before done is closed
-	onDurable func(n int) // called with the number of cases made durable
+	err       error         // set by the loop before done is closed
+	onDurable func(n int)   // called with the number of cases made durable
 	interval  time.Duration // commitInterval; tests set it
 	line      bytes.Buffer
 	whole     []byte // the compact encoding of a case with its Case
