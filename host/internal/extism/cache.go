@@ -15,10 +15,15 @@ import "github.com/tetratelabs/wazero/api"
 type functionCache struct {
 	kernelFns map[string]api.Function
 	mainFns   map[string]api.Function
+	// kernelUsed is set whenever a kernel function is looked up to be
+	// called, by the host or for the guest (Anvil patch 5: CallDirect
+	// skips resetting a kernel nothing used since its last reset).
+	kernelUsed bool
 }
 
 // kernel returns the kernel module's export name (nil when absent).
 func (c *functionCache) kernel(m api.Module, name string) api.Function {
+	c.kernelUsed = true
 	return c.lookup(&c.kernelFns, m, name)
 }
 

@@ -129,6 +129,11 @@ type Plugin struct {
 	log                  func(LogLevel, string)
 	hasWasi              bool
 	guestRuntime         guestRuntime
+	// emptyInput says the last SetInput was of no data, at emptyInputAt;
+	// with fns.kernelUsed unset since, the kernel is as that SetInput
+	// left it (Anvil patch 5, CallDirect).
+	emptyInput   bool
+	emptyInputAt uint64
 }
 
 func logStd(level LogLevel, message string) {
@@ -381,6 +386,9 @@ func (p *Plugin) SetInputWithContext(ctx context.Context, data []byte) (uint64, 
 	}
 	p.Memory().Write(uint32(ptr[0]), data)
 	p.fns.kernel(p.extism, "input_set").Call(ctx, ptr[0], uint64(len(data)))
+	// Anvil patch 5: the kernel is now fresh with an empty input, until
+	// something uses it (CallDirect).
+	p.emptyInput, p.emptyInputAt, p.fns.kernelUsed = len(data) == 0, ptr[0], false
 	return ptr[0], nil
 }
 
@@ -451,6 +459,11 @@ func (p *Plugin) Call(name string, data []byte) (uint32, []byte, error) {
 
 // Call a function by name with the given input and context, returning the output
 func (p *Plugin) CallWithContext(ctx context.Context, name string, data []byte) (uint32, []byte, error) {
+	return p.call(ctx, name, data, false)
+}
+
+// call is CallWithContext; lean is CallDirect's (Anvil patch 5).
+func (p *Plugin) call(ctx context.Context, name string, data []byte, lean bool) (uint32, []byte, error) {
 	if p.mainModule.IsClosed() {
 		return 0, nil, fmt.Errorf("module is closed")
 	}
@@ -464,9 +477,18 @@ func (p *Plugin) CallWithContext(ctx context.Context, name string, data []byte) 
 
 	ctx = context.WithValue(ctx, PluginCtxKey("plugin"), p)
 
-	intputOffset, err := p.SetInput(data)
-	if err != nil {
-		return 1, []byte{}, err
+	// Anvil patch 5: a lean call leaves a kernel that nothing used since
+	// an empty SetInput as it is — resetting it again would change nothing.
+	lean = lean && len(data) == 0
+	var intputOffset uint64
+	if lean && p.emptyInput && !p.fns.kernelUsed {
+		intputOffset = p.emptyInputAt
+	} else {
+		var err error
+		intputOffset, err = p.SetInput(data)
+		if err != nil {
+			return 1, []byte{}, err
+		}
 	}
 
 	ctx = context.WithValue(ctx, InputOffsetKey("inputOffset"), intputOffset)
@@ -519,6 +541,11 @@ func (p *Plugin) CallWithContext(ctx context.Context, name string, data []byte) 
 
 	if err != nil {
 		return rc, []byte{}, err
+	}
+	if lean && !p.fns.kernelUsed {
+		// Nothing used the kernel during the call: its error and output
+		// are still the empty ones of the fresh kernel.
+		return rc, []byte{}, nil
 	}
 
 	var returnErr error = nil

@@ -366,6 +366,7 @@ func store_u64(ctx context.Context, mod api.Module, stack []uint64) {
 
 	offset := stack[0]
 	value := stack[1]
+	p.fns.kernelUsed = true // Anvil patch 5: kernel memory written
 	ok = p.Memory().WriteUint64Le(uint32(offset), value)
 	if !ok {
 		panic(fmt.Sprintf("could not write value '%v' at offset: %v", value, offset))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,6 +82,53 @@ func outcome(t *testing.T, res *abi.MeasureResult, err error) string {
 	return mustJSON(t, res)
 }
 
+// TestDirectIOKernelStateIsFresh: a direct-I/O call leaves Extism's
+// kernel alone when nothing used it (CallDirect), so whatever a call did
+// use it for — an answer, an error — must not be seen by the next call.
+func TestDirectIOKernelStateIsFresh(t *testing.T) {
+	ctx := context.Background()
+	p := load(t, "badio", Options{}).(*wasmPlugin)
+	for _, tc := range []struct {
+		kinds []string // called in order on one plugin; the last is checked
+		want  string   // the reason, or "error" and a message fragment
+	}{
+		{[]string{"extism"}, "through Extism"},
+		{[]string{"ok", "extism", "ok"}, "from linear memory"},
+		{[]string{"extism", "silent"}, "error: "},
+		{[]string{"ok", "silent"}, "error: "},
+		{[]string{"ok", "seterror"}, "error: guest says no"},
+		{[]string{"ok", "errzero"}, "error: guest says no and returns 0"},
+		{[]string{"errzero", "ok", "ok"}, "from linear memory"},
+		{[]string{"seterror", "silent"}, "error: "},
+	} {
+		t.Run(strings.Join(tc.kinds, "+"), func(t *testing.T) {
+			var res *abi.MeasureResult
+			var err error
+			for _, k := range tc.kinds {
+				res, err = p.Measure(ctx, nil, &abi.MeasureRequest{Kind: k, Metric: "m", Case: abi.TestCase{ID: "c"}})
+			}
+			if frag, isErr := strings.CutPrefix(tc.want, "error: "); isErr {
+				if err == nil {
+					t.Fatalf("got %+v; want an error", res)
+				}
+				if strings.Contains(err.Error(), "through Extism") || strings.Contains(err.Error(), "linear memory") {
+					t.Fatalf("error %v carries an earlier call's answer", err)
+				}
+				if !strings.Contains(err.Error(), frag) {
+					t.Fatalf("error %v; want it to say %q", err, frag)
+				}
+				if frag == "" && strings.Contains(err.Error(), "guest says no") {
+					t.Fatalf("error %v is an earlier call's", err)
+				}
+				return
+			}
+			if err != nil || res.Reason != tc.want {
+				t.Fatalf("got %+v, %v; want reason %q", res, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestDirectIOBounds: what a guest claims in its control block is checked
 // before the host reads or writes anything: an answer longer than
 // max_output_bytes is output_too_large, an answer or a request buffer
@@ -130,6 +178,9 @@ func TestDirectIOBounds(t *testing.T) {
 	}
 }
 
+var kernelCalledByHost = map[string]bool{"reset": true, "alloc": true, "input_set": true,
+	"error_get": true, "length": true, "output_offset": true, "output_length": true}
+
 // callCounter counts calls per function (a wazero function listener).
 type callCounter struct{ calls map[string]int }
 
@@ -137,6 +188,12 @@ func (c *callCounter) NewFunctionListener(def api.FunctionDefinition) experiment
 	name := def.ModuleName() + "." + def.Name()
 	if def.ModuleName() != envModule {
 		name = "guest"
+		if slices.ContainsFunc(def.ExportNames(), func(n string) bool { return kernelCalledByHost[n] }) {
+			// The kernel's exports the host calls around a measure
+			// (Extism's SetInput, GetError, GetOutput) — the guest's own
+			// function names are Go's, package-qualified.
+			name = "kernel"
+		}
 	}
 	return experimental.FunctionListenerFunc(func(context.Context, api.Module, api.FunctionDefinition, []uint64, experimental.StackIterator) {
 		c.calls[name]++
@@ -211,7 +268,16 @@ func TestDirectIOHostCalls(t *testing.T) {
 			loads := count.calls[envModule+".input_load_u64"] / n
 			stores := count.calls[envModule+".store_u64"] / n
 			guest := count.calls["guest"] / n
-			t.Logf("per call: %d guest calls, %d input_load_u64, %d store_u64", guest, loads, stores)
+			kernel := count.calls["kernel"] / n
+			t.Logf("per call: %d guest calls, %d kernel calls, %d input_load_u64, %d store_u64", guest, kernel, loads, stores)
+			if tc.direct && kernel != 0 {
+				// Nothing used Extism's kernel: resetting it, or reading
+				// its (empty) error and output, would change nothing.
+				t.Errorf("direct I/O made %d kernel calls per measure; want 0", kernel)
+			}
+			if !tc.direct && kernel == 0 {
+				t.Error("Extism I/O made no kernel calls: the count is broken")
+			}
 			if tc.direct {
 				if loads != 0 || stores != 0 || count.calls[envModule+".input_load_u8"] != 0 {
 					t.Errorf("direct I/O made %d input_load_u64 and %d store_u64 calls per measure; want 0", loads, stores)

@@ -84,9 +84,15 @@ func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut in
 		if err := in.putInput(ctx, input); err != nil {
 			return nil, err
 		}
-		input = nil // Extism's input stays empty
 	}
-	rc, out, err := in.p.CallWithContext(ctx, fn, input)
+	var rc uint32
+	var out []byte
+	var err error
+	if direct {
+		rc, out, err = in.p.CallDirect(ctx, fn)
+	} else {
+		rc, out, err = in.p.CallWithContext(ctx, fn, input)
+	}
 	if st.refused != nil {
 		// A bound stopped Extism before it copied a block (see bounds.go).
 		e := *st.refused

@@ -4,6 +4,10 @@
 // in its control block, one way per kind: "huge" claims an answer of
 // 2 GiB, "outside" one past the end of its memory, "nobuffer" a request
 // buffer outside its memory; "ok" answers properly from its buffer.
+// "extism" answers through Extism's output instead, "silent" not at all,
+// "seterror" sets Extism's error and fails, "errzero" sets it and
+// returns 0: whatever one call leaves in Extism's kernel must not leak
+// into the next.
 package main
 
 import (
@@ -20,7 +24,9 @@ func marker() {}
 func describe() int32 {
 	pdk.OutputString(`{"name":"badio","version":"1.0.0","abi_major":1,"abi_minor":3,"kinds":[` +
 		`{"name":"ok","role":"metric"},{"name":"huge","role":"metric"},` +
-		`{"name":"outside","role":"metric"},{"name":"nobuffer","role":"metric"}]}`)
+		`{"name":"outside","role":"metric"},{"name":"nobuffer","role":"metric"},` +
+		`{"name":"extism","role":"metric"},{"name":"silent","role":"metric"},` +
+		`{"name":"seterror","role":"metric"},{"name":"errzero","role":"metric"}]}`)
 	return 0
 }
 
@@ -42,6 +48,19 @@ func io(size int32) int32 {
 func measure() int32 {
 	req := buf[:block[2]]
 	block[3] = 0
+	switch {
+	case bytes.Contains(req, []byte(`"kind":"extism"`)):
+		pdk.OutputString(`{"score":1,"threshold":0.5,"reason":"through Extism"}`)
+		return 0
+	case bytes.Contains(req, []byte(`"kind":"silent"`)):
+		return 0
+	case bytes.Contains(req, []byte(`"kind":"seterror"`)):
+		pdk.SetErrorString("guest says no")
+		return 1
+	case bytes.Contains(req, []byte(`"kind":"errzero"`)):
+		pdk.SetErrorString("guest says no and returns 0")
+		return 0
+	}
 	ptr, n := addr(unsafe.Pointer(&answer[0])), uint32(len(answer))
 	switch {
 	case bytes.Contains(req, []byte(`"kind":"huge"`)):
