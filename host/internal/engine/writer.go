@@ -25,6 +25,7 @@ import (
 type resultsWriter struct {
 	dir       string
 	f         *os.File
+	files     *caseFiles // cases/
 	in        chan *CaseResult
 	done      chan struct{}
 	err       error         // set by the loop before done is closed
@@ -63,7 +64,12 @@ func openResultsEvery(dir string, resume bool, onDurable func(n int), interval t
 	if err != nil {
 		return nil, fmt.Errorf("open results: %w", err)
 	}
-	w := &resultsWriter{dir: dir, f: f, in: make(chan *CaseResult, maxBatch), done: make(chan struct{}), onDurable: onDurable, interval: interval}
+	files, err := openCaseFiles(filepath.Join(dir, "cases"))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open case files: %w", err)
+	}
+	w := &resultsWriter{dir: dir, f: f, files: files, in: make(chan *CaseResult, maxBatch), done: make(chan struct{}), onDurable: onDurable, interval: interval}
 	go w.loop()
 	return w, nil
 }
@@ -82,6 +88,7 @@ func (w *resultsWriter) write(r *CaseResult) error {
 func (w *resultsWriter) Close() error {
 	close(w.in)
 	<-w.done
+	w.files.Close()
 	if err := w.f.Close(); err != nil && w.err == nil {
 		return fmt.Errorf("close results.jsonl: %w", err)
 	}
@@ -145,8 +152,7 @@ func (w *resultsWriter) flush(batch []*CaseResult) error {
 		if err != nil {
 			return fmt.Errorf("encode case %q: %w", r.CaseID, err)
 		}
-		path := filepath.Join(w.dir, "cases", caseFileName(r.CaseID))
-		if err := os.WriteFile(path, detail, 0o644); err != nil {
+		if err := w.files.write(caseFileName(r.CaseID), detail); err != nil {
 			return fmt.Errorf("write case %q: %w", r.CaseID, err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +144,7 @@ func BenchmarkResultsWriter(b *testing.B) {
 	close(w.in)
 	<-w.done
 	w.f.Close()
+	w.files.Close()
 }
 
 // TestCasesWithinTheIntervalShareOneFsync: cases that finish while a
@@ -185,5 +188,38 @@ func TestALoneCaseIsCommittedAfterTheInterval(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
 	if err != nil || bytes.Count(b, []byte("\n")) != 1 {
 		t.Fatalf("results.jsonl after the commit: %q, %v", b, err)
+	}
+}
+
+// TestCaseFileSymlinkIsNotFollowed: a link planted at a case's file (an
+// output directory reused with --resume) is refused, not written through.
+func TestCaseFileSymlinkIsNotFollowed(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := writerCases(1)[0]
+	if err := os.Symlink(outside, filepath.Join(dir, "cases", caseFileName(r.CaseID))); err != nil {
+		t.Fatal(err)
+	}
+	w, err := openResults(dir, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.write(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), caseFileName(r.CaseID)) {
+		t.Fatalf("Close: %v; want the write of case %q refused", err, r.CaseID)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep" {
+		t.Fatalf("the link's target was written: %q", b)
 	}
 }
