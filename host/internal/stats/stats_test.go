@@ -430,7 +430,7 @@ func TestKendallMatchesPairCounting(t *testing.T) {
 func TestMeanCIIsBootstrap(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	var sets [][]float64
-	for _, n := range []int{1, 2, 3, 7, 50, 333, 2000} {
+	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 24, 31, 50, 333, 2000, 4097, 20011} {
 		xs := make([]float64, n)
 		for i := range xs {
 			switch n % 3 {
@@ -443,6 +443,9 @@ func TestMeanCIIsBootstrap(t *testing.T) {
 			}
 		}
 		sets = append(sets, xs)
+		if n > 1 {
+			sets = append(sets, xs[1:]) // starts 8 bytes off 16-byte alignment
+		}
 	}
 	for _, xs := range sets {
 		for _, tc := range []struct {
