@@ -114,9 +114,10 @@ func (u *JudgeUsage) merge(o JudgeUsage) {
 // order; a line that does not decode is an error naming path:line. fn may
 // stop the walk by returning an error, which EachResult returns as is.
 func EachResult(path string, fn func(r *CaseResult) error) error {
+	seen := stringSet{}
 	return eachLine(path, func(line int, b []byte) error {
 		var r CaseResult
-		if !decodeLineFast(b, &r, true) {
+		if !decodeLineFastShared(b, &r, true, seen) {
 			r = CaseResult{}
 			if err := json.Unmarshal(b, &r); err != nil {
 				return fmt.Errorf("%s:%d: %w", path, line, err)
@@ -133,9 +134,10 @@ func EachResult(path string, fn func(r *CaseResult) error) error {
 // (BenchmarkEachOutcome). Every other field, and every error, is what EachResult gives (details
 // of any JSON value are accepted by both).
 func EachOutcome(path string, fn func(r *CaseResult) error) error {
+	seen := stringSet{}
 	return eachLine(path, func(line int, b []byte) error {
 		var fast CaseResult
-		if decodeLineFast(b, &fast, false) {
+		if decodeLineFastShared(b, &fast, false, seen) {
 			return fn(&fast)
 		}
 		var lr outcomeLine

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -25,7 +27,15 @@ import (
 // the same error, as before (FuzzDecodeLineFast holds it to
 // encoding/json).
 func decodeLineFast(b []byte, r *CaseResult, keepDetails bool) bool {
-	d := lineDecoder{b: b}
+	return decodeLineFastShared(b, r, keepDetails, nil)
+}
+
+// decodeLineFastShared is decodeLineFast sharing one copy of each short
+// string that repeats from line to line — config hash, metric, kind,
+// status, score mode, error class — through shared (nil: no sharing), so a
+// walk allocates them once rather than per line.
+func decodeLineFastShared(b []byte, r *CaseResult, keepDetails bool, shared stringSet) bool {
+	d := lineDecoder{b: b, seen: shared}
 	if !d.lit('{') {
 		return false
 	}
@@ -58,7 +68,7 @@ func decodeLineFast(b []byte, r *CaseResult, keepDetails bool) bool {
 				return false
 			}
 			seen |= 2
-			r.ConfigHash, ok = d.str()
+			r.ConfigHash, ok = d.shared()
 		case "metrics":
 			if seen&4 != 0 {
 				return false
@@ -84,6 +94,35 @@ type lineDecoder struct {
 	// space allows JSON whitespace between tokens (a dataset line);
 	// results lines are compact.
 	space bool
+	seen  stringSet
+}
+
+// stringSet holds one copy of each string shared between lines, up to
+// maxShared of them (a file cannot make it grow without bound).
+type stringSet map[string]string
+
+const maxShared = 1024
+
+// shared reads a string value, as str, returning the set's copy when it
+// has one.
+func (d *lineDecoder) shared() (string, bool) {
+	if d.seen == nil {
+		return d.str()
+	}
+	start := d.i
+	raw, escaped, ok := d.strSpan()
+	if !ok || escaped || !utf8.Valid(raw) {
+		d.i = start
+		return d.str()
+	}
+	if v, ok := d.seen[string(raw)]; ok {
+		return v, true
+	}
+	v := string(raw)
+	if len(d.seen) < maxShared {
+		d.seen[v] = v
+	}
+	return v, true
 }
 
 // sp passes over whitespace where it is allowed.
@@ -151,48 +190,75 @@ func (d *lineDecoder) key() (string, bool) {
 
 // strSpan scans a string, returning its raw contents (between the quotes)
 // and whether it holds a backslash. It refuses control characters, as
-// JSON does.
+// JSON does. The closing quote and any backslash are found with
+// bytes.IndexByte (vector instructions), control characters eight bytes
+// at a time.
 func (d *lineDecoder) strSpan() (raw []byte, escaped, ok bool) {
 	if !d.lit('"') {
 		return nil, false, false
 	}
 	start := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			raw = d.b[start:d.i]
-			d.i++
-			return raw, escaped, true
-		case c == '\\':
-			escaped = true
-			d.i++
-			if d.i >= len(d.b) {
+	for {
+		q := bytes.IndexByte(d.b[d.i:], '"')
+		if q < 0 {
+			return nil, false, false
+		}
+		seg := d.b[d.i : d.i+q]
+		bs := bytes.IndexByte(seg, '\\')
+		if bs < 0 {
+			if hasControl(seg) {
 				return nil, false, false
 			}
-			switch d.b[d.i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				d.i++
-			case 'u':
-				if len(d.b)-d.i < 5 {
+			d.i += q + 1
+			return d.b[start : d.i-1], escaped, true
+		}
+		// An escape before the quote: check up to it, pass over it, and
+		// look for the closing quote again (the quote found may be escaped).
+		if hasControl(seg[:bs]) {
+			return nil, false, false
+		}
+		escaped = true
+		d.i += bs + 1
+		if d.i >= len(d.b) {
+			return nil, false, false
+		}
+		switch d.b[d.i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			d.i++
+		case 'u':
+			if len(d.b)-d.i < 5 {
+				return nil, false, false
+			}
+			for _, h := range d.b[d.i+1 : d.i+5] {
+				if !isHex(h) {
 					return nil, false, false
 				}
-				for _, h := range d.b[d.i+1 : d.i+5] {
-					if !isHex(h) {
-						return nil, false, false
-					}
-				}
-				d.i += 5
-			default:
-				return nil, false, false
 			}
-		case c < 0x20:
-			return nil, false, false
+			d.i += 5
 		default:
-			d.i++
+			return nil, false, false
 		}
 	}
-	return nil, false, false
+}
+
+// hasControl reports whether b holds a byte below 0x20.
+func hasControl(b []byte) bool {
+	const lo, hi = 0x2020202020202020, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		// A byte below 0x20 borrows in x-0x20…, setting its high bit
+		// where x's own high bit is clear (the classic has-less-than).
+		if (x-lo)&^x&hi != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 func isHex(c byte) bool {
@@ -477,13 +543,13 @@ func (d *lineDecoder) metric(m *MetricResult, keepDetails bool) bool {
 		switch key {
 		case "metric":
 			bit = seenMetric
-			m.Metric, ok = d.str()
+			m.Metric, ok = d.shared()
 		case "kind":
 			bit = seenKind
-			m.Kind, ok = d.str()
+			m.Kind, ok = d.shared()
 		case "status":
 			bit = seenStatus
-			m.Status, ok = d.str()
+			m.Status, ok = d.shared()
 		case "gated":
 			bit = seenGated
 			m.Gated, ok = d.bool()
@@ -500,10 +566,10 @@ func (d *lineDecoder) metric(m *MetricResult, keepDetails bool) bool {
 			m.Reason, ok = d.str()
 		case "score_mode":
 			bit = seenScoreMode
-			m.ScoreMode, ok = d.str()
+			m.ScoreMode, ok = d.shared()
 		case "error_class":
 			bit = seenErrorClass
-			m.ErrorClass, ok = d.str()
+			m.ErrorClass, ok = d.shared()
 		case "verdict_note":
 			bit = seenVerdictNote
 			m.VerdictNote, ok = d.str()

@@ -161,3 +161,19 @@ func FuzzSplitObjectFast(f *testing.F) {
 		checkSplit(t, []byte(line))
 	})
 }
+
+// FuzzHasControl: the eight-bytes-at-a-time check is the byte loop.
+func FuzzHasControl(f *testing.F) {
+	f.Add([]byte("plain text, no control"))
+	f.Add([]byte("0123456789abcdef\x1f"))
+	f.Add([]byte("\x00\xff\x80\x20\x7f\x9f\xa0 "))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := false
+		for _, c := range b {
+			want = want || c < 0x20
+		}
+		if got := hasControl(b); got != want {
+			t.Fatalf("hasControl(%q) = %v", b, got)
+		}
+	})
+}
