@@ -2,6 +2,7 @@ package judge
 
 import (
 	"bytes"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -188,6 +189,9 @@ func shortEscapes(raw []byte) bool {
 // malformed.
 func (d *replyDecoder) skipAlternativeFast(p int) (end int, ok bool) {
 	buf := d.buf
+	if end, ok := skipAlternativeAsSent(buf, p); ok {
+		return end, true
+	}
 	n := len(buf)
 	if p >= n || buf[p] != '{' {
 		return 0, false
@@ -260,6 +264,98 @@ func (d *replyDecoder) skipAlternativeFast(p int) (end int, ok bool) {
 		}
 		p = next
 	}
+}
+
+// The start of an alternative as servers send it, as load64 reads it.
+const altStartWord = '{' | '"'<<8 | 't'<<16 | 'o'<<24 | 'k'<<32 | 'e'<<40 | 'n'<<48 | '"'<<56 // `{"token"`
+
+// skipAlternativeAsSent passes over the alternative at p when it is
+// exactly in the form servers send: its members in the order "token",
+// "logprob", "bytes" (or without "bytes"), each colon and comma followed
+// by at most one space, the text without escapes and without adjacent
+// digits, the logprob without an exponent, the bytes a compact list. It
+// is skipAlternativeFast's member loop unrolled for that form, with the
+// text's end and digits found in one word when it is shorter than eight
+// bytes; any other form is the loop's. ok false says only that this path
+// does not decide.
+func skipAlternativeAsSent(buf []byte, p int) (end int, ok bool) {
+	n := len(buf)
+	if p+16 > n || load64(buf, p) != altStartWord || buf[p+8] != ':' {
+		return 0, false
+	}
+	p += 9
+	if buf[p] == ' ' {
+		p++
+	}
+	if buf[p] != '"' {
+		return 0, false
+	}
+	p++
+	if p+8 > n {
+		return 0, false
+	}
+	x := load64(buf, p)
+	if stops := stringStops(x); stops != 0 {
+		k := bits.TrailingZeros64(stops) >> 3
+		if buf[p+k] != '"' {
+			return 0, false
+		}
+		// The digits before the quote; two adjacent ones are evidence.
+		digits := digitBytes(x) & (stops&-stops - 1)
+		if digits&(digits<<8) != 0 {
+			return 0, false
+		}
+		p += k + 1
+	} else {
+		e, escaped, ok := stringEnd(buf, p+8)
+		if !ok || escaped || adjacentDigits(buf[p:e]) {
+			return 0, false
+		}
+		p = e + 1
+	}
+	if p+12 > n || buf[p] != ',' {
+		return 0, false
+	}
+	p++
+	if buf[p] == ' ' {
+		p++
+	}
+	if load64(buf, p) != keyLogprobBeg || buf[p+8] != '"' || buf[p+9] != ':' {
+		return 0, false
+	}
+	p += 10
+	if p < n && buf[p] == ' ' {
+		p++
+	}
+	e, exp, ok := scanNumber(buf, p)
+	if !ok || exp || e >= n {
+		return 0, false
+	}
+	p = e
+	if buf[p] == '}' {
+		return p + 1, true
+	}
+	if p+12 > n || buf[p] != ',' {
+		return 0, false
+	}
+	p++
+	if buf[p] == ' ' {
+		p++
+	}
+	if load64(buf, p)&mask7 != keyBytesWord || buf[p+7] != ':' {
+		return 0, false
+	}
+	p += 8
+	if buf[p] == ' ' {
+		p++
+	}
+	if buf[p] != '[' {
+		return 0, false
+	}
+	if p, ok = compactIntList(buf, p+1); !ok || p >= n || buf[p] != '}' {
+		return 0, false
+	}
+	return p + 1, true
 }
 
 // keepAlternativeFast decodes the alternative object starting at p as
