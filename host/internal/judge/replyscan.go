@@ -128,7 +128,11 @@ func scanNumber(buf []byte, p int) (end int, exp, ok bool) {
 	case c == '0':
 		p++
 	case '1' <= c && c <= '9':
-		p = digitsEnd(buf, p+1)
+		// A logprob's integer part is one digit: no word for it.
+		p++
+		if p < n && isASCIIDigit(buf[p]) {
+			p = digitsEnd(buf, p+1)
+		}
 	default:
 		return 0, false, false
 	}
@@ -196,16 +200,21 @@ func compactIntList(buf []byte, p int) (end int, ok bool) {
 	var zeroStart uint64    // 0x80: the byte before p is a 0 that begins a number
 	for p+8 <= len(buf) {
 		x := load64(buf, p)
-		digits := digitBytes(x)
-		commas := nonZeroBytes(x^(ones*',')) ^ highs
-		zeros := digits &^ nonZeroBytes(x^(ones*'0'))
+		// As leadingDigits and nonZeroBytes do, sharing their sums: t's
+		// zero bytes are the 0s.
+		t := x ^ (ones * '0')
+		low := t&^highs + lows7
+		notDigit := (low - ones*9 | t) & highs // t&^highs + 0x76: no borrow, low is at least 0x7f
+		notZero := (low | t) & highs
+		notComma := nonZeroBytes(x ^ (ones * ','))
+		digits, commas := notDigit^highs, notComma^highs
 		// The bytes before the first one that is neither (the list's
 		// end, or something only the general loop reads).
-		other := ^(digits | commas) & highs
+		other := notDigit & notComma
 		in := (other&-other - 1) & highs
 		afterDigit := digits<<8 | prevDigit
-		afterSep := commas<<8 | prevSep
-		starts := zeros & afterSep
+		starts := commas<<8 | prevSep
+		starts &^= notZero                      // the 0s that begin a number
 		bad := commas &^ afterDigit             // a comma not after a digit
 		bad |= (starts<<8 | zeroStart) & digits // a digit after a leading 0
 		if bad&in != 0 {

@@ -143,8 +143,8 @@ func (d *replyDecoder) alternatives(keep bool) bool {
 		var ok bool
 		if keep {
 			end, ok = d.keepAlternativeFast(p)
-		} else {
-			end, ok = d.skipAlternativeFast(p)
+		} else if end, ok = skipAlternativeAsSent(buf, p); !ok {
+			end, ok = d.skipAlternativeMembers(p)
 		}
 		if ok {
 			p = end
@@ -188,10 +188,16 @@ func shortEscapes(raw []byte) bool {
 // this path does not decide it (the general one must), not that it is
 // malformed.
 func (d *replyDecoder) skipAlternativeFast(p int) (end int, ok bool) {
-	buf := d.buf
-	if end, ok := skipAlternativeAsSent(buf, p); ok {
+	if end, ok := skipAlternativeAsSent(d.buf, p); ok {
 		return end, true
 	}
+	return d.skipAlternativeMembers(p)
+}
+
+// skipAlternativeMembers is skipAlternativeFast for an alternative in any
+// form: its members in any order, with any whitespace.
+func (d *replyDecoder) skipAlternativeMembers(p int) (end int, ok bool) {
+	buf := d.buf
 	n := len(buf)
 	if p >= n || buf[p] != '{' {
 		return 0, false
@@ -327,11 +333,22 @@ func skipAlternativeAsSent(buf []byte, p int) (end int, ok bool) {
 	if p < n && buf[p] == ' ' {
 		p++
 	}
-	e, exp, ok := scanNumber(buf, p)
-	if !ok || exp || e >= n {
+	// A logprob is a negative number with a one-digit integer part; the
+	// fraction's digits are counted in words (see scanNumber).
+	if p+3 <= n && buf[p] == '-' && isASCIIDigit(buf[p+1]) && buf[p+2] == '.' {
+		e := digitsEnd(buf, p+3)
+		if e == p+3 {
+			return 0, false
+		}
+		p = e
+	} else if e, exp, ok := scanNumber(buf, p); ok && !exp {
+		p = e
+	} else {
+		return 0, false // an exponent: the member loop checks its range
+	}
+	if p >= n || buf[p] == 'e' || buf[p] == 'E' {
 		return 0, false
 	}
-	p = e
 	if buf[p] == '}' {
 		return p + 1, true
 	}
