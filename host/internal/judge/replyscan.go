@@ -52,6 +52,17 @@ func leadingDigits(x uint64) int {
 // digitsEnd returns the index of the first byte at or after p that is not
 // an ASCII digit.
 func digitsEnd(buf []byte, p int) int {
+	// A logprob's fraction is 13 to 17 digits: two words, loaded at once.
+	if p+16 <= len(buf) {
+		k1, k2 := leadingDigits(load64(buf, p)), leadingDigits(load64(buf, p+8))
+		if k1 < 8 {
+			return p + k1
+		}
+		if k2 < 8 {
+			return p + 8 + k2
+		}
+		p += 16
+	}
 	for p+8 <= len(buf) {
 		k := leadingDigits(load64(buf, p))
 		p += k
@@ -128,10 +139,14 @@ func scanNumber(buf []byte, p int) (end int, exp, ok bool) {
 	case c == '0':
 		p++
 	case '1' <= c && c <= '9':
-		// A logprob's integer part is one digit: no word for it.
+		// A logprob's integer part is one or two digits: no word for
+		// them.
 		p++
 		if p < n && isASCIIDigit(buf[p]) {
-			p = digitsEnd(buf, p+1)
+			p++
+			if p < n && isASCIIDigit(buf[p]) {
+				p = digitsEnd(buf, p+1)
+			}
 		}
 	default:
 		return 0, false, false
@@ -208,28 +223,24 @@ func compactIntList(buf []byte, p int) (end int, ok bool) {
 		notZero := (low | t) & highs
 		notComma := nonZeroBytes(x ^ (ones * ','))
 		digits, commas := notDigit^highs, notComma^highs
-		// The bytes before the first one that is neither (the list's
-		// end, or something only the general loop reads).
-		other := notDigit & notComma
-		in := (other&-other - 1) & highs
 		afterDigit := digits<<8 | prevDigit
-		starts := commas<<8 | prevSep
-		starts &^= notZero                      // the 0s that begin a number
-		bad := commas &^ afterDigit             // a comma not after a digit
-		bad |= (starts<<8 | zeroStart) & digits // a digit after a leading 0
-		if bad&in != 0 {
+		starts := (commas<<8 | prevSep) &^ notZero // the 0s that begin a number
+		bad := commas &^ afterDigit                // a comma not after a digit
+		bad |= (starts<<8 | zeroStart) & digits    // a digit after a leading 0
+		// A byte that is neither ends the list, if it is a ']' after a
+		// digit; only the bytes before it are the list's.
+		if other := notDigit & notComma; other != 0 {
+			k := bits.TrailingZeros64(other) >> 3
+			if bad&(other&-other-1) == 0 && buf[p+k] == ']' && afterDigit>>(8*k)&0x80 != 0 {
+				return p + k + 1, true
+			}
 			return 0, false
 		}
-		if other == 0 {
-			prevDigit, prevSep, zeroStart = digits>>56, commas>>56, starts>>56
-			p += 8
-			continue
+		if bad != 0 {
+			return 0, false
 		}
-		k := bits.TrailingZeros64(other) >> 3
-		if buf[p+k] == ']' && afterDigit>>(8*k)&0x80 != 0 {
-			return p + k + 1, true
-		}
-		return 0, false
+		prevDigit, prevSep, zeroStart = digits>>56, commas>>56, starts>>56
+		p += 8
 	}
 	return 0, false
 }
