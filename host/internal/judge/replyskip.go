@@ -333,13 +333,31 @@ func skipAlternativeAsSent(buf []byte, p int) (end int, ok bool) {
 	if p < n && buf[p] == ' ' {
 		p++
 	}
-	// A logprob is a negative number with a one-digit integer part; the
-	// fraction's digits are counted in words (see scanNumber).
-	if p+3 <= n && buf[p] == '-' && isASCIIDigit(buf[p+1]) && buf[p+2] == '.' {
-		e := digitsEnd(buf, p+3)
-		if e == p+3 {
-			return 0, false
+	// A logprob is a negative number with a one- or two-digit integer
+	// part and a fraction of up to 15 digits: its digits are counted here,
+	// the fraction's in two words loaded at once (as digitsEnd does, not
+	// called: a call spills every live register). Any other number goes
+	// through scanNumber.
+	e := -1
+	if p+20 <= n && buf[p] == '-' && isASCIIDigit(buf[p+1]) {
+		q := p + 2
+		if buf[p+1] != '0' && isASCIIDigit(buf[q]) {
+			q++
 		}
+		if buf[q] == '.' {
+			q++
+			k1, k2 := leadingDigits(load64(buf, q)), leadingDigits(load64(buf, q+8))
+			switch {
+			case k1 == 0:
+				return 0, false // no digit after the point
+			case k1 < 8:
+				e = q + k1
+			case k2 < 8:
+				e = q + 8 + k2
+			}
+		}
+	}
+	if e >= 0 {
 		p = e
 	} else if e, exp, ok := scanNumber(buf, p); ok && !exp {
 		p = e
