@@ -2,6 +2,8 @@ package judge
 
 import (
 	"bytes"
+	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -382,4 +384,90 @@ func TestKeepAlternativesMatchesGeneralPath(t *testing.T) {
 	for _, tc := range skipLists {
 		t.Run(tc.name, func(t *testing.T) { checkSkip(t, keptBody(tc.list)) })
 	}
+}
+
+// asSentReply writes a generated reply as encoding/json writes it from
+// structs in the servers' field order (token, logprob, bytes,
+// top_logprobs; as bench/cmd/fakejudge sends it), compact or with a space
+// after each colon and comma, so that the fast paths' unrolled form is
+// the common one.
+func asSentReply(g *replyGen, spaced bool) []byte {
+	type alt struct {
+		Token   string  `json:"token"`
+		Logprob float64 `json:"logprob"`
+		Bytes   []int   `json:"bytes"`
+	}
+	type tok struct {
+		Token       string  `json:"token"`
+		Logprob     float64 `json:"logprob"`
+		Bytes       []int   `json:"bytes"`
+		TopLogprobs []alt   `json:"top_logprobs"`
+	}
+	byteList := func(s string) []int {
+		b := make([]int, len(s))
+		for i := range len(s) {
+			b[i] = int(s[i])
+		}
+		return b
+	}
+	content := g.content()
+	var toks []tok
+	for _, t := range g.genTokens(content) {
+		wt := tok{Token: t.Token, Logprob: t.Logprob, Bytes: byteList(t.Token)}
+		for _, a := range t.Top {
+			wt.TopLogprobs = append(wt.TopLogprobs, alt{Token: a.Token, Logprob: a.Logprob, Bytes: byteList(a.Token)})
+		}
+		toks = append(toks, wt)
+	}
+	body, err := json.Marshal(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "model": "m",
+		"choices": []any{map[string]any{
+			"index": 0, "message": map[string]any{"role": "assistant", "content": content},
+			"logprobs": map[string]any{"content": toks}, "finish_reason": "stop",
+		}},
+		"usage": map[string]int{"prompt_tokens": 12, "completion_tokens": len(toks)},
+	})
+	if err != nil {
+		panic(err)
+	}
+	if spaced {
+		// Inside strings too: still valid JSON, with other texts.
+		body = bytes.ReplaceAll(bytes.ReplaceAll(body, []byte(`":`), []byte(`": `)), []byte(`,"`), []byte(`, "`))
+	}
+	return body
+}
+
+// The fast paths agree with the general path and encoding/json on replies
+// in the form servers send, compact and spaced.
+func TestFastPathsOnRepliesAsSent(t *testing.T) {
+	g := &replyGen{r: rand.New(rand.NewPCG(31, 2026))}
+	objects, unrolled := 0, 0
+	for range 1000 {
+		for _, spaced := range []bool{false, true} {
+			body := asSentReply(g, spaced)
+			checkSkip(t, body)
+			// How many of its token and alternative objects the unrolled
+			// skip takes (a token's object, with its top_logprobs, never).
+			for k := 0; ; k++ {
+				i := bytes.Index(body[k:], []byte(`{"token"`))
+				if i < 0 {
+					break
+				}
+				k += i
+				objects++
+				if _, ok := skipAlternativeAsSent(body, k); ok {
+					unrolled++
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d objects taken by the unrolled skip", unrolled, objects)
+	if unrolled < objects/2 {
+		t.Errorf("the unrolled skip took %d of %d objects: the test hardly exercises it", unrolled, objects)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, benchReply(t)); err != nil {
+		t.Fatal(err)
+	}
+	checkSkip(t, compact.Bytes())
 }
