@@ -313,8 +313,11 @@ func TestAlternativeFastPathsMatchGeneralPath(t *testing.T) {
 	for _, alt := range alternativeShapes {
 		for k := 0; k <= len(alt); k++ {
 			checkAlternativeFast(t, []byte(alt[:k]))
+			checkAlternativeFast(t, []byte(alt[:k]+strings.Repeat("]}", 40)))
 		}
 		checkAlternativeFast(t, []byte(alt+"]}"))
+		// Room for every word the unrolled paths load.
+		checkAlternativeFast(t, []byte(alt+strings.Repeat("]}", 40)))
 	}
 }
 
@@ -470,4 +473,78 @@ func TestFastPathsOnRepliesAsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSkip(t, compact.Bytes())
+}
+
+// canonicalByteList is text's bytes as encoding/json writes an []int.
+func canonicalByteList(text []byte) string {
+	b, _ := json.Marshal(byteInts(text))
+	return string(b)
+}
+
+func byteInts(text []byte) []int {
+	out := make([]int, len(text))
+	for i, c := range text {
+		out[i] = int(c)
+	}
+	return out
+}
+
+// checkSameByteList: what sameByteList accepts, the reference scanner
+// accepts and ends at the same byte; and it accepts text's own list.
+func checkSameByteList(t *testing.T, text, list []byte) {
+	t.Helper()
+	if end, ok := sameByteList(list, 0, text); ok {
+		if wend, wok := refScanNumberList(list, 0); !wok || wend != end {
+			t.Fatalf("sameByteList(%q, %q) = %d; reference %d, %v", list, text, end, wend, wok)
+		}
+	}
+	own := canonicalByteList(text)
+	padded := []byte(own + strings.Repeat("}", 4*len(text)+8))
+	end, ok := sameByteList(padded, 0, text)
+	if len(text) > 0 && (!ok || end != len(own)) {
+		t.Fatalf("sameByteList(%q, %q) = %d, %v; want %d, true", padded, text, end, ok, len(own))
+	}
+}
+
+func TestSameByteList(t *testing.T) {
+	pad := strings.Repeat("}", 40)
+	for _, tc := range []struct {
+		text, list string
+		want       bool
+	}{
+		{" alta", "[32,97,108,116,97]" + pad, true},
+		{"\x00\xff\x09\x0a\x63\x64", "[0,255,9,10,99,100]" + pad, true},
+		{"a", "[97]" + pad, true},
+		{"a", "[97]", false},            // too near the end: not compared
+		{"a", "[98]" + pad, false},      // another byte
+		{"a", "[97,98]" + pad, false},   // more bytes
+		{"ab", "[97]" + pad, false},     // fewer
+		{"a", "[097]" + pad, false},     // a leading zero
+		{"a", "[ 97]" + pad, false},     // a space
+		{"a", "[97 ]" + pad, false},     // a space
+		{"ab", "[97, 98]" + pad, false}, // a space
+		{"a", "[9.7e1]" + pad, false},   // another spelling of the number
+		{"", "[]" + pad, false},         // left to the other paths
+	} {
+		end, ok := sameByteList([]byte(tc.list), 0, []byte(tc.text))
+		if ok != tc.want || ok && tc.list[end-1] != ']' {
+			t.Errorf("sameByteList(%q, %q) = %d, %v; want %v", tc.list, tc.text, end, ok, tc.want)
+		}
+		checkSameByteList(t, []byte(tc.text), []byte(tc.list))
+	}
+	for c := range 256 {
+		checkSameByteList(t, []byte{byte(c)}, nil)
+		checkSameByteList(t, []byte{'a', byte(c), 'b'}, nil)
+	}
+}
+
+// FuzzSameByteList: the comparison with a text's own list never accepts a
+// list the reference scanner refuses, and accepts the text's own list.
+func FuzzSameByteList(f *testing.F) {
+	f.Add([]byte(" alta"), []byte("[32,97,108,116,97]}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}"))
+	f.Add([]byte("a"), []byte("[097]}}}}}}}}}}}}}}}}"))
+	f.Add([]byte("\x00\xff"), []byte("[0,255]}}}}}}}}}}}}}}}}}}}}"))
+	f.Fuzz(func(t *testing.T, text, list []byte) {
+		checkSameByteList(t, text, list)
+	})
 }

@@ -300,6 +300,7 @@ func skipAlternativeAsSent(buf []byte, p int) (end int, ok bool) {
 	if p+8 > n {
 		return 0, false
 	}
+	text := p
 	x := load64(buf, p)
 	if stops := stringStops(x); stops != 0 {
 		k := bits.TrailingZeros64(stops) >> 3
@@ -319,6 +320,7 @@ func skipAlternativeAsSent(buf []byte, p int) (end int, ok bool) {
 		}
 		p = e + 1
 	}
+	raw := buf[text : p-1]
 	if p+12 > n || buf[p] != ',' {
 		return 0, false
 	}
@@ -387,10 +389,60 @@ func skipAlternativeAsSent(buf []byte, p int) (end int, ok bool) {
 	if buf[p] != '[' {
 		return 0, false
 	}
-	if p, ok = compactIntList(buf, p+1); !ok || p >= n || buf[p] != '}' {
+	// Servers list the text's own bytes. When the list is exactly those,
+	// as encoding/json writes them, it is a valid list: comparing is
+	// cheaper than checking.
+	if end, ok := sameByteList(buf, p, raw); ok {
+		p = end
+	} else if p, ok = compactIntList(buf, p+1); !ok {
+		return 0, false
+	}
+	if p >= n || buf[p] != '}' {
 		return 0, false
 	}
 	return p + 1, true
+}
+
+// byteElems[c] is c in decimal followed by a comma (as load64 reads it,
+// the first byte lowest), the mask of its bytes, and its length.
+var byteElems = func() (t [256]struct {
+	word, mask uint64
+	n          int
+}) {
+	for c := range t {
+		s := strconv.Itoa(c) + ","
+		for i := range len(s) {
+			t[c].word |= uint64(s[i]) << (8 * i)
+		}
+		t[c].mask = 1<<(8*len(s)) - 1
+		t[c].n = len(s)
+	}
+	return t
+}()
+
+// sameByteList reports whether the list at p (its '[') is text's bytes
+// in decimal, comma-separated without spaces, and returns the index after
+// its ']'. false says only that it is not that list.
+func sameByteList(buf []byte, p int, text []byte) (end int, ok bool) {
+	q := p + 1
+	// Elements are at most four bytes: every word below is in buf.
+	if len(text) == 0 || len(buf)-q < 4*len(text)+8 {
+		return 0, false
+	}
+	last := len(text) - 1
+	for _, c := range text[:last] {
+		e := &byteElems[c]
+		if (load64(buf, q)^e.word)&e.mask != 0 {
+			return 0, false
+		}
+		q += e.n
+	}
+	// The last element ends with the ']' in its comma's place.
+	e := &byteElems[text[last]]
+	if (load64(buf, q)^e.word^(','^']')<<(8*e.n-8))&e.mask != 0 {
+		return 0, false
+	}
+	return q + e.n, true
 }
 
 // keepAlternativeFast decodes the alternative object starting at p as
