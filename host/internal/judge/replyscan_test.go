@@ -515,16 +515,17 @@ func TestSameByteList(t *testing.T) {
 		{" alta", "[32,97,108,116,97]" + pad, true},
 		{"\x00\xff\x09\x0a\x63\x64", "[0,255,9,10,99,100]" + pad, true},
 		{"a", "[97]" + pad, true},
-		{"a", "[97]", false},            // too near the end: not compared
-		{"a", "[98]" + pad, false},      // another byte
-		{"a", "[97,98]" + pad, false},   // more bytes
-		{"ab", "[97]" + pad, false},     // fewer
-		{"a", "[097]" + pad, false},     // a leading zero
-		{"a", "[ 97]" + pad, false},     // a space
-		{"a", "[97 ]" + pad, false},     // a space
-		{"ab", "[97, 98]" + pad, false}, // a space
-		{"a", "[9.7e1]" + pad, false},   // another spelling of the number
-		{"", "[]" + pad, false},         // left to the other paths
+		{"a", "[97]", false},                         // too near the end: not compared
+		{"a", "[98]" + pad, false},                   // another byte
+		{"a", "[97,98]" + pad, false},                // more bytes
+		{"ab", "[97]" + pad, false},                  // fewer
+		{"a", "[097]" + pad, false},                  // a leading zero
+		{"a", "[ 97]" + pad, false},                  // a space
+		{"a", "[97 ]" + pad, false},                  // a space
+		{"ab", "[97, 98]" + pad, false},              // a space
+		{"a", "[9.7e1]" + pad, false},                // another spelling of the number
+		{"", "[]" + pad, false},                      // left to the other paths
+		{" alta", "032,97,108,116,97]" + pad, false}, // not a list
 	} {
 		end, ok := sameByteList([]byte(tc.list), 0, []byte(tc.text))
 		if ok != tc.want || ok && tc.list[end-1] != ']' {

@@ -21,8 +21,9 @@ import (
 // keys. Anything else — another key, a \u escape, a repeated member, an
 // alternative that is score evidence — is handed, from the alternative's
 // opening brace, to alternative, the general path; so what is accepted,
-// refused and kept is exactly what that path decides (FuzzSkipAlternatives,
-// FuzzKeepAlternatives and FuzzTokenFast compare the two).
+// refused and kept is exactly what that path decides
+// (FuzzAlternativeFastPaths, FuzzSkipAlternatives, FuzzKeepAlternatives
+// and FuzzTokenFast compare the two).
 
 // plainString marks the bytes a JSON string holds as themselves: not the
 // closing quote, not a backslash, not a control character.
@@ -426,7 +427,7 @@ var byteElems = func() (t [256]struct {
 func sameByteList(buf []byte, p int, text []byte) (end int, ok bool) {
 	q := p + 1
 	// Elements are at most four bytes: every word below is in buf.
-	if len(text) == 0 || len(buf)-q < 4*len(text)+8 {
+	if len(text) == 0 || len(buf)-q < 4*len(text)+8 || buf[p] != '[' {
 		return 0, false
 	}
 	last := len(text) - 1
