@@ -101,7 +101,7 @@ type replyDecoder struct {
 	alts    []altRec
 	choices []choiceRec
 
-	// slowSkip turns the fast paths (skipAlternatives, tokenFast) off:
+	// slowSkip turns the fast paths (alternatives, tokenFast) off:
 	// tests and benchmarks compare them with the general path.
 	slowSkip bool
 
@@ -465,11 +465,7 @@ func (d *replyDecoder) token(prevDigit bool) (ok, digit bool) {
 			}
 			// Until its text is known, a token's alternatives may be the
 			// score's: keep them.
-			keep := d.need == needAllTokens || prevDigit || !textSeen || digit
-			if !keep && !d.slowSkip {
-				return d.skipAlternatives()
-			}
-			return d.array(func() bool { return d.alternative(keep) })
+			return d.alternatives(d.need == needAllTokens || prevDigit || !textSeen || digit)
 		}
 		return d.skip()
 	})
@@ -692,42 +688,11 @@ func unescape(dst, raw []byte) ([]byte, bool) {
 // moves past it. end is the index of the closing quote; escaped says it
 // holds a backslash.
 func (d *replyDecoder) scanString() (end int, escaped, ok bool) {
-	buf := d.buf
-	k := d.i + 1
-	for k < len(buf) {
-		c := buf[k]
-		switch {
-		case c == '"':
-			d.i = k + 1
-			return k, escaped, true
-		case c == '\\':
-			escaped = true
-			if k+1 >= len(buf) {
-				return 0, false, false
-			}
-			switch buf[k+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				k += 2
-			case 'u':
-				if k+6 > len(buf) {
-					return 0, false, false
-				}
-				for _, h := range buf[k+2 : k+6] {
-					if !isHex(h) {
-						return 0, false, false
-					}
-				}
-				k += 6
-			default:
-				return 0, false, false
-			}
-		case c < 0x20:
-			return 0, false, false
-		default:
-			k++
-		}
+	end, escaped, ok = stringEnd(d.buf, d.i+1)
+	if ok {
+		d.i = end + 1
 	}
-	return 0, false, false
+	return end, escaped, ok
 }
 
 func isHex(c byte) bool {
@@ -737,44 +702,13 @@ func isHex(c byte) bool {
 // number scans a JSON number and returns its text.
 func (d *replyDecoder) number() ([]byte, bool) {
 	d.peek()
-	buf := d.buf
-	start, k, n := d.i, d.i, len(buf)
-	if k < n && buf[k] == '-' {
-		k++
-	}
-	switch {
-	case k < n && buf[k] == '0':
-		k++
-	case k < n && '1' <= buf[k] && buf[k] <= '9':
-		for k < n && isASCIIDigit(buf[k]) {
-			k++
-		}
-	default:
+	start := d.i
+	end, _, ok := scanNumber(d.buf, start)
+	if !ok {
 		return nil, false
 	}
-	if k < n && buf[k] == '.' {
-		k++
-		if k >= n || !isASCIIDigit(buf[k]) {
-			return nil, false
-		}
-		for k < n && isASCIIDigit(buf[k]) {
-			k++
-		}
-	}
-	if k < n && (buf[k] == 'e' || buf[k] == 'E') {
-		k++
-		if k < n && (buf[k] == '+' || buf[k] == '-') {
-			k++
-		}
-		if k >= n || !isASCIIDigit(buf[k]) {
-			return nil, false
-		}
-		for k < n && isASCIIDigit(buf[k]) {
-			k++
-		}
-	}
-	d.i = k
-	return buf[start:k], true
+	d.i = end
+	return d.buf[start:end], true
 }
 
 // intField reads an integer the way encoding/json fills an int: null

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -572,6 +573,22 @@ func BenchmarkDecodeReply(b *testing.B) {
 		cputime.Report(b)
 		for b.Loop() {
 			if _, f := decodeCompletion("application/json", body, needScoreTokens); f != nil {
+				b.Fatal(f.detail)
+			}
+		}
+	})
+	b.Run("score_tokens_compact", func(b *testing.B) {
+		// The same reply as encoding/json writes it (and bench/cmd/fakejudge
+		// sends it): no spaces.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, body); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(compact.Len()))
+		b.ReportAllocs()
+		cputime.Report(b)
+		for b.Loop() {
+			if _, f := decodeCompletion("application/json", compact.Bytes(), needScoreTokens); f != nil {
 				b.Fatal(f.detail)
 			}
 		}

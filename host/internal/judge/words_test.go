@@ -92,6 +92,10 @@ func FuzzDecodeCompletion(f *testing.F) {
 		body, _ := g.reply()
 		f.Add("application/json", body)
 	}
+	// And in the form servers send, which the fast paths read unrolled.
+	for _, spaced := range []bool{false, true, false} {
+		f.Add("application/json", asSentReply(g, spaced))
+	}
 	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
 		c, fail := decodeCompletion(contentType, body, needAllTokens)
 		if strings.Contains(contentType, "json") || contentType == "" {
