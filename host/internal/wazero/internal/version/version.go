@@ -1,10 +1,5 @@
 package version
 
-import (
-	"runtime/debug"
-	"strings"
-)
-
 // Default is the default version value used when none was found.
 const Default = "dev"
 
@@ -23,30 +18,15 @@ func GetWazeroVersion() (ret string) {
 	if len(version) != 0 {
 		return version
 	}
-
-	info, ok := debug.ReadBuildInfo()
-	if ok {
-		for _, dep := range info.Deps {
-			// Note: here's the assumption that wazero is imported as github.com/tetratelabs/wazero.
-			if strings.Contains(dep.Path, "github.com/agentanvil/anvil/host/internal/wazero") {
-				ret = dep.Version
-			}
-		}
-
-		// In wazero CLI, wazero is a main module, so we have to get the version info from info.Main.
-		if versionMissing(ret) {
-			ret = info.Main.Version
-		}
-	}
-	if versionMissing(ret) {
-		return Default // don't return parens
-	}
-
-	// Cache for the subsequent calls.
-	version = ret
-	return ret
+	// Anvil carries a patched copy of wazero under its own import path
+	// (host/internal/wazero, see its PATCHES.md): the build info would name
+	// Anvil's version, or "(devel)" for every development build, and two
+	// copies whose patches compile different code would share one
+	// compilation cache. The version names the upstream release and the
+	// patch level instead; bump the patch level whenever a patch changes
+	// what the compiler emits or the layout compiled code relies on.
+	return anvilVersion
 }
 
-func versionMissing(ret string) bool {
-	return ret == "" || ret == "(devel)" // pkg.go defaults to (devel)
-}
+// anvilVersion is upstream's tag and the level of Anvil's patches.
+const anvilVersion = "v1.12.0-anvil.1"

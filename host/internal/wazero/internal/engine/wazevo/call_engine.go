@@ -49,6 +49,9 @@ type (
 		// pendingException holds the most recently caught exception, so handler
 		// code can read its params after re-entry.
 		pendingException *wasm.Exception
+		// moduleExitChecks counts the exits to Go through the checkModuleExitCode
+		// trampoline (Anvil patch): tests assert on it, see ModuleExitChecks.
+		moduleExitChecks uint64
 	}
 
 	// tryHandler records the state at a try_table entry for exception handling.
@@ -136,6 +139,13 @@ type (
 		// when an exception is caught. Compiled code loads this from execCtx
 		// after the trampoline call to decide which handler to dispatch to.
 		caughtExceptionClauseIdx int64
+		// moduleClosedPtr points at the called module's wasm.ModuleInstance.Closed, the word
+		// m.FailIfClosed reads: compiled loop headers read it inline (Anvil patch, see
+		// frontend's insertLoopTerminationCheck).
+		moduleClosedPtr *atomic.Uint64
+		// loopHeaderCount counts the loop headers compiled code has passed; every
+		// wazevoapi.TerminationCheckInterval-th calls the checkModuleExitCode trampoline (Anvil patch).
+		loopHeaderCount uint64
 	}
 )
 
@@ -228,6 +238,12 @@ func (c *callEngine) addFrame(builder wasmdebug.ErrorBuilder, addr uintptr) (def
 	}
 	return
 }
+
+// ModuleExitChecks returns how many times compiled code left native code to
+// check whether the module was closed, over the calls of this function (Anvil
+// patch). A test reaches it through an interface assertion on the
+// api.Function; it is not part of wazero's API.
+func (c *callEngine) ModuleExitChecks() uint64 { return c.moduleExitChecks }
 
 // CallWithStack implements api.Function.
 func (c *callEngine) CallWithStack(ctx context.Context, paramResultStack []uint64) (err error) {
@@ -471,6 +487,7 @@ func (c *callEngine) callWithStack(ctx context.Context, paramResultStack []uint6
 			afterGoFunctionCallEntrypoint(c.execCtx.goCallReturnAddress, c.execCtxPtr,
 				uintptr(unsafe.Pointer(c.execCtx.stackPointerBeforeGoCall)), c.execCtx.framePointerBeforeGoCall)
 		case wazevoapi.ExitCodeCheckModuleExitCode:
+			c.moduleExitChecks++
 			// Note: this operation must be done in Go, not native code. The reason is that
 			// native code cannot be preempted and that means it can block forever if there are not
 			// enough OS threads (which we don't have control over).

@@ -1353,16 +1353,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 		c.switchTo(originalLen, loopHeader)
 
 		if c.ensureTermination {
-			checkModuleExitCodePtr := builder.AllocateInstruction().
-				AsLoad(c.execCtxPtrValue,
-					wazevoapi.ExecutionContextOffsetCheckModuleExitCodeTrampolineAddress.U32(),
-					ssa.TypeI64,
-				).Insert(builder).Return()
-
-			args := c.allocateVarLengthValues(1, c.execCtxPtrValue)
-			builder.AllocateInstruction().
-				AsCallIndirect(checkModuleExitCodePtr, &c.checkModuleExitCodeSig, args).
-				Insert(builder)
+			c.insertLoopTerminationCheck()
 		}
 	case wasm.OpcodeIf:
 		bt := c.readBlockType()
@@ -5042,4 +5033,75 @@ func (c *Compiler) boundsCheckInMemory(memLen, offset, size ssa.Value) {
 	builder.AllocateInstruction().
 		AsExitIfTrueWithCode(c.execCtxPtrValue, cmp, wazevoapi.ExitCodeMemoryOutOfBounds).
 		Insert(builder)
+}
+
+// insertLoopTerminationCheck emits the termination check at a loop header
+// (Anvil patch, see PATCHES.md in the copy's root). Upstream calls the
+// checkModuleExitCode trampoline at every loop header: an exit from native
+// code to Go on every iteration, even though all Go does there is read
+// wasm.ModuleInstance.Closed. Here the header reads that word itself through
+// the pointer the call engine keeps in the execution context and counts the
+// headers it has passed, and calls the trampoline only when the module has
+// been closed or the count reaches a multiple of
+// wazevoapi.TerminationCheckInterval. The Go side of the trampoline is
+// unchanged: it fails the call with Closed's exit error or returns to native
+// code. The periodic exit is what keeps the process safe: Go cannot preempt
+// a goroutine running this code (the preemption signal finds no Go function
+// at the interrupted PC), so a loop that never left native code would hold
+// its P through a garbage collector's stop-the-world, and the goroutine that
+// writes Closed when the context is done might never run.
+func (c *Compiler) insertLoopTerminationCheck() {
+	builder := c.ssaBuilder
+	execCtx := c.execCtxPtrValue
+
+	closedPtr := builder.AllocateInstruction().
+		AsLoad(execCtx, wazevoapi.ExecutionContextOffsetModuleClosedPtr.U32(), ssa.TypeI64).
+		Insert(builder).Return()
+	closed := builder.AllocateInstruction().
+		AsLoad(closedPtr, 0, ssa.TypeI64).
+		Insert(builder).Return()
+	zero := builder.AllocateInstruction().AsIconst64(0).Insert(builder).Return()
+	isClosed := builder.AllocateInstruction().
+		AsIcmp(closed, zero, ssa.IntegerCmpCondNotEqual).
+		Insert(builder).Return()
+
+	count := builder.AllocateInstruction().
+		AsLoad(execCtx, wazevoapi.ExecutionContextOffsetLoopHeaderCount.U32(), ssa.TypeI64).
+		Insert(builder).Return()
+	one := builder.AllocateInstruction().AsIconst64(1).Insert(builder).Return()
+	next := builder.AllocateInstruction().AsIadd(count, one).Insert(builder).Return()
+	builder.AllocateInstruction().
+		AsStore(ssa.OpcodeStore, next, execCtx, wazevoapi.ExecutionContextOffsetLoopHeaderCount.U32()).
+		Insert(builder)
+	mask := builder.AllocateInstruction().AsIconst64(wazevoapi.TerminationCheckInterval - 1).Insert(builder).Return()
+	masked := builder.AllocateInstruction().AsBand(next, mask).Insert(builder).Return()
+	zero2 := builder.AllocateInstruction().AsIconst64(0).Insert(builder).Return()
+	periodic := builder.AllocateInstruction().
+		AsIcmp(masked, zero2, ssa.IntegerCmpCondEqual).
+		Insert(builder).Return()
+
+	either := builder.AllocateInstruction()
+	either.AsBor(isClosed, periodic)
+	builder.InsertInstruction(either)
+
+	checkBlk, afterBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
+	builder.AllocateInstruction().AsBrnz(either.Return(), ssa.ValuesNil, checkBlk).Insert(builder)
+	c.insertJumpToBlock(ssa.ValuesNil, afterBlk)
+	builder.Seal(checkBlk)
+
+	// The slow path: upstream's check, taken rarely.
+	builder.SetCurrentBlock(checkBlk)
+	checkModuleExitCodePtr := builder.AllocateInstruction().
+		AsLoad(execCtx,
+			wazevoapi.ExecutionContextOffsetCheckModuleExitCodeTrampolineAddress.U32(),
+			ssa.TypeI64,
+		).Insert(builder).Return()
+	args := c.allocateVarLengthValues(1, execCtx)
+	builder.AllocateInstruction().
+		AsCallIndirect(checkModuleExitCodePtr, &c.checkModuleExitCodeSig, args).
+		Insert(builder)
+	c.insertJumpToBlock(ssa.ValuesNil, afterBlk)
+
+	builder.Seal(afterBlk)
+	builder.SetCurrentBlock(afterBlk)
 }

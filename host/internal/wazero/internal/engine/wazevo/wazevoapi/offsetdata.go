@@ -70,7 +70,21 @@ const (
 	// ExecutionContextOffsetCaughtExceptionClauseIdx is the matched catch clause index
 	// written by handleException and read by compiled handler dispatch code.
 	ExecutionContextOffsetCaughtExceptionClauseIdx Offset = 1232
+	// ExecutionContextOffsetModuleClosedPtr is an offset of `moduleClosedPtr` field in wazevo.executionContext
+	// (Anvil patch: the inline termination check).
+	ExecutionContextOffsetModuleClosedPtr Offset = 1240
+	// ExecutionContextOffsetLoopHeaderCount is an offset of `loopHeaderCount` field in wazevo.executionContext
+	// (Anvil patch: the inline termination check).
+	ExecutionContextOffsetLoopHeaderCount Offset = 1248
 )
+
+// TerminationCheckInterval is how many loop headers compiled code passes,
+// with ensureTermination, between two calls of the checkModuleExitCode
+// trampoline when the module is not closed (Anvil patch). It must be a power
+// of two. Each call is an exit to Go, where the goroutine can be preempted;
+// between them it cannot. wazero PR #2525 measured 256 as the largest
+// interval that does not lengthen pauses compared to an exit at every header.
+const TerminationCheckInterval = 256
 
 // ModuleContextOffsetData allows the compilers to get the information about offsets to the fields of wazevo.moduleContextOpaque,
 // This is unique per module.
