@@ -1,6 +1,6 @@
 package extism
 
-import "github.com/tetratelabs/wazero/api"
+import "github.com/agentanvil/anvil/host/internal/wazero/api"
 
 // functionCache holds the api.Function of each export a Plugin has called,
 // so that a call does not build a new one. wazero's ExportedFunction

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tetratelabs/wazero/api"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
 )
 
 // Anvil patch (PATCHES.md, 4): what the host needs to hand a guest its

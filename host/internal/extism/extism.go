@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/sys"
+	"github.com/agentanvil/anvil/host/internal/wazero"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
+	"github.com/agentanvil/anvil/host/internal/wazero/sys"
 )
 
 type PluginCtxKey string

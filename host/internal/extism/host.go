@@ -12,9 +12,9 @@ import (
 	"unsafe"
 
 	// TODO: is there a better package for this?
+	"github.com/agentanvil/anvil/host/internal/wazero"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
 	"github.com/gobwas/glob"
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 )
 
 type ValueType = byte

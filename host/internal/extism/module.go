@@ -1,6 +1,6 @@
 package extism
 
-import "github.com/tetratelabs/wazero/api"
+import "github.com/agentanvil/anvil/host/internal/wazero/api"
 
 // Module is a wrapper around a wazero module. It allows us to provide
 // our own API and stability guarantees despite any changes that wazero

@@ -3,7 +3,7 @@ package extism
 import (
 	"context"
 
-	"github.com/tetratelabs/wazero/api"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
 )
 
 // TODO: test runtime initialization for WASI and Haskell

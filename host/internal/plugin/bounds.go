@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
+	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 )

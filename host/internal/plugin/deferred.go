@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tetratelabs/wazero"
+	"github.com/agentanvil/anvil/host/internal/wazero"
 
 	"github.com/agentanvil/anvil/abi"
 )

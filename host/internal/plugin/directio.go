@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tetratelabs/wazero/api"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
 
 	"github.com/agentanvil/anvil/abi"
 )

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
+	"github.com/agentanvil/anvil/host/internal/wazero"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
+	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 	extism "github.com/agentanvil/anvil/host/internal/extism"

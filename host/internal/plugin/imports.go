@@ -8,8 +8,8 @@ import (
 	"unicode/utf16"
 
 	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
+	"github.com/agentanvil/anvil/host/internal/wazero/api"
+	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 )

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
+	"github.com/agentanvil/anvil/host/internal/wazero"
+	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
+	"github.com/agentanvil/anvil/host/internal/wazero/sys"
 
 	"github.com/agentanvil/anvil/abi"
 )

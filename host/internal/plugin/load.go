@@ -6,8 +6,8 @@ import (
 	"runtime"
 
 	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
+	"github.com/agentanvil/anvil/host/internal/wazero"
+	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 )

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero"
+	"github.com/agentanvil/anvil/host/internal/wazero"
 )
 
 // RuntimeOptions configure a Runtime.
