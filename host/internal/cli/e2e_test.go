@@ -429,13 +429,31 @@ func TestKillAndResume(t *testing.T) {
 		return good
 	}))
 
-	cmd := exec.Command(binary, "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--concurrency", "2", "--no-progress")
+	// Results are committed in 10 ms batches: the kill waits for the
+	// run's own word (a debug log line) that a batch is on disk.
+	cmd := exec.Command(binary, "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--concurrency", "2", "--no-progress", "--log-level", "debug")
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(dir), judgeEnv(srv)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	committed := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		signalled := false
+		for sc.Scan() {
+			if !signalled && strings.Contains(sc.Text(), `msg="results committed"`) {
+				close(committed)
+				signalled = true
+			}
+		}
+	}()
 	<-hung
+	<-committed
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -102,6 +102,7 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	durable := len(done)
 	w, err := openResults(outDir, ro.Resume, func(n int) {
 		durable += n // only the writer goroutine calls this
+		e.logger.Debug("results committed", "cases", n, "durable", durable, "total", total)
 		if ro.Progress != nil {
 			ro.Progress(durable, total)
 		}
