@@ -26,9 +26,9 @@ func TestNeutral(t *testing.T) {
 	})
 	t.Run("geval guest", func(t *testing.T) {
 		heavy := []string{
-			module + "host", // the host, internal or not
+			module + "host",                 // the host, internal or not
 			"github.com/tetratelabs/wazero", // and the host's copy, under module+"host"
-			"github.com/extism/go-sdk", // the host SDK; the guest's is go-pdk
+			"github.com/extism/go-sdk",      // the host SDK; the guest's is go-pdk
 			"google.golang.org/grpc",
 			"github.com/hashicorp/go-plugin",
 			"github.com/openai/openai-go",
