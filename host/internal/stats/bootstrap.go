@@ -70,15 +70,7 @@ func Bootstrap(n int, statistic Statistic, level float64, resamples int, seed ui
 	if 2*len(values) < resamples {
 		return CI{}, undefined("bootstrap: the statistic is undefined on %d of %d resamples of %d units", resamples-len(values), resamples, n)
 	}
-	slices.Sort(values)
-	return CI{
-		Estimate:  estimate,
-		Low:       quantile(values, (1-level)/2),
-		High:      quantile(values, (1+level)/2),
-		Level:     level,
-		N:         n,
-		Resamples: len(values),
-	}, nil
+	return percentileCI(values, estimate, level, n), nil
 }
 
 // newRand is the one place a generator is made: PCG, seeded by the caller.
@@ -159,15 +151,7 @@ func meanBootstrap(xs []float64, level float64, resamples int, seed uint64) (CI,
 	for r := range values {
 		values[r] = draw.sum(xs) / float64(n) // mean's division
 	}
-	slices.Sort(values)
-	return CI{
-		Estimate:  estimate,
-		Low:       quantile(values, (1-level)/2),
-		High:      quantile(values, (1+level)/2),
-		Level:     level,
-		N:         n,
-		Resamples: len(values),
-	}, nil
+	return percentileCI(values, estimate, level, n), nil
 }
 
 // ProportionCI returns the share of true values (a pass rate) with its
@@ -251,4 +235,18 @@ func PairedCI(x, y []float64, statistic func(x, y []float64) (float64, error), l
 		}
 		return statistic(bx, by)
 	}, level, resamples, seed)
+}
+
+// percentileCI is the percentile interval of the resampled statistics
+// values (sorted in place) around estimate.
+func percentileCI(values []float64, estimate, level float64, n int) CI {
+	slices.Sort(values)
+	return CI{
+		Estimate:  estimate,
+		Low:       quantile(values, (1-level)/2),
+		High:      quantile(values, (1+level)/2),
+		Level:     level,
+		N:         n,
+		Resamples: len(values),
+	}
 }
