@@ -1357,3 +1357,11 @@ func ExternTypeName(t ExternType) string {
 	}
 	return api.ExternTypeName(t)
 }
+
+// ReleaseFunctionBodies drops the function bodies' bytes once the engine
+// has compiled the module; nothing reads them afterwards.
+func (m *Module) ReleaseFunctionBodies() {
+	for i := range m.CodeSection {
+		m.CodeSection[i].Body = nil
+	}
+}

@@ -269,11 +269,21 @@ func (m *ModuleInstance) validateData(data []DataSegment) (err error) {
 // applyData uses the given data segments and mutate the memory according to the initial contents on it
 // and populate the `DataInstances`. This is called after all the validation phase passes and out of
 // bounds memory access error here is not a validation error, but rather a runtime error.
-func (m *ModuleInstance) applyData(data []DataSegment) error {
-	m.DataInstances = make([][]byte, len(data))
+//
+// DataInstances are made only when the module has a data count section:
+// memory.init and data.drop, the only readers of DataInstances, fail
+// validation without one. A Go module has tens of thousands of active
+// segments, and a slice header for each in every instance is ≈ 1 MiB of
+// heap per instance that nothing reads.
+func (m *ModuleInstance) applyData(data []DataSegment, hasDataCount bool) error {
+	if hasDataCount {
+		m.DataInstances = make([][]byte, len(data))
+	}
 	for i := range data {
 		d := &data[i]
-		m.DataInstances[i] = d.Init
+		if hasDataCount {
+			m.DataInstances[i] = d.Init
+		}
 		if !d.IsPassive() {
 			offsetExprResults := evaluateConstExprInModuleInstance(&d.OffsetExpression, m)
 			offset := int(offsetExprResults[0])
@@ -392,7 +402,7 @@ func (s *Store) instantiate(
 	m.buildElementInstances(module.ElementSection)
 
 	// Now all the validation passes, we are safe to mutate memory instances (possibly imported ones).
-	if err = m.applyData(module.DataSection); err != nil {
+	if err = m.applyData(module.DataSection, module.DataCountSection != nil); err != nil {
 		return nil, err
 	}
 

@@ -25,6 +25,14 @@ const (
 )
 
 func decodeDataSegment(r *bytes.Reader, enabledFeatures api.CoreFeatures, ret *wasm.DataSegment) (err error) {
+	return decodeDataSegmentInto(r, enabledFeatures, ret, nil)
+}
+
+// decodeDataSegmentInto is decodeDataSegment taking the segment's bytes
+// from arena (a slice with spare capacity) when they fit. A Go module has
+// tens of thousands of small segments, each a separate allocation kept
+// for the module's lifetime otherwise.
+func decodeDataSegmentInto(r *bytes.Reader, enabledFeatures api.CoreFeatures, ret *wasm.DataSegment, arena *[]byte) (err error) {
 	dataSegmentPrefx, _, err := leb128.DecodeUint32(r)
 	if err != nil {
 		err = fmt.Errorf("read data segment prefix: %w", err)
@@ -71,7 +79,16 @@ func decodeDataSegment(r *bytes.Reader, enabledFeatures api.CoreFeatures, ret *w
 		return
 	}
 
-	ret.Init = make([]byte, vs)
+	if arena != nil && uint64(vs) <= uint64(cap(*arena)-len(*arena)) {
+		start := len(*arena)
+		end := start + int(vs)
+		*arena = (*arena)[:end]
+		// The capacity is cut at the segment's end so nothing appended to
+		// one segment's bytes can reach the next one's.
+		ret.Init = (*arena)[start:end:end]
+	} else {
+		ret.Init = make([]byte, vs)
+	}
 	if _, err = io.ReadFull(r, ret.Init); err != nil {
 		err = fmt.Errorf("read bytes for init: %v", err)
 	}

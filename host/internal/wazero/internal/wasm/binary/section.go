@@ -259,15 +259,19 @@ func decodeCodeSection(r *bytes.Reader) ([]wasm.Code, error) {
 	return result, nil
 }
 
-func decodeDataSection(r *bytes.Reader, enabledFeatures api.CoreFeatures) ([]wasm.DataSegment, error) {
+func decodeDataSection(r *bytes.Reader, enabledFeatures api.CoreFeatures, sectionSize uint32) ([]wasm.DataSegment, error) {
 	vs, _, err := leb128.DecodeUint32(r)
 	if err != nil {
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	// Every segment's bytes lie within the section, so one allocation of
+	// the section's size (or of what is left of the binary, if less: the
+	// size is the binary's word) holds them all.
+	arena := make([]byte, 0, min(int64(sectionSize), int64(r.Len())))
 	result := make([]wasm.DataSegment, vs)
 	for i := uint32(0); i < vs; i++ {
-		if err = decodeDataSegment(r, enabledFeatures, &result[i]); err != nil {
+		if err = decodeDataSegmentInto(r, enabledFeatures, &result[i], &arena); err != nil {
 			return nil, fmt.Errorf("read data segment: %w", err)
 		}
 	}
