@@ -231,7 +231,8 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 		return nil, err
 	}
 
-	internal, err := binaryformat.DecodeModule(binary, r.enabledFeatures,
+	// The bodies are slices of binary until ReleaseFunctionBodies, below.
+	internal, err := binaryformat.DecodeModuleForCompile(binary, r.enabledFeatures,
 		r.memoryLimitPages, r.memoryCapacityFromMax, !r.dwarfDisabled, r.storeCustomSections)
 	if err != nil {
 		return nil, err
@@ -269,7 +270,8 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 	// Validation and the engine were the function bodies' only readers:
 	// instances run the engine's output. A compiled module lives as long
 	// as anything may instantiate it, and its bodies are most of a large
-	// module's decoded size (3 MiB for a 4.7 MB Go module).
+	// module's decoded size (3 MiB for a 4.7 MB Go module). They are
+	// slices of binary, which the caller may change once this returns.
 	internal.ReleaseFunctionBodies()
 	return c, nil
 }

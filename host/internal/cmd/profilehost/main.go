@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
@@ -83,7 +84,7 @@ func run(ctx context.Context, cfgPath, input, outDir string, conc int, cache, st
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	eng, err := engine.New(ctx, cfg, engine.Options{Logger: logger, Cache: cache, StorePath: storePath})
+	eng, err := engine.New(ctx, cfg, engine.Options{Logger: logger, Cache: cache, StorePath: storePath, CompileCacheDir: compileCacheDir()})
 	if err != nil {
 		return err
 	}
@@ -126,4 +127,17 @@ func run(ctx context.Context, cfgPath, input, outDir string, conc int, cache, st
 		return err
 	}
 	return write(blockProf, "block")
+}
+
+// compileCacheDir is where `anvil-host run` keeps wazero's compiled
+// modules (ANVIL_COMPILE_CACHE, else the user cache dir), so a profile
+// shows a run as a user's second run has it, not a compile.
+func compileCacheDir() string {
+	if d := os.Getenv("ANVIL_COMPILE_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "anvil", "wazero")
+	}
+	return ""
 }

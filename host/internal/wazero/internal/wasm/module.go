@@ -1358,10 +1358,12 @@ func ExternTypeName(t ExternType) string {
 	return api.ExternTypeName(t)
 }
 
-// ReleaseFunctionBodies drops the function bodies' bytes once the engine
-// has compiled the module; nothing reads them afterwards.
+// ReleaseFunctionBodies drops the function bodies and their local types
+// once the engine has compiled the module: validation and compilation are
+// their only readers.
 func (m *Module) ReleaseFunctionBodies() {
 	for i := range m.CodeSection {
 		m.CodeSection[i].Body = nil
+		m.CodeSection[i].LocalTypes = nil
 	}
 }

@@ -11,6 +11,12 @@ import (
 )
 
 func decodeCode(r *bytes.Reader, codeSectionStart uint64, ret *wasm.Code) (err error) {
+	return decodeCodeFrom(r, codeSectionStart, ret, nil)
+}
+
+// decodeCodeFrom is decodeCode with the body sliced from src, the bytes r
+// reads, when src is not nil.
+func decodeCodeFrom(r *bytes.Reader, codeSectionStart uint64, ret *wasm.Code, src []byte) (err error) {
 	ss, _, err := leb128.DecodeUint32(r)
 	if err != nil {
 		return fmt.Errorf("get the size of code: %w", err)
@@ -108,9 +114,18 @@ func decodeCode(r *bytes.Reader, codeSectionStart uint64, ret *wasm.Code) (err e
 	}
 
 	bodyOffsetInCodeSection := codeSectionStart - uint64(r.Len())
-	body := make([]byte, remaining)
-	if _, err = io.ReadFull(r, body); err != nil {
-		return fmt.Errorf("read body: %w", err)
+	var body []byte
+	if pos := r.Size() - int64(r.Len()); src != nil && int64(len(src)) == r.Size() && remaining <= int64(r.Len()) {
+		end := pos + remaining
+		body = src[pos:end:end]
+		if _, err = r.Seek(remaining, io.SeekCurrent); err != nil {
+			return fmt.Errorf("read body: %w", err)
+		}
+	} else {
+		body = make([]byte, remaining)
+		if _, err = io.ReadFull(r, body); err != nil {
+			return fmt.Errorf("read body: %w", err)
+		}
 	}
 
 	if endIndex := len(body) - 1; endIndex < 0 || body[endIndex] != wasm.OpcodeEnd {

@@ -23,6 +23,33 @@ func DecodeModule(
 	memoryCapacityFromMax,
 	dwarfEnabled, storeCustomSections bool,
 ) (*wasm.Module, error) {
+	return decodeModule(binary, enabledFeatures, memoryLimitPages, memoryCapacityFromMax, dwarfEnabled, storeCustomSections, false)
+}
+
+// DecodeModuleForCompile is DecodeModule for a module about to be
+// compiled: its function bodies are slices of binary, not copies. The
+// caller must call Module.ReleaseFunctionBodies before binary can change
+// (wazero's CompileModule does so before it returns), so a compiled module
+// never reaches the caller's bytes. A Go module's bodies are 3 MB that
+// would otherwise be copied only to be dropped after compilation.
+func DecodeModuleForCompile(
+	binary []byte,
+	enabledFeatures api.CoreFeatures,
+	memoryLimitPages uint32,
+	memoryCapacityFromMax,
+	dwarfEnabled, storeCustomSections bool,
+) (*wasm.Module, error) {
+	return decodeModule(binary, enabledFeatures, memoryLimitPages, memoryCapacityFromMax, dwarfEnabled, storeCustomSections, true)
+}
+
+func decodeModule(
+	binary []byte,
+	enabledFeatures api.CoreFeatures,
+	memoryLimitPages uint32,
+	memoryCapacityFromMax,
+	dwarfEnabled, storeCustomSections bool,
+	aliasBodies bool,
+) (*wasm.Module, error) {
 	r := bytes.NewReader(binary)
 
 	// Magic number.
@@ -140,7 +167,11 @@ func DecodeModule(
 		case wasm.SectionIDElement:
 			m.ElementSection, err = decodeElementSection(r, enabledFeatures)
 		case wasm.SectionIDCode:
-			m.CodeSection, err = decodeCodeSection(r)
+			if aliasBodies {
+				m.CodeSection, err = decodeCodeSectionFrom(r, binary)
+			} else {
+				m.CodeSection, err = decodeCodeSection(r)
+			}
 		case wasm.SectionIDData:
 			m.DataSection, err = decodeDataSection(r, enabledFeatures, sectionSize)
 		case wasm.SectionIDDataCount:

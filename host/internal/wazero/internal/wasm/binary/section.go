@@ -243,6 +243,12 @@ func decodeElementSection(r *bytes.Reader, enabledFeatures api.CoreFeatures) ([]
 }
 
 func decodeCodeSection(r *bytes.Reader) ([]wasm.Code, error) {
+	return decodeCodeSectionFrom(r, nil)
+}
+
+// decodeCodeSectionFrom is decodeCodeSection with the bodies sliced from
+// src, the bytes r reads, when src is not nil.
+func decodeCodeSectionFrom(r *bytes.Reader, src []byte) ([]wasm.Code, error) {
 	codeSectionStart := uint64(r.Len())
 	vs, _, err := leb128.DecodeUint32(r)
 	if err != nil {
@@ -251,7 +257,7 @@ func decodeCodeSection(r *bytes.Reader) ([]wasm.Code, error) {
 
 	result := make([]wasm.Code, vs)
 	for i := uint32(0); i < vs; i++ {
-		err = decodeCode(r, codeSectionStart, &result[i])
+		err = decodeCodeFrom(r, codeSectionStart, &result[i], src)
 		if err != nil {
 			return nil, fmt.Errorf("read %d-th code segment: %v", i, err)
 		}
