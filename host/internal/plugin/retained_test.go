@@ -15,7 +15,7 @@ import (
 // MiB here is two of the Wasm run's peak RSS. 12.5 MiB before wazero
 // patch 0003 (function bodies kept after compilation, 48,093 data
 // segments decoded one allocation each, a slice header per segment in
-// every instance); 3.6 MiB after.
+// every instance); 3.5 MiB after.
 const maxRetainedHeapGoGuest = 5 << 20
 
 // TestLoadedGoGuestRetainsLittleHeap is the CI check on that bound. It
