@@ -145,7 +145,9 @@ func (w *resultsWriter) flush(batch []*CaseResult) error {
 		start := w.line.Len()
 		line := *r
 		line.Case = nil
-		if err := enc.Encode(&line); err != nil {
+		if b, ok := appendResultLine(w.line.AvailableBuffer(), &line); ok {
+			w.line.Write(append(b, '\n'))
+		} else if err := enc.Encode(&line); err != nil {
 			return fmt.Errorf("encode case %q: %w", r.CaseID, err)
 		}
 		detail, err := w.caseDetail(w.line.Bytes()[start:w.line.Len()-1], r.Case)
@@ -174,11 +176,16 @@ func (w *resultsWriter) flush(batch []*CaseResult) error {
 func (w *resultsWriter) caseDetail(line []byte, c *abi.TestCase) ([]byte, error) {
 	src := line
 	if c != nil {
-		caseJSON, err := json.Marshal(c)
-		if err != nil {
-			return nil, err
+		w.whole = append(append(w.whole[:0], line[:len(line)-1]...), `,"case":`...)
+		var ok bool
+		if w.whole, ok = appendTestCase(w.whole, c); !ok {
+			caseJSON, err := json.Marshal(c)
+			if err != nil {
+				return nil, err
+			}
+			w.whole = append(w.whole[:len(line)-1+len(`,"case":`)], caseJSON...)
 		}
-		w.whole = append(append(append(append(w.whole[:0], line[:len(line)-1]...), `,"case":`...), caseJSON...), '}')
+		w.whole = append(w.whole, '}')
 		src = w.whole
 	}
 	// src is encoding/json's output, so appendIndent lays it out as
@@ -213,6 +220,9 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 // enough: unsafe characters are replaced and, when that changed anything,
 // a short hash of the id is appended.
 func caseFileName(id string) string {
+	if plainFileName(id) {
+		return id + ".json"
+	}
 	safe := unsafeName.ReplaceAllString(id, "_")
 	if safe != id || safe == "" || safe[0] == '.' {
 		safe = fmt.Sprintf("%s-%08x", safe, fnv32(id))
@@ -221,6 +231,23 @@ func caseFileName(id string) string {
 		safe = fmt.Sprintf("%s-%08x", safe[:100], fnv32(id))
 	}
 	return safe + ".json"
+}
+
+// plainFileName says caseFileName keeps id as it is: a name of at most 120
+// bytes of [A-Za-z0-9._-], not starting with a dot. Most ids are; the
+// regular expression cost a case more than writing its line.
+func plainFileName(id string) bool {
+	if id == "" || len(id) > 120 || id[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func fnv32(s string) uint32 {

@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/jsonw"
+)
+
+// The results writer encodes each line, and each case for cases/<id>.json,
+// by hand when the value has the shape most lines have, and through
+// encoding/json otherwise. Reflection over CaseResult — every string
+// escaped through the encoder's state machine, every metric's details
+// re-compacted — was a tenth of the writer's CPU per case. The bytes are
+// json.Marshal's (FuzzAppendResultLine and FuzzAppendTestCase hold them
+// to it); a field added to CaseResult, MetricResult, JudgeUsage, abi.Error
+// or abi.TestCase must be added here too, and
+// TestLineEncoderKnowsEveryField fails until it is.
+
+// appendResultLine appends r's results line (r.Case is not written) as
+// json.Marshal writes it, or reports false, having appended nothing
+// anyone reads, when r holds what it leaves to encoding/json: a sampled
+// or panel metric's spread, DAG spreads, a float encoding/json refuses,
+// details that are not already in the form json.Marshal writes them.
+func appendResultLine(b []byte, r *CaseResult) ([]byte, bool) {
+	b = append(b, `{"case_id":`...)
+	b = jsonw.AppendString(b, r.CaseID)
+	b = append(b, `,"config_hash":`...)
+	b = jsonw.AppendString(b, r.ConfigHash)
+	b = append(b, `,"metrics":`...)
+	if r.Metrics == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Metrics {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendMetricResult(b, &r.Metrics[i]); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), true
+}
+
+func appendMetricResult(b []byte, m *MetricResult) ([]byte, bool) {
+	if m.Spread != nil || m.Panel != nil || m.DAGSpread != nil ||
+		!jsonw.Finite(m.Threshold) || !jsonw.Finite(m.LatencyMS) || !jsonw.Finite(m.Usage.USD) ||
+		(m.Score != nil && !jsonw.Finite(*m.Score)) || !marshalForm(m.Details) {
+		return b, false
+	}
+	b = append(b, `{"metric":`...)
+	b = jsonw.AppendString(b, m.Metric)
+	b = append(b, `,"kind":`...)
+	b = jsonw.AppendString(b, m.Kind)
+	b = append(b, `,"status":`...)
+	b = jsonw.AppendString(b, m.Status)
+	b = append(b, `,"gated":`...)
+	b = jsonw.AppendBool(b, m.Gated)
+	if m.Score != nil {
+		b = append(b, `,"score":`...)
+		b = jsonw.AppendFloat(b, *m.Score)
+	}
+	b = append(b, `,"threshold":`...)
+	b = jsonw.AppendFloat(b, m.Threshold)
+	b = appendOptString(b, `,"reason":`, m.Reason)
+	b = appendOptString(b, `,"score_mode":`, m.ScoreMode)
+	b = appendOptString(b, `,"error_class":`, m.ErrorClass)
+	b = appendOptString(b, `,"verdict_note":`, m.VerdictNote)
+	if m.Error != nil {
+		b = append(b, `,"error":`...)
+		b = appendABIError(b, m.Error)
+	}
+	if len(m.Details) > 0 {
+		b = append(b, `,"details":`...)
+		b = append(b, m.Details...)
+	}
+	u := &m.Usage
+	b = append(b, `,"usage":{"requests":`...)
+	b = jsonw.AppendInt(b, u.Requests)
+	b = append(b, `,"calls":`...)
+	b = jsonw.AppendInt(b, u.Calls)
+	b = append(b, `,"http_attempts":`...)
+	b = jsonw.AppendInt(b, u.Attempts)
+	b = append(b, `,"cache_hits":`...)
+	b = jsonw.AppendInt(b, u.CacheHits)
+	b = append(b, `,"input_tokens":`...)
+	b = jsonw.AppendInt(b, u.InputTokens)
+	b = append(b, `,"output_tokens":`...)
+	b = jsonw.AppendInt(b, u.OutputTokens)
+	b = append(b, `,"usd":`...)
+	b = jsonw.AppendFloat(b, u.USD)
+	if u.UsageUnknown != 0 {
+		b = append(b, `,"usage_unknown":`...)
+		b = jsonw.AppendInt(b, u.UsageUnknown)
+	}
+	b = append(b, `},"latency_ms":`...)
+	b = jsonw.AppendFloat(b, m.LatencyMS)
+	b = appendOptString(b, `,"aggregate":`, m.Aggregate)
+	return append(b, '}'), true
+}
+
+func appendABIError(b []byte, e *abi.Error) []byte {
+	b = append(b, `{"code":`...)
+	b = jsonw.AppendString(b, string(e.Code))
+	b = append(b, `,"message":`...)
+	b = jsonw.AppendString(b, e.Message)
+	b = appendOptString(b, `,"plugin":`, e.Plugin)
+	b = appendOptString(b, `,"digest":`, e.Digest)
+	b = appendOptString(b, `,"field":`, e.Field)
+	b = appendOptString(b, `,"stderr":`, e.Stderr)
+	if e.Retryable {
+		b = append(b, `,"retryable":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendTestCase appends c as json.Marshal writes it, or reports false for
+// what it leaves to encoding/json: tool calls and extra fields.
+func appendTestCase(b []byte, c *abi.TestCase) ([]byte, bool) {
+	if c.ToolsCalled != nil || c.ExpectedTools != nil || c.Extra != nil {
+		return b, false
+	}
+	b = append(b, `{"id":`...)
+	b = jsonw.AppendString(b, c.ID)
+	b = appendOptString(b, `,"input":`, c.Input)
+	b = appendOptString(b, `,"actual_output":`, c.ActualOutput)
+	b = appendOptString(b, `,"expected_output":`, c.ExpectedOutput)
+	b = appendOptStrings(b, `,"context":`, c.Context)
+	b = appendOptStrings(b, `,"retrieval_context":`, c.RetrievalContext)
+	return append(b, '}'), true
+}
+
+// appendOptString appends key and s unless s is empty (omitempty).
+func appendOptString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return jsonw.AppendString(append(b, key...), s)
+}
+
+// appendOptStrings appends key and ss unless ss is empty (omitempty).
+func appendOptStrings(b []byte, key string, ss []string) []byte {
+	if len(ss) == 0 {
+		return b
+	}
+	b = append(append(b, key...), '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonw.AppendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// marshalForm reports whether json.Marshal writes raw, a json.RawMessage,
+// as it is: empty (omitted), or valid JSON that is already compact and
+// holds nothing Marshal escapes ('<', '>', '&', U+2028 and U+2029, whose
+// UTF-8 starts with 0xE2 — refused whole, conservatively). A plugin's
+// details arrive in that form when its kind was encoded by encoding/json
+// or the SDKs' encoders; anything else is Marshal's to compact.
+func marshalForm(raw []byte) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	for _, c := range raw {
+		switch c {
+		case '<', '>', '&', 0xE2:
+			return false
+		}
+	}
+	d := lineDecoder{b: raw} // space false: whitespace anywhere fails
+	return d.skip(0) && d.i == len(raw)
+}
