@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/abijson"
 	"github.com/agentanvil/anvil/internal/jsonw"
 )
 
@@ -10,10 +10,10 @@ import (
 // encoding/json otherwise. Reflection over CaseResult — every string
 // escaped through the encoder's state machine, every metric's details
 // re-compacted — was a tenth of the writer's CPU per case. The bytes are
-// json.Marshal's (FuzzAppendResultLine and FuzzAppendTestCase hold them
-// to it); a field added to CaseResult, MetricResult, JudgeUsage, abi.Error
-// or abi.TestCase must be added here too, and
-// TestLineEncoderKnowsEveryField fails until it is.
+// json.Marshal's (FuzzAppendResultLine and internal/abijson's fuzz targets hold them
+// to it); a field added to CaseResult, MetricResult or JudgeUsage must be
+// added here too (abi.Error and abi.TestCase are internal/abijson's),
+// and TestLineEncoderKnowsEveryField fails until it is.
 
 // appendResultLine appends r's results line (r.Case is not written) as
 // json.Marshal writes it, or reports false, having appended nothing
@@ -64,13 +64,13 @@ func appendMetricResult(b []byte, m *MetricResult) ([]byte, bool) {
 	}
 	b = append(b, `,"threshold":`...)
 	b = jsonw.AppendFloat(b, m.Threshold)
-	b = appendOptString(b, `,"reason":`, m.Reason)
-	b = appendOptString(b, `,"score_mode":`, m.ScoreMode)
-	b = appendOptString(b, `,"error_class":`, m.ErrorClass)
-	b = appendOptString(b, `,"verdict_note":`, m.VerdictNote)
+	b = abijson.AppendOptString(b, `,"reason":`, m.Reason)
+	b = abijson.AppendOptString(b, `,"score_mode":`, m.ScoreMode)
+	b = abijson.AppendOptString(b, `,"error_class":`, m.ErrorClass)
+	b = abijson.AppendOptString(b, `,"verdict_note":`, m.VerdictNote)
 	if m.Error != nil {
 		b = append(b, `,"error":`...)
-		b = appendABIError(b, m.Error)
+		b = abijson.AppendError(b, m.Error)
 	}
 	if len(m.Details) > 0 {
 		b = append(b, `,"details":`...)
@@ -97,62 +97,8 @@ func appendMetricResult(b []byte, m *MetricResult) ([]byte, bool) {
 	}
 	b = append(b, `},"latency_ms":`...)
 	b = jsonw.AppendFloat(b, m.LatencyMS)
-	b = appendOptString(b, `,"aggregate":`, m.Aggregate)
+	b = abijson.AppendOptString(b, `,"aggregate":`, m.Aggregate)
 	return append(b, '}'), true
-}
-
-func appendABIError(b []byte, e *abi.Error) []byte {
-	b = append(b, `{"code":`...)
-	b = jsonw.AppendString(b, string(e.Code))
-	b = append(b, `,"message":`...)
-	b = jsonw.AppendString(b, e.Message)
-	b = appendOptString(b, `,"plugin":`, e.Plugin)
-	b = appendOptString(b, `,"digest":`, e.Digest)
-	b = appendOptString(b, `,"field":`, e.Field)
-	b = appendOptString(b, `,"stderr":`, e.Stderr)
-	if e.Retryable {
-		b = append(b, `,"retryable":true`...)
-	}
-	return append(b, '}')
-}
-
-// appendTestCase appends c as json.Marshal writes it, or reports false for
-// what it leaves to encoding/json: tool calls and extra fields.
-func appendTestCase(b []byte, c *abi.TestCase) ([]byte, bool) {
-	if c.ToolsCalled != nil || c.ExpectedTools != nil || c.Extra != nil {
-		return b, false
-	}
-	b = append(b, `{"id":`...)
-	b = jsonw.AppendString(b, c.ID)
-	b = appendOptString(b, `,"input":`, c.Input)
-	b = appendOptString(b, `,"actual_output":`, c.ActualOutput)
-	b = appendOptString(b, `,"expected_output":`, c.ExpectedOutput)
-	b = appendOptStrings(b, `,"context":`, c.Context)
-	b = appendOptStrings(b, `,"retrieval_context":`, c.RetrievalContext)
-	return append(b, '}'), true
-}
-
-// appendOptString appends key and s unless s is empty (omitempty).
-func appendOptString(b []byte, key, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return jsonw.AppendString(append(b, key...), s)
-}
-
-// appendOptStrings appends key and ss unless ss is empty (omitempty).
-func appendOptStrings(b []byte, key string, ss []string) []byte {
-	if len(ss) == 0 {
-		return b
-	}
-	b = append(append(b, key...), '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonw.AppendString(b, s)
-	}
-	return append(b, ']')
 }
 
 // marshalForm reports whether json.Marshal writes raw, a json.RawMessage,

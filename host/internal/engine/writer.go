@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/abijson"
 )
 
 // resultsWriter appends finished cases to results.jsonl and writes
@@ -178,7 +179,7 @@ func (w *resultsWriter) caseDetail(line []byte, c *abi.TestCase) ([]byte, error)
 	if c != nil {
 		w.whole = append(append(w.whole[:0], line[:len(line)-1]...), `,"case":`...)
 		var ok bool
-		if w.whole, ok = appendTestCase(w.whole, c); !ok {
+		if w.whole, ok = abijson.AppendTestCase(w.whole, c); !ok {
 			caseJSON, err := json.Marshal(c)
 			if err != nil {
 				return nil, err

@@ -50,6 +50,8 @@ type processPlugin struct {
 	logger *slog.Logger
 	path   string // absolute path of the binary
 	sum    []byte // the pinned sha256
+	// requests encodes the calls' requests (requestbody.go).
+	requests requestEncoder
 
 	mu       sync.Mutex
 	cur      *proc     // the running process, nil when none
@@ -296,7 +298,7 @@ func (p *processPlugin) sameDescriptor(pr *proc, raw []byte) error {
 // decodes its result into out and applies check (nil: none); a result
 // that does not decode or fails check is an ABI violation.
 func (p *processPlugin) invoke(ctx context.Context, svc Services, method, what string, req, out any, check func() error) error {
-	in, err := json.Marshal(req)
+	in, err := p.requests.encode(req)
 	if err != nil {
 		return named(p.info, abi.Errorf(abi.CodeABI, "%s: encode request: %v", what, err))
 	}

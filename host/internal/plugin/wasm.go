@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +32,7 @@ type wasmPlugin struct {
 	instances atomic.Int64
 	// directIO: the module offers anvil_io (directio.go); set at load.
 	directIO bool
+	requests requestEncoder
 }
 
 var _ Plugin = (*wasmPlugin)(nil)
@@ -69,7 +69,7 @@ func (w *wasmPlugin) Close(ctx context.Context) error {
 // that found its instance already exited is retried once on a fresh one,
 // since it never ran.
 func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what string, req, out any, check func() error) error {
-	in, err := json.Marshal(req)
+	in, err := w.requests.encode(req)
 	if err != nil {
 		return named(w.info, abi.Errorf(abi.CodeABI, "%s: encode request: %v", what, err))
 	}
