@@ -9,9 +9,9 @@ import (
 // verdict schema: a reason of a few sentences and the score.
 const benchVerdict = `{"reason": "The actual output addresses the input directly and agrees with the expected output on the main points; it omits the caveat about \"edge cases\" and one step of the derivation.", "score": 8}`
 
-// BenchmarkStructuredReply is what happens to a scored reply's content
-// after the body is decoded: parsed, validated against the schema, its
-// score field read.
+// BenchmarkStructuredReply is what execute does to a scored reply's
+// content after the body is decoded: parsed, validated against the
+// schema, its score field read.
 func BenchmarkStructuredReply(b *testing.B) {
 	var set schemaSet
 	cs, err := set.compile(json.RawMessage(verdictSchema))
@@ -25,8 +25,8 @@ func BenchmarkStructuredReply(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				obj, problem := structuredReply(cs, tc.content)
-				if problem != nil || rawScore(obj, "score") == nil {
+				obj, problem := structuredObject(cs, tc.content)
+				if problem != nil || scoreField(obj.value, "score") == nil {
 					b.Fatal(problem)
 				}
 			}
