@@ -43,7 +43,12 @@ func gluedRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.
 // after a '.' that follows a digit belong to a dotted number ("1.2.3") and
 // start no literal.
 func literals(s, field string, allowNeg bool) []literal {
-	var out []literal
+	return appendLiterals(nil, s, field, allowNeg)
+}
+
+// appendLiterals is literals appending to out, which a caller may back
+// with an array of its own.
+func appendLiterals(out []literal, s, field string, allowNeg bool) []literal {
 	n := len(s)
 	for i := 0; i < n; {
 		if !isDigit(s[i]) {

@@ -62,11 +62,7 @@ func FromJudgeTokens(numbers NumberTokens, content string, tokens []abi.TokenLog
 	if field == "" {
 		field = DefaultField
 	}
-	var sb strings.Builder
-	for _, t := range tokens {
-		sb.WriteString(t.Token)
-	}
-	text := sb.String()
+	text := joinTokens(tokens)
 
 	var score int
 	if raw != nil {
@@ -84,12 +80,27 @@ func FromJudgeTokens(numbers NumberTokens, content string, tokens []abi.TokenLog
 	if len(tokens) == 0 {
 		return rawResult(score, "no logprobs returned"), nil
 	}
-	lits := literals(text, field, lo < 0)
+	var buf [16]literal
+	lits := appendLiterals(buf[:0], text, field, lo < 0)
 	i := pick(lits, func(l literal) bool { return l.value == score })
 	if i < 0 {
 		return rawResult(score, fmt.Sprintf("score %d not found in the generated tokens", score)), nil
 	}
 	return weigh(tokens, text, lits[i], lo, hi, score, numbers == NumbersWhole), nil
+}
+
+// joinTokens is the tokens' text, built in one allocation.
+func joinTokens(tokens []abi.TokenLogprob) string {
+	n := 0
+	for _, t := range tokens {
+		n += len(t.Token)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, t := range tokens {
+		sb.WriteString(t.Token)
+	}
+	return sb.String()
 }
 
 // FromSamples is the sampling fallback for judges without logprobs: the

@@ -2,6 +2,7 @@ package score
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -49,26 +50,69 @@ type weigher struct {
 	onPath bool   // the token at pos ends where its digits end, so the next token continues the path
 	lo, hi int
 	merges bool // the judge's tokenizer writes multi-digit numbers as one token (NumbersWhole)
-	mass   map[int]float64
-	t      tally
+	// mass[:n], then more, is the probability credited to each value, in
+	// the order the values were first credited. A reply credits a handful
+	// of values: a list searched in full costs less than a map, and in an
+	// array it allocates nothing.
+	mass [16]credit
+	n    int
+	more []credit
+	t    tally
 }
 
-// alternatives returns a token's top alternatives, each text once (the
-// first listing wins), plus the generated token itself when the provider
+type credit struct {
+	value int
+	p     float64
+}
+
+// maxScannedAlternatives is how many alternatives alternatives dedupes by
+// comparing each with those before it; longer lists (providers cap theirs
+// at 20) use a set.
+const maxScannedAlternatives = 32
+
+// alternatives yields a token's top alternatives, each text once (the
+// first listing wins), then the generated token itself when the provider
 // did not list it.
-func alternatives(tok abi.TokenLogprob) []abi.TopLogprob {
-	out := make([]abi.TopLogprob, 0, len(tok.Top)+1)
-	seen := make(map[string]bool, len(tok.Top)+1)
-	for _, a := range tok.Top {
-		if !seen[a.Token] {
-			seen[a.Token] = true
-			out = append(out, a)
+func alternatives(tok abi.TokenLogprob) iter.Seq[abi.TopLogprob] {
+	return func(yield func(abi.TopLogprob) bool) {
+		if len(tok.Top) > maxScannedAlternatives {
+			seen := make(map[string]bool, len(tok.Top)+1)
+			for _, a := range tok.Top {
+				if !seen[a.Token] {
+					seen[a.Token] = true
+					if !yield(a) {
+						return
+					}
+				}
+			}
+			if !seen[tok.Token] {
+				yield(abi.TopLogprob{Token: tok.Token, Logprob: tok.Logprob})
+			}
+			return
+		}
+		listed := false
+		for k, a := range tok.Top {
+			if listedIn(tok.Top[:k], a.Token) {
+				continue
+			}
+			listed = listed || a.Token == tok.Token
+			if !yield(a) {
+				return
+			}
+		}
+		if !listed {
+			yield(abi.TopLogprob{Token: tok.Token, Logprob: tok.Logprob})
 		}
 	}
-	if !seen[tok.Token] {
-		out = append(out, abi.TopLogprob{Token: tok.Token, Logprob: tok.Logprob})
+}
+
+func listedIn(top []abi.TopLogprob, token string) bool {
+	for _, a := range top {
+		if a.Token == token {
+			return true
+		}
 	}
-	return out
+	return false
 }
 
 // prob converts a logprob to a probability, or tallies why it is unusable.
@@ -160,7 +204,24 @@ func (w *weigher) add(neg bool, digits string, p float64) {
 		w.t.outside++
 		return
 	}
-	w.mass[v] += p
+	for i := range w.mass[:w.n] {
+		if w.mass[i].value == v {
+			w.mass[i].p += p
+			return
+		}
+	}
+	for i := range w.more {
+		if w.more[i].value == v {
+			w.more[i].p += p
+			return
+		}
+	}
+	if w.n < len(w.mass) {
+		w.mass[w.n] = credit{value: v, p: p}
+		w.n++
+		return
+	}
+	w.more = append(w.more, credit{value: v, p: p})
 }
 
 // offPath credits an alternative that left the actual path: it stands for
@@ -177,7 +238,7 @@ func (w *weigher) offPath(neg bool, digits string, pure bool, p float64) {
 // first weighs the alternatives at the score's first token.
 func (w *weigher) first(litNeg, signOutside bool) {
 	tok := w.tokens[w.pos]
-	for _, a := range alternatives(tok) {
+	for a := range alternatives(tok) {
 		p, ok := w.prob(a.Logprob)
 		if !ok {
 			continue
@@ -217,7 +278,7 @@ func (w *weigher) expand(k int, prefix string, neg bool, p float64) {
 		return
 	}
 	actual := w.tokens[j].Token
-	for _, a := range alternatives(w.tokens[j]) {
+	for a := range alternatives(w.tokens[j]) {
 		q, ok := w.prob(a.Logprob)
 		if !ok {
 			continue
@@ -239,23 +300,7 @@ func (w *weigher) expand(k int, prefix string, neg bool, p float64) {
 // weigh computes the weighted score for the literal l located in the
 // tokens' text.
 func weigh(tokens []abi.TokenLogprob, text string, l literal, lo, hi, raw int, wholeNumbers bool) abi.ScoreResult {
-	ends := make([]int, len(tokens))
-	off := 0
-	for i, t := range tokens {
-		off += len(t.Token)
-		ends[i] = off
-	}
-	// owner returns the token holding byte b of text.
-	owner := func(b int) int {
-		i, _ := slices.BinarySearchFunc(ends, b, func(e, b int) int {
-			if e <= b {
-				return -1
-			}
-			return 1
-		})
-		return i
-	}
-	pos := owner(l.ds)
+	pos, end := owner(tokens, l.ds)
 	tok := tokens[pos]
 	if len(tok.Top) == 0 {
 		return rawResult(raw, fmt.Sprintf("score token %q has no top alternatives", tok.Token))
@@ -264,21 +309,25 @@ func weigh(tokens []abi.TokenLogprob, text string, l literal, lo, hi, raw int, w
 		tokens: tokens,
 		pos:    pos,
 		digits: text[l.ds:l.de],
-		head:   text[l.ds:min(l.de, ends[pos])],
-		onPath: ends[pos] <= l.de,
+		head:   text[l.ds:min(l.de, end)],
+		onPath: end <= l.de,
 		lo:     lo,
 		hi:     hi,
 		merges: wholeNumbers,
-		mass:   map[int]float64{},
 	}
-	w.first(l.neg, l.neg && owner(l.start) < pos)
-	if len(w.mass) == 0 {
+	w.first(l.neg, l.neg && ownerOf(tokens, l.start) < pos)
+	if w.n == 0 {
 		return rawResult(raw, fmt.Sprintf("no alternative at score token %q survived: %s", tok.Token, w.t.String(lo, hi)))
 	}
-	res := abi.ScoreResult{Raw: raw, Mode: abi.ScoreWeighted}
+	res := abi.ScoreResult{Raw: raw, Mode: abi.ScoreWeighted, Candidates: make([]abi.ScoreCandidate, 0, w.n+len(w.more))}
 	var sum, weighted float64
-	for v, p := range w.mass {
-		res.Candidates = append(res.Candidates, abi.ScoreCandidate{Value: v, Probability: p})
+	// Each value once, as the map this replaced held them; the sums below
+	// run in ascending order of value, as they did.
+	for _, c := range w.mass[:w.n] {
+		res.Candidates = append(res.Candidates, abi.ScoreCandidate{Value: c.value, Probability: c.p})
+	}
+	for _, c := range w.more {
+		res.Candidates = append(res.Candidates, abi.ScoreCandidate{Value: c.value, Probability: c.p})
 	}
 	slices.SortFunc(res.Candidates, func(a, b abi.ScoreCandidate) int { return a.Value - b.Value })
 	for _, c := range res.Candidates {
@@ -287,6 +336,23 @@ func weigh(tokens []abi.TokenLogprob, text string, l literal, lo, hi, raw int, w
 	}
 	res.Value = min(max(weighted/sum, float64(lo)), float64(hi))
 	return res
+}
+
+// owner returns the token holding byte b of the tokens' text, and the
+// offset where that token ends.
+func owner(tokens []abi.TokenLogprob, b int) (pos, end int) {
+	for i, t := range tokens {
+		end += len(t.Token)
+		if end > b {
+			return i, end
+		}
+	}
+	return len(tokens), end
+}
+
+func ownerOf(tokens []abi.TokenLogprob, b int) int {
+	pos, _ := owner(tokens, b)
+	return pos
 }
 
 func rawResult(raw int, cause string) abi.ScoreResult {

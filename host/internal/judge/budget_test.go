@@ -23,8 +23,10 @@ const (
 	// set (Go 1.26, openai-go v1.12.0): ~125 were openai-go building and
 	// sending the request, ~30 the server, ~50 the schema check of the
 	// reply; the decode is 4. encoding/json decoding made it ~1,380. 355
-	// since the judge encodes the request body itself (wire.go).
-	callAllocBudget = 400
+	// since the judge encodes the request body itself (wire.go); 304
+	// since the reply's content is parsed once (replyobject.go) and the
+	// score weighting allocates only its result.
+	callAllocBudget = 310
 	// requestBodyAllocBudget: encoding one scoring request's body (3 when
 	// set: the message list, the encoder's buffer, the body; openai-go's
 	// encoder made 40).

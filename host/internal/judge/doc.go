@@ -43,7 +43,12 @@
 //     trailing commas dropped). A server that rejects the mode with a 400
 //     or 422 naming it gets the next weaker mode, for that request and the
 //     rest of the run, with one WARN per step; the cache key keeps the
-//     configured mode. The reply is validated against the schema; a reply
+//     configured mode. The reply's content is parsed once: the canonical
+//     object the response carries, the value the schema validates and the
+//     score field read from it all come from that parse, and whatever the
+//     one-pass parser is unsure of, every refusal included, is parsed by
+//     encoding/json instead (replyobject.go). The reply is validated
+//     against the schema; a reply
 //     that does not parse or validate gets exactly one repair attempt
 //     showing the model its reply and the error, then a judge_error saying
 //     what failed. A reply with finish_reason "length" is judge_truncated,

@@ -25,12 +25,12 @@ func (j *Judge) execute(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 	if err != nil {
 		return abi.JudgeResponse{Error: err}
 	}
-	resp := abi.JudgeResponse{Content: ch.content, JSON: obj}
+	resp := abi.JudgeResponse{Content: ch.content, JSON: obj.canonical}
 	if p.wantsTokens() {
 		resp.Tokens = ch.tokens
 	}
 	if p.score != nil {
-		sr, err := score.FromJudgeTokens(j.numberTokens(), ch.content, ch.tokens, *p.score, rawScore(obj, p.score.Field))
+		sr, err := score.FromJudgeTokens(j.numberTokens(), ch.content, ch.tokens, *p.score, scoreField(obj.value, p.score.Field))
 		if err != nil {
 			return abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "reply carries no usable score: %v (reply: %s)", err, excerpt(ch.content))}
 		}
@@ -45,20 +45,20 @@ func (j *Judge) execute(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 // reply gets one usable reply: for a structured request, a parsed,
 // schema-valid object, after at most one repair attempt that shows the
 // model its bad reply and what was wrong with it.
-func (j *Judge) reply(ctx context.Context, p *plan, u *usage) (choice, json.RawMessage, *abi.Error) {
+func (j *Judge) reply(ctx context.Context, p *plan, u *usage) (choice, replyObject, *abi.Error) {
 	first := call{n: 1, temperature: p.temperature}
 	comp, err := j.complete(ctx, p, first, u)
 	if err != nil {
-		return choice{}, nil, err
+		return choice{}, replyObject{}, err
 	}
 	ch := comp.choices[0]
 	if err := j.unfinished(p, ch); err != nil {
-		return choice{}, nil, err
+		return choice{}, replyObject{}, err
 	}
 	if p.schema == nil {
-		return ch, nil, nil
+		return ch, replyObject{}, nil
 	}
-	obj, problem := structuredReply(p.schema, ch.content)
+	obj, problem := structuredObject(p.schema, ch.content)
 	if problem == nil {
 		return ch, obj, nil
 	}
@@ -76,15 +76,15 @@ func (j *Judge) reply(ctx context.Context, p *plan, u *usage) (choice, json.RawM
 	}
 	comp, err = j.complete(ctx, p, repair, u)
 	if err != nil {
-		return choice{}, nil, err
+		return choice{}, replyObject{}, err
 	}
 	ch2 := comp.choices[0]
 	if err := j.unfinished(p, ch2); err != nil {
-		return choice{}, nil, err
+		return choice{}, replyObject{}, err
 	}
-	obj, problem2 := structuredReply(p.schema, ch2.content)
+	obj, problem2 := structuredObject(p.schema, ch2.content)
 	if problem2 != nil {
-		return choice{}, nil, j.errorf(abi.CodeJudge, false,
+		return choice{}, replyObject{}, j.errorf(abi.CodeJudge, false,
 			"reply is not usable structured output after one repair attempt (%s mode): %v; reply: %s; first reply: %v",
 			j.sendMode(p.mode), problem2, excerpt(ch2.content), problem)
 	}
@@ -245,12 +245,39 @@ func rawScore(obj json.RawMessage, field string) *int {
 		}
 		v = []byte(strings.TrimSpace(s))
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
+	return integerScore(string(v))
+}
+
+// integerScore parses a score field's text: any float syntax strconv
+// takes, if it holds an integer of at most 1e9 in magnitude.
+func integerScore(text string) *int {
+	f, err := strconv.ParseFloat(text, 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
 		return nil
 	}
 	n := int(f)
 	return &n
+}
+
+// scoreField is rawScore read from the decoded object instead of its
+// bytes: a json.Number is the number's text as the canonical bytes hold
+// it, a string the string they hold quoted, and nothing else parses as a
+// number in either.
+func scoreField(value any, field string) *int {
+	fields, ok := value.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var text string
+	switch v := fields[field].(type) {
+	case json.Number:
+		text = string(v)
+	case string:
+		text = strings.TrimSpace(v)
+	default:
+		return nil
+	}
+	return integerScore(text)
 }
 
 // excerpt shortens a reply for an error message.

@@ -247,16 +247,28 @@ func (p *replyProblem) Error() string {
 // structuredReply parses content tolerantly and validates it against the
 // schema, returning the canonical JSON object.
 func structuredReply(cs *compiledSchema, content string) (json.RawMessage, *replyProblem) {
-	obj, err := ParseTolerant(content)
+	obj, problem := structuredObject(cs, content)
+	return obj.canonical, problem
+}
+
+// structuredObject is structuredReply keeping what the parse found, so that
+// the score is read from it rather than from the bytes again.
+func structuredObject(cs *compiledSchema, content string) (replyObject, *replyProblem) {
+	obj, err := parseObject(content)
 	if err != nil {
-		return nil, &replyProblem{what: "parse", err: err}
+		return replyObject{}, &replyProblem{what: "parse", err: err}
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(obj))
-	if err != nil {
-		return nil, &replyProblem{what: "parse", err: err}
+	if obj.value == nil {
+		// The reference path made only the bytes; the schema validates
+		// them decoded as the library decodes.
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(obj.canonical))
+		if err != nil {
+			return replyObject{}, &replyProblem{what: "parse", err: err}
+		}
+		obj.value = inst
 	}
-	if err := cs.schema.Validate(inst); err != nil {
-		return nil, &replyProblem{what: "schema", err: compactValidationError(err)}
+	if err := cs.schema.Validate(obj.value); err != nil {
+		return replyObject{}, &replyProblem{what: "schema", err: compactValidationError(err)}
 	}
 	return obj, nil
 }
@@ -289,22 +301,26 @@ func compactValidationError(err error) error {
 // commas before '}' or ']'. It returns the object re-encoded canonically
 // (sorted keys, compact), or an error saying what is wrong.
 func ParseTolerant(content string) (json.RawMessage, error) {
-	start := strings.IndexByte(content, '{')
-	end := strings.LastIndexByte(content, '}')
-	if start < 0 || end < start {
-		return nil, errors.New("no JSON object found in the reply")
-	}
-	candidate := []byte(content[start : end+1])
-	obj, err := canonicalObject(candidate)
+	obj, err := parseObject(content)
+	return obj.canonical, err
+}
+
+// referenceObject is the tolerant parse of the candidate span (first '{'
+// to last '}') by encoding/json: the path for whatever the one-pass parser
+// is unsure of, and the reference it is held to. It makes only the
+// canonical bytes.
+func referenceObject(candidate string) (replyObject, error) {
+	b := []byte(candidate)
+	obj, err := canonicalObject(b)
 	if err == nil {
-		return obj, nil
+		return replyObject{canonical: obj}, nil
 	}
-	if fixed, changed := stripTrailingCommas(candidate); changed {
+	if fixed, changed := stripTrailingCommas(b); changed {
 		if obj, err2 := canonicalObject(fixed); err2 == nil {
-			return obj, nil
+			return replyObject{canonical: obj}, nil
 		}
 	}
-	return nil, fmt.Errorf("invalid JSON: %w", err)
+	return replyObject{}, fmt.Errorf("invalid JSON: %w", err)
 }
 
 func canonicalObject(b []byte) (json.RawMessage, error) {
