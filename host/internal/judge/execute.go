@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -153,21 +152,21 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 			problems = append(problems, fmt.Sprintf("sample %d: %s", i+1, strings.TrimPrefix(err.Message, j.prefix())))
 			continue
 		}
-		var obj json.RawMessage
+		var obj replyObject
 		if p.schema != nil {
 			var problem *replyProblem
-			if obj, problem = structuredReply(p.schema, ch.content); problem != nil {
+			if obj, problem = structuredObject(p.schema, ch.content); problem != nil {
 				problems = append(problems, fmt.Sprintf("sample %d: %v", i+1, problem))
 				continue
 			}
 		}
-		sr, err := score.FromTokens(ch.content, nil, *p.score, rawScore(obj, p.score.Field))
+		sr, err := score.FromTokens(ch.content, nil, *p.score, scoreField(obj.value, p.score.Field))
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("sample %d: %v", i+1, err))
 			continue
 		}
 		if len(values) == 0 {
-			resp.Content, resp.JSON = ch.content, obj
+			resp.Content, resp.JSON = ch.content, obj.canonical
 		}
 		values = append(values, sr.Raw)
 	}
@@ -222,32 +221,6 @@ func (j *Judge) unfinished(p *plan, ch choice) *abi.Error {
 	return nil
 }
 
-// rawScore reads the integer in the top-level field of a structured reply:
-// 7, 7.0 and "7" all count. nil when there is none, so package score looks
-// in the text instead.
-func rawScore(obj json.RawMessage, field string) *int {
-	if len(obj) == 0 {
-		return nil
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(obj, &fields) != nil {
-		return nil
-	}
-	v, ok := fields[field]
-	if !ok {
-		return nil
-	}
-	v = bytes.TrimSpace(v)
-	if len(v) > 0 && v[0] == '"' {
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			return nil
-		}
-		v = []byte(strings.TrimSpace(s))
-	}
-	return integerScore(string(v))
-}
-
 // integerScore parses a score field's text: any float syntax strconv
 // takes, if it holds an integer of at most 1e9 in magnitude.
 func integerScore(text string) *int {
@@ -259,7 +232,9 @@ func integerScore(text string) *int {
 	return &n
 }
 
-// scoreField is rawScore read from the decoded object instead of its
+// scoreField reads the integer in the top-level field of a structured
+// reply (7, 7.0 and "7" all count; nil when there is none, so package
+// score looks in the text instead) from the decoded object rather than its
 // bytes: a json.Number is the number's text as the canonical bytes hold
 // it, a string the string they hold quoted, and nothing else parses as a
 // number in either.

@@ -168,18 +168,19 @@ func (j *Judge) fromChoice(p *plan, ch choice) (abi.JudgeResponse, bool) {
 		return abi.JudgeResponse{}, false
 	}
 	resp := abi.JudgeResponse{Content: ch.content}
+	var value any // the reply's object as parsed, for the score field
 	if p.schema != nil {
-		obj, problem := structuredReply(p.schema, ch.content)
+		obj, problem := structuredObject(p.schema, ch.content)
 		if problem != nil {
 			return abi.JudgeResponse{}, false
 		}
-		resp.JSON = obj
+		resp.JSON, value = obj.canonical, obj.value
 	}
 	if p.returnTokens {
 		resp.Tokens = ch.tokens
 	}
 	if p.score != nil {
-		sr, err := score.FromTokens(ch.content, ch.tokens, *p.score, rawScore(resp.JSON, p.score.Field))
+		sr, err := score.FromTokens(ch.content, ch.tokens, *p.score, scoreField(value, p.score.Field))
 		if err != nil {
 			return abi.JudgeResponse{}, false
 		}
