@@ -65,8 +65,9 @@ func Plugin() *sdk.Plugin {
 	}
 }
 
-// Kind returns the geval metric kind.
+// Kind returns the geval metric kind. Each has its own plans (plan.go).
 func Kind() *sdk.MetricKind[Config] {
+	ps := new(plans)
 	return &sdk.MetricKind[Config]{
 		Name:        KindName,
 		Description: "G-Eval: an LLM judge follows evaluation steps and writes an integer score, weighted by its token log-probabilities",
@@ -76,7 +77,9 @@ func Kind() *sdk.MetricKind[Config] {
 			return err
 		},
 		Prepare: prepare,
-		Measure: measure,
+		Measure: func(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
+			return measure(ctx, h, ps, cfg, req)
+		},
 	}
 }
 
@@ -196,30 +199,35 @@ func steps(ctx context.Context, h sdk.Host, s *setup) (*State, *Usage, error) {
 	return &State{Steps: clean, Source: src}, usageOf(resp.Usage), nil
 }
 
-func measure(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
-	s, err := resolve(cfg)
-	if err != nil {
-		return nil, err
-	}
+func measure(ctx context.Context, h sdk.Host, ps *plans, cfg *Config, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
 	var (
-		st         *State
+		pl         *plan
 		stepsUsage *Usage
+		err        error
 	)
-	if len(req.Prepared) == 0 {
-		// The caller skipped Prepare. Generate the steps here with the very
-		// request Prepare would send: the host's cache and singleflight
-		// then collapse the per-case calls into one judge call. Warnings
-		// are logged here because no Prepare logged them.
-		warn(ctx, h, req.Metric, s.warnings)
-		if st, stepsUsage, err = steps(ctx, h, s); err != nil {
+	if len(req.Prepared) > 0 {
+		if pl, err = ps.get(cfg, req.Prepared); err != nil {
 			return nil, err
 		}
 	} else {
-		st = new(State)
-		if err := json.Unmarshal(req.Prepared, st); err != nil || len(st.Steps) == 0 {
-			return nil, abi.Errorf(abi.CodeMetric, "geval: prepared state is not a list of steps: %s", req.Prepared)
+		s, err := resolve(cfg)
+		if err != nil {
+			return nil, err
 		}
+		// The caller skipped Prepare. Generate the steps here with the very
+		// request Prepare would send: the host's cache and singleflight
+		// then collapse the per-case calls into one judge call. Warnings
+		// are logged here because no Prepare logged them. The steps may
+		// differ per case, so the plan is not kept.
+		warn(ctx, h, req.Metric, s.warnings)
+		var st *State
+		if st, stepsUsage, err = steps(ctx, h, s); err != nil {
+			return nil, err
+		}
+		pl = &plan{}
+		pl.fill(s, st)
 	}
+	s, st := pl.s, pl.st
 
 	threshold := req.Threshold
 	if s.strict {
@@ -227,8 +235,8 @@ func measure(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureReque
 	}
 	zero := 0.0
 	jr := abi.JudgeRequest{
-		Messages:    scoreMessages(s, st.Steps, &req.Case),
-		Schema:      scoreSchema(s.min, s.max, s.reason),
+		Messages:    pl.prompt.messages(s.cfg.EvaluationParams, &req.Case),
+		Schema:      pl.schema,
 		SchemaName:  "geval_score",
 		Temperature: &zero,
 		Purpose:     PurposeScore,
