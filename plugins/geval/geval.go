@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/score"
@@ -251,11 +252,8 @@ func measure(ctx context.Context, h sdk.Host, ps *plans, cfg *Config, req *abi.M
 	if err != nil {
 		return nil, err
 	}
-	var reply struct {
-		Reason string `json:"reason"`
-		Score  *int   `json:"score"`
-	}
-	if err := json.Unmarshal(replyJSON(resp), &reply); err != nil {
+	reply, err := decodeReply(replyJSON(resp))
+	if err != nil {
 		return nil, abi.Errorf(abi.CodeJudge, "geval: scoring reply: %v", err)
 	}
 
@@ -290,7 +288,7 @@ func measure(ctx context.Context, h sdk.Host, ps *plans, cfg *Config, req *abi.M
 	if err != nil {
 		return nil, invalid("score_range", "geval: %v", err)
 	}
-	details, err := json.Marshal(d)
+	details, err := marshalDetails(&d)
 	if err != nil {
 		return nil, err
 	}
@@ -308,8 +306,7 @@ func scoreText(p *int) string {
 	if p == nil {
 		return "missing"
 	}
-	b, _ := json.Marshal(*p)
-	return string(b)
+	return strconv.Itoa(*p)
 }
 
 // judgeOne sends one request and returns its response, or the fault as the
