@@ -18,7 +18,10 @@
 //
 // Invariants: the kind talks to the judge only through sdk.Host; it returns
 // judge faults as the *abi.Error the host gave it, so their code
-// (judge_error, budget_exhausted, capability_denied) survives.
+// (judge_error, budget_exhausted, capability_denied) survives. What is the
+// same for every case of a metric is worked out once into a plan
+// (plan.go), which changes neither a prompt's bytes nor a result: the
+// kind answers as if it resolved everything per case.
 package geval
 
 import (
