@@ -18,13 +18,17 @@
 //
 // Invariants: the kind talks to the judge only through sdk.Host; it returns
 // judge faults as the *abi.Error the host gave it, so their code
-// (judge_error, budget_exhausted, capability_denied) survives.
+// (judge_error, budget_exhausted, capability_denied) survives. What is the
+// same for every case of a metric is worked out once into a plan
+// (plan.go), which changes neither a prompt's bytes nor a result: the
+// kind answers as if it resolved everything per case.
 package geval
 
 import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/score"
@@ -65,8 +69,9 @@ func Plugin() *sdk.Plugin {
 	}
 }
 
-// Kind returns the geval metric kind.
+// Kind returns the geval metric kind. Each has its own plans (plan.go).
 func Kind() *sdk.MetricKind[Config] {
+	ps := new(plans)
 	return &sdk.MetricKind[Config]{
 		Name:        KindName,
 		Description: "G-Eval: an LLM judge follows evaluation steps and writes an integer score, weighted by its token log-probabilities",
@@ -76,7 +81,9 @@ func Kind() *sdk.MetricKind[Config] {
 			return err
 		},
 		Prepare: prepare,
-		Measure: measure,
+		Measure: func(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
+			return measure(ctx, h, ps, cfg, req)
+		},
 	}
 }
 
@@ -196,30 +203,35 @@ func steps(ctx context.Context, h sdk.Host, s *setup) (*State, *Usage, error) {
 	return &State{Steps: clean, Source: src}, usageOf(resp.Usage), nil
 }
 
-func measure(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
-	s, err := resolve(cfg)
-	if err != nil {
-		return nil, err
-	}
+func measure(ctx context.Context, h sdk.Host, ps *plans, cfg *Config, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
 	var (
-		st         *State
+		pl         *plan
 		stepsUsage *Usage
+		err        error
 	)
-	if len(req.Prepared) == 0 {
-		// The caller skipped Prepare. Generate the steps here with the very
-		// request Prepare would send: the host's cache and singleflight
-		// then collapse the per-case calls into one judge call. Warnings
-		// are logged here because no Prepare logged them.
-		warn(ctx, h, req.Metric, s.warnings)
-		if st, stepsUsage, err = steps(ctx, h, s); err != nil {
+	if len(req.Prepared) > 0 {
+		if pl, err = ps.get(cfg, req.Prepared); err != nil {
 			return nil, err
 		}
 	} else {
-		st = new(State)
-		if err := json.Unmarshal(req.Prepared, st); err != nil || len(st.Steps) == 0 {
-			return nil, abi.Errorf(abi.CodeMetric, "geval: prepared state is not a list of steps: %s", req.Prepared)
+		s, err := resolve(cfg)
+		if err != nil {
+			return nil, err
 		}
+		// The caller skipped Prepare. Generate the steps here with the very
+		// request Prepare would send: the host's cache and singleflight
+		// then collapse the per-case calls into one judge call. Warnings
+		// are logged here because no Prepare logged them. The steps may
+		// differ per case, so the plan is not kept.
+		warn(ctx, h, req.Metric, s.warnings)
+		var st *State
+		if st, stepsUsage, err = steps(ctx, h, s); err != nil {
+			return nil, err
+		}
+		pl = &plan{}
+		pl.fill(s, st)
 	}
+	s, st := pl.s, pl.st
 
 	threshold := req.Threshold
 	if s.strict {
@@ -227,8 +239,8 @@ func measure(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureReque
 	}
 	zero := 0.0
 	jr := abi.JudgeRequest{
-		Messages:    scoreMessages(s, st.Steps, &req.Case),
-		Schema:      scoreSchema(s.min, s.max, s.reason),
+		Messages:    pl.prompt.messages(s.cfg.EvaluationParams, &req.Case),
+		Schema:      pl.schema,
 		SchemaName:  "geval_score",
 		Temperature: &zero,
 		Purpose:     PurposeScore,
@@ -243,11 +255,8 @@ func measure(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureReque
 	if err != nil {
 		return nil, err
 	}
-	var reply struct {
-		Reason string `json:"reason"`
-		Score  *int   `json:"score"`
-	}
-	if err := json.Unmarshal(replyJSON(resp), &reply); err != nil {
+	reply, err := decodeReply(replyJSON(resp))
+	if err != nil {
 		return nil, abi.Errorf(abi.CodeJudge, "geval: scoring reply: %v", err)
 	}
 
@@ -282,7 +291,7 @@ func measure(ctx context.Context, h sdk.Host, cfg *Config, req *abi.MeasureReque
 	if err != nil {
 		return nil, invalid("score_range", "geval: %v", err)
 	}
-	details, err := json.Marshal(d)
+	details, err := marshalDetails(&d)
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +309,7 @@ func scoreText(p *int) string {
 	if p == nil {
 		return "missing"
 	}
-	b, _ := json.Marshal(*p)
-	return string(b)
+	return strconv.Itoa(*p)
 }
 
 // judgeOne sends one request and returns its response, or the fault as the

@@ -72,26 +72,20 @@ func stepsMessages(criteria string, params []string) []abi.Message {
 	}
 }
 
-// renderFields renders the selected test-case fields under their titles.
-func renderFields(c *abi.TestCase, params []string) string {
-	var b strings.Builder
-	for i, p := range params {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		text, _ := c.Field(p)
-		b.WriteString(abi.FieldTitle(p))
-		b.WriteString(":\n")
-		b.WriteString(text)
-		b.WriteString("\n")
-	}
-	return b.String()
+// scorePrompt is the scoring prompt of a metric, less its test case: the
+// user message is head, then each evaluation param's title and the case's
+// text of it, then tail. Everything but the case's texts is the same for
+// every case of a metric, so it is rendered once (plan.go).
+type scorePrompt struct {
+	head   string
+	titles []string // "Title:\n" of each evaluation param, after a "\n" from the second on
+	tail   string
 }
 
-// scoreMessages is the scoring prompt of one case: DeepEval's G-Eval
-// template with the score asked for last (after the reason), the rubric and
-// the exact integer range spelled out, and the test case fenced.
-func scoreMessages(s *setup, steps []string, c *abi.TestCase) []abi.Message {
+// newScorePrompt renders DeepEval's G-Eval template with the score asked
+// for last (after the reason), the rubric and the exact integer range
+// spelled out, and the test case fenced.
+func newScorePrompt(s *setup, steps []string) *scorePrompt {
 	params := s.cfg.EvaluationParams
 	p := paramsText(params)
 	var b strings.Builder
@@ -124,9 +118,16 @@ func scoreMessages(s *setup, steps []string, c *abi.TestCase) []abi.Message {
 	}
 
 	b.WriteString("\nTest case:\n<<<BEGIN TEST CASE>>>\n")
-	b.WriteString(renderFields(c, params))
-	b.WriteString("<<<END TEST CASE>>>\n")
+	sp := &scorePrompt{head: b.String(), titles: make([]string, len(params))}
+	for i, param := range params {
+		sp.titles[i] = abi.FieldTitle(param) + ":\n"
+		if i > 0 {
+			sp.titles[i] = "\n" + sp.titles[i]
+		}
+	}
 
+	b.Reset()
+	b.WriteString("<<<END TEST CASE>>>\n")
 	b.WriteString("\nScore:\n")
 	if s.strict {
 		b.WriteString("STRICTLY either 1 or 0: 1 when the test case follows the evaluation steps completely, 0 when it does not.\n")
@@ -148,6 +149,32 @@ func scoreMessages(s *setup, steps []string, c *abi.TestCase) []abi.Message {
 		b.WriteString("Example JSON:\n")
 		fmt.Fprintf(&b, `{"score": <integer from %d to %d>}`, lo, hi)
 	}
+	sp.tail = b.String()
+	return sp
+}
+
+// messages is the scoring prompt of case c, built in one allocation of
+// its user message (plus the slice).
+func (sp *scorePrompt) messages(params []string, c *abi.TestCase) []abi.Message {
+	// The texts are kept for the second pass: a list field's text is
+	// built by Field, and building it twice would cost more than this.
+	var small [8]string
+	texts := small[:0]
+	n := len(sp.head) + len(sp.tail)
+	for i, p := range params {
+		text, _ := c.Field(p)
+		texts = append(texts, text)
+		n += len(sp.titles[i]) + len(text) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(sp.head)
+	for i, text := range texts {
+		b.WriteString(sp.titles[i])
+		b.WriteString(text)
+		b.WriteByte('\n')
+	}
+	b.WriteString(sp.tail)
 	return []abi.Message{
 		{Role: "system", Content: systemPrompt},
 		{Role: "user", Content: b.String()},

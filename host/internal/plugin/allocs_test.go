@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/plugins/geval"
 )
 
 // maxAllocsPerWasmMeasure is the allocation budget of one trivial Wasm
@@ -55,8 +56,16 @@ func TestWasmMeasureAllocBudget(t *testing.T) {
 // in-process metric call (the guard, the kind, the result encoded once for
 // the output cap). 32 and 43 (the two cases below) when the request and
 // the result took the JSON round trip; 16 and 24 since both are copied as
-// the decoder would give them (inproc_request.go).
-const maxAllocsPerInprocMeasure = 28
+// the decoder would give them (inproc_request.go); 15 and 19 since the
+// result is measured for the cap without encoding it.
+const maxAllocsPerInprocMeasure = 20
+
+// maxAllocsPerInprocGevalMeasure is the allocation budget of one G-Eval
+// call in-process against a judge that answers at once (the kind's
+// prompt, judge request, reply and details; the guard; the copies of the
+// request and the result). 100 before G-Eval's per-metric plans and the
+// transport's encoding-free result length, 34 after.
+const maxAllocsPerInprocGevalMeasure = 36
 
 // TestInprocMeasureAllocBudget is the CI check that the per-call
 // allocations of the in-process path stay within budget.
@@ -86,5 +95,25 @@ func TestInprocMeasureAllocBudget(t *testing.T) {
 				t.Errorf("one in-process measure call allocates %.1f times, over the budget of %d", got, maxAllocsPerInprocMeasure)
 			}
 		})
+	}
+}
+
+// TestInprocGevalMeasureAllocBudget is the CI check that a G-Eval call
+// in-process stays within budget.
+func TestInprocGevalMeasureAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	ctx := context.Background()
+	p := Inproc(geval.Plugin(), Options{Grants: Grants{Judge: true}})
+	svc, req := newCannedJudge(), gevalBenchRequest()
+	got := testing.AllocsPerRun(200, func() {
+		if res, err := p.Measure(ctx, svc, req); err != nil || res.Error != nil {
+			t.Fatal(err, res.Error)
+		}
+	})
+	t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerInprocGevalMeasure)
+	if got > maxAllocsPerInprocGevalMeasure {
+		t.Errorf("one in-process G-Eval call allocates %.1f times, over the budget of %d", got, maxAllocsPerInprocGevalMeasure)
 	}
 }

@@ -133,15 +133,26 @@ func (ip *inproc) run(ctx context.Context, svc Services, req, out any,
 	if ctx.Err() != nil && ctx.Err() != context.Canceled {
 		return named(ip.info, abi.Errorf(abi.CodeTimeout, "invocation passed its %s deadline", ip.opts.Limits.Timeout.Std()))
 	}
+	// A metric's result is measured for the cap, and copied as the decoder
+	// would give it, without encoding when both are known exactly
+	// (inproc_request.go).
+	if mr, ok := res.(*abi.MeasureResult); ok {
+		if n, ok := measureResultLen(mr); ok {
+			if n > ip.opts.Limits.MaxOutputBytes {
+				return tooLarge(ip, n)
+			}
+			if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o) {
+				return nil
+			}
+		}
+	}
 	b, merr := json.Marshal(res)
 	if merr != nil {
 		return named(ip.info, abi.Errorf(abi.CodeABI, "encode result: %v", merr))
 	}
 	if len(b) > ip.opts.Limits.MaxOutputBytes {
-		return named(ip.info, abi.Errorf(abi.CodeOutputTooLarge, "result is %d bytes, max_output_bytes is %d", len(b), ip.opts.Limits.MaxOutputBytes))
+		return tooLarge(ip, len(b))
 	}
-	// A metric's result as the decoder would give it, without decoding
-	// when that is known exactly (inproc_request.go).
 	if mr, ok := res.(*abi.MeasureResult); ok {
 		if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o) {
 			return nil
@@ -151,6 +162,10 @@ func (ip *inproc) run(ctx context.Context, svc Services, req, out any,
 		return named(ip.info, abi.Errorf(abi.CodeABI, "decode result: %v", err))
 	}
 	return nil
+}
+
+func tooLarge(ip *inproc, n int) error {
+	return named(ip.info, abi.Errorf(abi.CodeOutputTooLarge, "result is %d bytes, max_output_bytes is %d", n, ip.opts.Limits.MaxOutputBytes))
 }
 
 // guardHost adapts a guard to sdk.Host; the wasm guest SDK reaches the same

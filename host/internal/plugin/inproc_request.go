@@ -3,6 +3,7 @@ package plugin
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/agentanvil/anvil/abi"
@@ -111,7 +112,10 @@ func toolsAsSent(in []abi.ToolCall) ([]abi.ToolCall, bool) {
 
 // rawAsSent is a RawMessage after the round trip: omitted when empty and
 // omitempty, null when nil otherwise, else as json.Marshal writes it
-// (which is also what checks it is JSON at all).
+// (which is also what checks it is JSON at all). Valid JSON already in
+// that form — what a metric's config and prepared state are, for every
+// case — is copied after two scans instead of encoded anew;
+// FuzzRawAsSent compares the two.
 func rawAsSent(raw json.RawMessage, omitempty bool) (json.RawMessage, bool) {
 	if len(raw) == 0 {
 		if omitempty {
@@ -121,6 +125,9 @@ func rawAsSent(raw json.RawMessage, omitempty bool) (json.RawMessage, bool) {
 			return json.RawMessage("null"), true
 		}
 		return nil, false // an empty, non-nil value fails to encode
+	}
+	if inMarshalForm(raw) && json.Valid(raw) {
+		return append(json.RawMessage(nil), raw...), true
 	}
 	b, err := json.Marshal(raw)
 	if err != nil {
@@ -185,4 +192,112 @@ func inMarshalForm(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// measureResultLen is len(json.Marshal(r)) without encoding r: the
+// output cap needs only the length, and encoding the result (its details
+// above all) to measure it was the transport's largest cost per call
+// after the request. ok is false when it is not sure (details that are
+// not valid JSON already in the form Marshal writes, a float Marshal
+// refuses); the caller then encodes. FuzzMeasureResultLen compares it
+// with json.Marshal.
+func measureResultLen(r *abi.MeasureResult) (n int, ok bool) {
+	if r == nil {
+		return 0, false
+	}
+	n = len(`{"success":,"threshold":}`)
+	if r.Score != nil {
+		f, ok := floatLen(*r.Score)
+		if !ok {
+			return 0, false
+		}
+		n += len(`"score":,`) + f
+	}
+	if r.Success {
+		n += len("true")
+	} else {
+		n += len("false")
+	}
+	f, ok := floatLen(r.Threshold)
+	if !ok {
+		return 0, false
+	}
+	n += f
+	if r.Reason != "" {
+		n += len(`,"reason":`) + stringLen(r.Reason)
+	}
+	if r.ScoreMode != "" {
+		n += len(`,"score_mode":`) + stringLen(r.ScoreMode)
+	}
+	if len(r.Details) > 0 {
+		// Marshal validates and compacts a RawMessage; one already
+		// compact and free of what it escapes it writes unchanged.
+		if !inMarshalForm(r.Details) || !json.Valid(r.Details) {
+			return 0, false
+		}
+		n += len(`,"details":`) + len(r.Details)
+	}
+	if e := r.Error; e != nil {
+		n += len(`,"error":{"code":,"message":}`) + stringLen(string(e.Code)) + stringLen(e.Message)
+		for _, opt := range [...]struct{ key, s string }{{"plugin", e.Plugin}, {"digest", e.Digest}, {"field", e.Field}, {"stderr", e.Stderr}} {
+			if opt.s != "" {
+				n += len(`,"":`) + len(opt.key) + stringLen(opt.s)
+			}
+		}
+		if e.Retryable {
+			n += len(`,"retryable":true`)
+		}
+	}
+	return n, true
+}
+
+// floatLen is the length of a float64 as encoding/json writes it (ES6
+// number formatting), false for what it refuses (NaN, ±Inf).
+func floatLen(f float64) (int, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], f, format, -1, 64)
+	n := len(b)
+	if format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		n-- // e-09 is written e-9
+	}
+	return n, true
+}
+
+// stringLen is the length of s as encoding/json writes it, quotes and
+// HTML escaping included: \" \\ \b \f \n \r \t take two bytes, other
+// control bytes, <, >, &, U+2028, U+2029 and each invalid UTF-8 byte
+// (\ufffd) six.
+func stringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\\' || c == '"' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }
