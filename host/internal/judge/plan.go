@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
@@ -61,6 +62,9 @@ type plan struct {
 	numberTokens string
 	// key addresses the cache.
 	key string
+	// wire is the escaped text the key and the bodies share, nil when the
+	// plan was resolved without a key (Forecast).
+	wire *wireText
 	// inputTokens estimates the request's input (messages and schema, in
 	// any mode) before extra messages: for the size checks and pacing.
 	inputTokens int
@@ -185,6 +189,8 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 	if !withKey && p.keyEncodes() {
 		return p, nil
 	}
+	p.wire = new(wireText)
+	p.newWireText(p.wire)
 	key, err := p.cacheKey(j.cfg.Model, p.leansTokens())
 	if err != nil {
 		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)
@@ -230,8 +236,136 @@ func (p *plan) tokenNeed() tokenNeed {
 func (p *plan) leansTokens() bool { return p.returnTokens && p.omitTokens }
 
 // cacheKey addresses p's reply in the cache; omitTokens marks a reply kept
-// without its tokens (see leansTokens).
+// without its tokens (see leansTokens). It hashes json.Marshal's bytes for
+// keyMaterial, written by hand; what encoding/json refuses (keyEncodes, a
+// schema that is not JSON) is left to it, for its error.
 func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
+	w := p.wire
+	if w == nil { // a plan resolve did not make (tests build plans by hand)
+		w = new(wireText)
+		p.newWireText(w)
+	}
+	if !p.keyEncodes() || p.schema != nil && !w.schemaOK {
+		return p.marshalKey(model, omitTokens)
+	}
+	// Most keys fit the stack buffer: a G-Eval prompt is ~2.5 KB.
+	b := p.appendKeyMaterial(make([]byte, 0, 4096), w, model, omitTokens)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// appendKeyMaterial appends json.Marshal's bytes for p's keyMaterial,
+// the messages' contents taken from w; the caller checks that it encodes.
+func (p *plan) appendKeyMaterial(b []byte, w *wireText, model string, omitTokens bool) []byte {
+	b = append(b, `{"v":`...)
+	b = appendJSONString(b, cacheKeyVersion)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, model)
+	b = append(b, `,"messages":`...)
+	if p.req.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, m := range p.req.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":`...)
+			b = appendJSONString(b, m.Role)
+			b = append(b, `,"content":`...)
+			b = append(b, w.content(i)...)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if p.schema != nil {
+		if len(p.schema.canonical) > 0 {
+			b = append(b, `,"schema":`...)
+			b = append(b, w.schema...)
+		}
+		if p.schemaName != "" {
+			b = append(b, `,"schema_name":`...)
+			b = appendJSONString(b, p.schemaName)
+		}
+	}
+	if p.mode != "" {
+		b = append(b, `,"schema_mode":`...)
+		b = appendJSONString(b, string(p.mode))
+	}
+	if p.strict {
+		b = append(b, `,"strict":true`...)
+	}
+	if p.temperature != nil {
+		b = append(b, `,"temperature":`...)
+		b = appendJSONFloat(b, *p.temperature)
+	}
+	b = appendIntMember(b, `,"max_tokens":`, p.maxTokens)
+	b = appendIntMember(b, `,"top_logprobs":`, p.topLogprobs)
+	if p.returnTokens {
+		b = append(b, `,"return_tokens":true`...)
+	}
+	if omitTokens {
+		b = append(b, `,"omit_tokens":true`...)
+	}
+	b = appendIntMember(b, `,"samples":`, p.samples)
+	if p.sampleTemperature != 0 {
+		b = append(b, `,"sample_temperature":`...)
+		b = appendJSONFloat(b, p.sampleTemperature)
+	}
+	if p.score != nil {
+		b = append(b, `,"score":`...)
+		b = appendScoreSpec(b, p.score)
+	}
+	if p.numberTokens != "" {
+		b = append(b, `,"number_tokens":`...)
+		b = appendJSONString(b, p.numberTokens)
+	}
+	b = appendIntMember(b, `,"sample":`, p.sample)
+	return append(b, '}')
+}
+
+// appendIntMember appends an int member tagged omitempty: nothing for 0.
+func appendIntMember(b []byte, name string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, name...), int64(v), 10)
+}
+
+// appendScoreSpec appends s as json.Marshal writes an abi.ScoreSpec
+// (TestScoreSpecFieldsKnown fails when the type gains a field this does
+// not write); the caller checks its temperature is finite.
+func appendScoreSpec(b []byte, s *abi.ScoreSpec) []byte {
+	b = append(b, `{"min":`...)
+	b = strconv.AppendInt(b, int64(s.Min), 10)
+	b = append(b, `,"max":`...)
+	b = strconv.AppendInt(b, int64(s.Max), 10)
+	if s.Field != "" {
+		b = append(b, `,"field":`...)
+		b = appendJSONString(b, s.Field)
+	}
+	b = appendIntMember(b, `,"samples":`, s.Samples)
+	if s.SampleTemperature != nil {
+		b = append(b, `,"sample_temperature":`...)
+		b = appendJSONFloat(b, *s.SampleTemperature)
+	}
+	return append(b, '}')
+}
+
+// marshalKey is cacheKey by encoding/json, from keyMaterial: the reference
+// the hand-written encoder matches (FuzzCacheKey), and the encoder of what
+// it leaves to encoding/json.
+func (p *plan) marshalKey(model string, omitTokens bool) (string, error) {
+	b, err := json.Marshal(p.keyMaterial(model, omitTokens))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// keyMaterial is what p's cache key hashes.
+func (p *plan) keyMaterial(model string, omitTokens bool) keyMaterial {
 	km := keyMaterial{
 		OmitTokens:        omitTokens,
 		Version:           cacheKeyVersion,
@@ -253,12 +387,7 @@ func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
 		km.Schema = p.schema.canonical
 		km.SchemaName = p.schemaName
 	}
-	b, err := json.Marshal(km)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return km
 }
 
 // canonicalJSON re-encodes a JSON document with sorted object keys and no

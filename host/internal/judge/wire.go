@@ -3,6 +3,8 @@ package judge
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
@@ -51,10 +53,172 @@ type wireJSONSchema struct {
 	Schema json.RawMessage `json:"schema"`
 }
 
+// wireText is what a plan's encodings share, made once per plan (resolve)
+// and read-only after, as concurrent samples encode their bodies from it:
+// each request message's content as json.Marshal writes it, for the cache
+// key and every body (retries, repairs, weaker modes), and the schema as
+// json.Marshal writes a json.RawMessage.
+type wireText struct {
+	// contents holds the quoted contents one after another, message i's
+	// ending at ends[i].
+	// ends[i] for the first messages are in the struct: a request has a
+	// few messages, and the struct may live on the stack (not when it
+	// points into itself).
+	contents []byte
+	ends     [4]int
+	moreEnds []int
+	// schema is nil when the plan has none or when schemaOK is false:
+	// encoding/json then says why it does not encode.
+	schema   []byte
+	schemaOK bool
+}
+
+// newWireText escapes p's messages and schema into w.
+func (p *plan) newWireText(w *wireText) {
+	n := 0
+	for _, m := range p.req.Messages {
+		n += len(m.Content) + 2
+	}
+	// Room for an escape every 32 bytes or so before growing.
+	w.contents = make([]byte, 0, n+n/4+16)
+	if len(p.req.Messages) > len(w.ends) {
+		w.moreEnds = make([]int, len(p.req.Messages)-len(w.ends))
+	}
+	for i, m := range p.req.Messages {
+		w.contents = appendJSONString(w.contents, m.Content)
+		if i < len(w.ends) {
+			w.ends[i] = len(w.contents)
+		} else {
+			w.moreEnds[i-len(w.ends)] = len(w.contents)
+		}
+	}
+	if p.schema != nil {
+		w.schema, w.schemaOK = rawJSONForm(p.schema.canonical)
+	}
+}
+
+// end is where message i's content ends in contents.
+func (w *wireText) end(i int) int {
+	if i < len(w.ends) {
+		return w.ends[i]
+	}
+	return w.moreEnds[i-len(w.ends)]
+}
+
+// content is message i's content, quoted.
+func (w *wireText) content(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = w.end(i - 1)
+	}
+	return w.contents[start:w.end(i)]
+}
+
+// appendContent appends s, the content of message i of what is sent,
+// quoted. The request's own messages are escaped already; one that
+// extends a request message (the schema instruction added to the last
+// user message) reuses that message's escaping, as a rune never spans an
+// ASCII byte (appendStringBody).
+func (w *wireText) appendContent(dst []byte, i int, s string, req []abi.Message) []byte {
+	if i < len(req) {
+		orig := req[i].Content
+		if s == orig {
+			return append(dst, w.content(i)...)
+		}
+		if len(s) > len(orig) && s[len(orig)] < utf8.RuneSelf && s[:len(orig)] == orig {
+			q := w.content(i)
+			dst = append(dst, q[:len(q)-1]...)
+			dst = appendStringBody(dst, s[len(orig):])
+			return append(dst, '"')
+		}
+	}
+	return appendJSONString(dst, s)
+}
+
 // requestBody is the JSON body of the wire request of c under plan p, in
 // structured-output mode (the plan's, or weaker once the server rejected
-// it).
+// it): json.Marshal's bytes for wireRequest, written by hand. What
+// encoding/json refuses (a temperature that is not finite, a schema that
+// is not JSON) is left to it, for its error.
 func (p *plan) requestBody(model string, c call, mode schemaMode) ([]byte, error) {
+	if c.temperature != nil && !finite(*c.temperature) {
+		return p.marshalRequest(model, c, mode)
+	}
+	w := p.wire
+	if w == nil { // a plan resolve did not make (tests build plans by hand)
+		w = new(wireText)
+		p.newWireText(w)
+	}
+	if p.schema != nil && mode == modeJSONSchema && !w.schemaOK {
+		return p.marshalRequest(model, c, mode)
+	}
+	msgs := p.messagesFor(c, mode)
+	// Room for everything unless an added text needs escaping.
+	size := len(w.contents) + len(model) + len(p.schemaName) + len(w.schema) + 256
+	for i, m := range msgs {
+		size += 32 + len(m.Content)
+		if i < len(p.req.Messages) {
+			size -= min(len(m.Content), len(p.req.Messages[i].Content))
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"messages":[`...)
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"content":`...)
+		b = w.appendContent(b, i, m.Content, p.req.Messages)
+		b = append(b, `,"role":"`...)
+		b = append(b, wireRole(m)...)
+		b = append(b, `"}`...)
+	}
+	b = append(b, ']')
+	if model != "" {
+		b = append(b, `,"model":`...)
+		b = appendJSONString(b, model)
+	}
+	if p.topLogprobs > 0 {
+		b = append(b, `,"logprobs":true`...)
+	}
+	if p.maxTokens > 0 {
+		b = append(b, `,"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(p.maxTokens), 10)
+	}
+	if c.n > 1 {
+		b = append(b, `,"n":`...)
+		b = strconv.AppendInt(b, int64(c.n), 10)
+	}
+	if c.temperature != nil {
+		b = append(b, `,"temperature":`...)
+		b = appendJSONFloat(b, *c.temperature)
+	}
+	if p.topLogprobs > 0 {
+		b = append(b, `,"top_logprobs":`...)
+		b = strconv.AppendInt(b, int64(p.topLogprobs), 10)
+	}
+	if p.schema != nil {
+		switch mode {
+		case modeJSONSchema:
+			b = append(b, `,"response_format":{"json_schema":{"name":`...)
+			b = appendJSONString(b, p.schemaName)
+			if p.strict {
+				b = append(b, `,"strict":true`...)
+			}
+			b = append(b, `,"schema":`...)
+			b = append(b, w.schema...)
+			b = append(b, `},"type":"json_schema"}`...)
+		case modeJSONObject:
+			b = append(b, `,"response_format":{"type":"json_object"}`...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// marshalRequest is requestBody by encoding/json, from wireRequest: the
+// reference the hand-written encoder matches (FuzzWireBody), and the
+// encoder of what it leaves to encoding/json.
+func (p *plan) marshalRequest(model string, c call, mode schemaMode) ([]byte, error) {
 	msgs := p.messagesFor(c, mode)
 	req := wireRequest{Model: model, Messages: make([]wireMessage, len(msgs)), Temperature: c.temperature}
 	for i, m := range msgs {
