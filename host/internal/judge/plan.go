@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -72,6 +71,9 @@ type plan struct {
 
 // keyMaterial is hashed into the cache key. Field order is fixed by the
 // struct, and the schema is canonicalised, so equal requests hash equally.
+// cacheKey writes json.Marshal's bytes for it by hand; the struct is what
+// they must match (FuzzCacheKey, TestEncodedTypesKnown) and what encodes
+// the key when encoding/json would refuse it.
 type keyMaterial struct {
 	Version           string          `json:"v"`
 	Model             string          `json:"model"`
@@ -204,7 +206,6 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 // (strings, ints and bools always encode; the schema is the canonical
 // form canonicalJSON produced).
 func (p *plan) keyEncodes() bool {
-	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	if p.temperature != nil && !finite(*p.temperature) {
 		return false
 	}

@@ -22,6 +22,13 @@ import (
 // the same request (TestRequestBodiesAreOpenAIGos compares both on
 // generated requests); a field the judge starts sending must be added here
 // and to that test's reference (wire_reference_test.go).
+//
+// requestBody writes json.Marshal's bytes for wireRequest by hand
+// (appendjson.go): json.Marshal re-compacted the schema and escaped the
+// prompt a byte at a time on every call, and the cache key escaped the
+// prompt again. wireRequest stays as what it must match (FuzzWireBody,
+// TestEncodedTypesKnown), and as the encoder of what encoding/json
+// refuses, for its error.
 
 // wireRequest is the chat-completion request body, fields in the order
 // openai-go writes them (ChatCompletionNewParams' field order).
