@@ -21,21 +21,32 @@ import (
 // writes them.
 const hexDigits = "0123456789abcdef"
 
-// load64s is load64 for a string; the compiler joins the byte loads into
-// one.
-func load64s(s string, p int) uint64 {
-	_ = s[p+7]
-	return uint64(s[p]) | uint64(s[p+1])<<8 | uint64(s[p+2])<<16 | uint64(s[p+3])<<24 |
-		uint64(s[p+4])<<32 | uint64(s[p+5])<<40 | uint64(s[p+6])<<48 | uint64(s[p+7])<<56
-}
-
 // escapeStops marks (as zeroBytes does: the lowest mark is exact) the
 // lowest byte of x that json.Marshal does not copy into a string as it
-// is: a quote, a backslash, a control character, <, >, & (HTML escaping
-// is on), or any byte of a multi-byte sequence (checked for valid UTF-8,
-// U+2028 and U+2029).
+// is: a control character, any byte of a multi-byte sequence (checked for
+// valid UTF-8, U+2028 and U+2029), a backslash, and " & < > (HTML escaping
+// is on). Setting bit 2 maps " (0x22) and & (0x26), and only them, to &;
+// setting bit 1 maps < (0x3c) and > (0x3e), and only them, to >.
 func escapeStops(x uint64) uint64 {
-	return stringStops(x) | zeroBytes(x^(ones*'<')) | zeroBytes(x^(ones*'>')) | zeroBytes(x^(ones*'&')) | x&highs
+	return (x-ones*0x20)&^x&highs | x&highs | zeroBytes(x^(ones*'\\')) |
+		zeroBytes((x|ones*0x04)^(ones*'&')) | zeroBytes((x|ones*0x02)^(ones*'>'))
+}
+
+// plainEnd is the index of the first byte at or after i that json.Marshal
+// does not copy into a string as it is, len(s) if none.
+func plainEnd(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		t := s[i : i+8]
+		x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		if m := escapeStops(x); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(s) && htmlSafe(s[i]) {
+		i++
+	}
+	return i
 }
 
 // htmlSafe reports an ASCII byte json.Marshal copies into a string as it
@@ -57,17 +68,9 @@ func appendJSONString(dst []byte, s string) []byte {
 // begins with an ASCII byte (requestBody relies on it).
 func appendStringBody(dst []byte, s string) []byte {
 	start := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			m := escapeStops(load64s(s, i))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if htmlSafe(s[i]) {
-			i++
-			continue
+	for i := 0; ; {
+		if i = plainEnd(s, i); i >= len(s) {
+			break
 		}
 		b := s[i]
 		if b < utf8.RuneSelf {

@@ -27,10 +27,9 @@ const (
 	callAllocBudget = 400
 	// requestBodyAllocBudget: encoding one scoring request's body (3 when
 	// set: the message list, the encoder's buffer, the body; openai-go's
-	// encoder made 40). 2 since the judge writes it by hand (appendjson.go):
-	// the escaped contents, which a resolved plan has made already, and the
-	// body.
-	requestBodyAllocBudget = 3
+	// encoder made 40). 1 since the judge writes it by hand (appendjson.go):
+	// the body.
+	requestBodyAllocBudget = 2
 	// forecastAllocBudget: Forecast of one scoring request (the plugin
 	// guard's cost check before every call). It leaves out the cache key,
 	// which Do computes: 7 allocations with it (encoding the key

@@ -102,10 +102,9 @@ func checkEncoders(t *testing.T, in encodeInput) {
 			got, gerr := p.cacheKey(in.model, omit)
 			if got != want || fmt.Sprint(gerr) != fmt.Sprint(werr) {
 				material, _ := json.Marshal(p.keyMaterial(in.model, omit))
-				var w wireText
-				p.newWireText(&w)
+				schema, _ := p.schemaForm()
 				t.Fatalf("key of %+v: got %q (%v), want %q (%v)\nhand-written %s\njson.Marshal %s", in, got, gerr, want, werr,
-					p.appendKeyMaterial(nil, &w, in.model, omit), material)
+					p.appendKeyMaterial(nil, schema, in.model, omit), material)
 			}
 		}
 	}

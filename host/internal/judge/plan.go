@@ -241,23 +241,25 @@ func (p *plan) leansTokens() bool { return p.returnTokens && p.omitTokens }
 // keyMaterial, written by hand; what encoding/json refuses (keyEncodes, a
 // schema that is not JSON) is left to it, for its error.
 func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
-	w := p.wire
-	if w == nil { // a plan resolve did not make (tests build plans by hand)
-		w = new(wireText)
-		p.newWireText(w)
-	}
-	if !p.keyEncodes() || p.schema != nil && !w.schemaOK {
+	if !p.keyEncodes() {
 		return p.marshalKey(model, omitTokens)
 	}
+	var schema []byte
+	if p.schema != nil {
+		var ok bool
+		if schema, ok = p.schemaForm(); !ok {
+			return p.marshalKey(model, omitTokens)
+		}
+	}
 	// Most keys fit the stack buffer: a G-Eval prompt is ~2.5 KB.
-	b := p.appendKeyMaterial(make([]byte, 0, 4096), w, model, omitTokens)
+	b := p.appendKeyMaterial(make([]byte, 0, 4096), schema, model, omitTokens)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }
 
 // appendKeyMaterial appends json.Marshal's bytes for p's keyMaterial,
-// the messages' contents taken from w; the caller checks that it encodes.
-func (p *plan) appendKeyMaterial(b []byte, w *wireText, model string, omitTokens bool) []byte {
+// schema being p's schemaForm; the caller checks that it encodes.
+func (p *plan) appendKeyMaterial(b, schema []byte, model string, omitTokens bool) []byte {
 	b = append(b, `{"v":`...)
 	b = appendJSONString(b, cacheKeyVersion)
 	b = append(b, `,"model":`...)
@@ -274,7 +276,7 @@ func (p *plan) appendKeyMaterial(b []byte, w *wireText, model string, omitTokens
 			b = append(b, `{"role":`...)
 			b = appendJSONString(b, m.Role)
 			b = append(b, `,"content":`...)
-			b = append(b, w.content(i)...)
+			b = p.appendContent(b, i, m.Content)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -282,7 +284,7 @@ func (p *plan) appendKeyMaterial(b []byte, w *wireText, model string, omitTokens
 	if p.schema != nil {
 		if len(p.schema.canonical) > 0 {
 			b = append(b, `,"schema":`...)
-			b = append(b, w.schema...)
+			b = append(b, schema...)
 		}
 		if p.schemaName != "" {
 			b = append(b, `,"schema_name":`...)

@@ -121,14 +121,14 @@ func (w *wireText) content(i int) []byte {
 	return w.contents[start:w.end(i)]
 }
 
-// appendContent appends s, the content of message i of what is sent,
-// quoted. The request's own messages are escaped already; one that
-// extends a request message (the schema instruction added to the last
-// user message) reuses that message's escaping, as a rune never spans an
-// ASCII byte (appendStringBody).
-func (w *wireText) appendContent(dst []byte, i int, s string, req []abi.Message) []byte {
-	if i < len(req) {
-		orig := req[i].Content
+// appendContent appends s, the content of message i of what p sends,
+// quoted. The request's own messages are escaped already when resolve
+// made p's wire text; one that extends a request message (the schema
+// instruction added to the last user message) reuses that message's
+// escaping, as a rune never spans an ASCII byte (appendStringBody).
+func (p *plan) appendContent(dst []byte, i int, s string) []byte {
+	if w := p.wire; w != nil && i < len(p.req.Messages) {
+		orig := p.req.Messages[i].Content
 		if s == orig {
 			return append(dst, w.content(i)...)
 		}
@@ -142,6 +142,25 @@ func (w *wireText) appendContent(dst []byte, i int, s string, req []abi.Message)
 	return appendJSONString(dst, s)
 }
 
+// contentSize is about what appendContent appends: exactly for a request
+// message escaped already, else with room for an escape every 24 bytes.
+func (p *plan) contentSize(i int, s string) int {
+	if w := p.wire; w != nil && i < len(p.req.Messages) && len(s) >= len(p.req.Messages[i].Content) {
+		added := len(s) - len(p.req.Messages[i].Content)
+		return len(w.content(i)) + added + added/4
+	}
+	return len(s) + len(s)/4 + 2
+}
+
+// schemaForm is p's schema as json.Marshal writes it; ok is false when
+// encoding/json is left to say why it does not encode.
+func (p *plan) schemaForm() (form []byte, ok bool) {
+	if p.wire != nil {
+		return p.wire.schema, p.wire.schemaOK
+	}
+	return rawJSONForm(p.schema.canonical)
+}
+
 // requestBody is the JSON body of the wire request of c under plan p, in
 // structured-output mode (the plan's, or weaker once the server rejected
 // it): json.Marshal's bytes for wireRequest, written by hand. What
@@ -151,22 +170,17 @@ func (p *plan) requestBody(model string, c call, mode schemaMode) ([]byte, error
 	if c.temperature != nil && !finite(*c.temperature) {
 		return p.marshalRequest(model, c, mode)
 	}
-	w := p.wire
-	if w == nil { // a plan resolve did not make (tests build plans by hand)
-		w = new(wireText)
-		p.newWireText(w)
-	}
-	if p.schema != nil && mode == modeJSONSchema && !w.schemaOK {
-		return p.marshalRequest(model, c, mode)
+	var schema []byte
+	if p.schema != nil && mode == modeJSONSchema {
+		var ok bool
+		if schema, ok = p.schemaForm(); !ok {
+			return p.marshalRequest(model, c, mode)
+		}
 	}
 	msgs := p.messagesFor(c, mode)
-	// Room for everything unless an added text needs escaping.
-	size := len(w.contents) + len(model) + len(p.schemaName) + len(w.schema) + 256
+	size := len(model) + len(p.schemaName) + len(schema) + 256
 	for i, m := range msgs {
-		size += 32 + len(m.Content)
-		if i < len(p.req.Messages) {
-			size -= min(len(m.Content), len(p.req.Messages[i].Content))
-		}
+		size += 32 + p.contentSize(i, m.Content)
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"messages":[`...)
@@ -175,7 +189,7 @@ func (p *plan) requestBody(model string, c call, mode schemaMode) ([]byte, error
 			b = append(b, ',')
 		}
 		b = append(b, `{"content":`...)
-		b = w.appendContent(b, i, m.Content, p.req.Messages)
+		b = p.appendContent(b, i, m.Content)
 		b = append(b, `,"role":"`...)
 		b = append(b, wireRole(m)...)
 		b = append(b, `"}`...)
@@ -213,7 +227,7 @@ func (p *plan) requestBody(model string, c call, mode schemaMode) ([]byte, error
 				b = append(b, `,"strict":true`...)
 			}
 			b = append(b, `,"schema":`...)
-			b = append(b, w.schema...)
+			b = append(b, schema...)
 			b = append(b, `},"type":"json_schema"}`...)
 		case modeJSONObject:
 			b = append(b, `,"response_format":{"type":"json_object"}`...)
