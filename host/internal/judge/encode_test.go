@@ -89,8 +89,7 @@ func checkEncoders(t *testing.T, in encodeInput) {
 	for _, made := range []bool{false, true} {
 		p.wire = nil
 		if made {
-			p.wire = new(wireText)
-			p.newWireText(p.wire)
+			p.wire = p.newWireText()
 		}
 		want, werr := p.marshalRequest(in.model, c, mode)
 		got, gerr := p.requestBody(in.model, c, mode)

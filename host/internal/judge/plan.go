@@ -191,8 +191,7 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 	if !withKey && p.keyEncodes() {
 		return p, nil
 	}
-	p.wire = new(wireText)
-	p.newWireText(p.wire)
+	p.wire = p.newWireText()
 	key, err := p.cacheKey(j.cfg.Model, p.leansTokens())
 	if err != nil {
 		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)

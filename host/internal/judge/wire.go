@@ -67,10 +67,8 @@ type wireJSONSchema struct {
 // json.Marshal writes a json.RawMessage.
 type wireText struct {
 	// contents holds the quoted contents one after another, message i's
-	// ending at ends[i].
-	// ends[i] for the first messages are in the struct: a request has a
-	// few messages, and the struct may live on the stack (not when it
-	// points into itself).
+	// ending at end(i): the first four ends are in the struct, sparing an
+	// allocation for the few messages a request has.
 	contents []byte
 	ends     [4]int
 	moreEnds []int
@@ -80,14 +78,14 @@ type wireText struct {
 	schemaOK bool
 }
 
-// newWireText escapes p's messages and schema into w.
-func (p *plan) newWireText(w *wireText) {
+// newWireText escapes p's messages and schema.
+func (p *plan) newWireText() *wireText {
 	n := 0
 	for _, m := range p.req.Messages {
 		n += len(m.Content) + 2
 	}
-	// Room for an escape every 32 bytes or so before growing.
-	w.contents = make([]byte, 0, n+n/4+16)
+	// Room for an escape (up to 5 more bytes) every 20 bytes.
+	w := &wireText{contents: make([]byte, 0, n+n/4+16)}
 	if len(p.req.Messages) > len(w.ends) {
 		w.moreEnds = make([]int, len(p.req.Messages)-len(w.ends))
 	}
@@ -102,6 +100,7 @@ func (p *plan) newWireText(w *wireText) {
 	if p.schema != nil {
 		w.schema, w.schemaOK = rawJSONForm(p.schema.canonical)
 	}
+	return w
 }
 
 // end is where message i's content ends in contents.
@@ -143,7 +142,7 @@ func (p *plan) appendContent(dst []byte, i int, s string) []byte {
 }
 
 // contentSize is about what appendContent appends: exactly for a request
-// message escaped already, else with room for an escape every 24 bytes.
+// message escaped already, else with room for an escape every 20 bytes.
 func (p *plan) contentSize(i int, s string) int {
 	if w := p.wire; w != nil && i < len(p.req.Messages) && len(s) >= len(p.req.Messages[i].Content) {
 		added := len(s) - len(p.req.Messages[i].Content)
