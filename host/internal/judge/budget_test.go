@@ -29,8 +29,9 @@ const (
 	callAllocBudget = 310
 	// requestBodyAllocBudget: encoding one scoring request's body (3 when
 	// set: the message list, the encoder's buffer, the body; openai-go's
-	// encoder made 40).
-	requestBodyAllocBudget = 4
+	// encoder made 40). 1 since the judge writes it by hand (appendjson.go):
+	// the body.
+	requestBodyAllocBudget = 2
 	// forecastAllocBudget: Forecast of one scoring request (the plugin
 	// guard's cost check before every call). It leaves out the cache key,
 	// which Do computes: 7 allocations with it (encoding the key

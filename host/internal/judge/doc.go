@@ -65,7 +65,9 @@
 //     for word (replydecode.go).
 //   - The request body is encoded here, byte for byte what openai-go
 //     makes of the same request with its own types, and openai-go sends
-//     it (wire.go).
+//     it (wire.go). Body and cache key are written by hand, byte for byte
+//     json.Marshal of the structs that describe them (appendjson.go),
+//     each message's text escaped once per request for both.
 //   - The cache is content-addressed: sha256 of the model, messages,
 //     schema, schema mode and every sampling parameter. A hit makes no HTTP
 //     call and reports CacheHit, USD 0, calls and attempts 0, latency 0. Errors are never

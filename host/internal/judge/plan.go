@@ -6,10 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
+	"strconv"
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/jsonw"
 	"github.com/agentanvil/anvil/score"
 )
 
@@ -61,6 +62,9 @@ type plan struct {
 	numberTokens string
 	// key addresses the cache.
 	key string
+	// wire is the escaped text the key and the bodies share, nil when the
+	// plan was resolved without a key (Forecast).
+	wire *wireText
 	// inputTokens estimates the request's input (messages and schema, in
 	// any mode) before extra messages: for the size checks and pacing.
 	inputTokens int
@@ -68,6 +72,9 @@ type plan struct {
 
 // keyMaterial is hashed into the cache key. Field order is fixed by the
 // struct, and the schema is canonicalised, so equal requests hash equally.
+// cacheKey writes json.Marshal's bytes for it by hand; the struct is what
+// they must match (FuzzCacheKey, TestEncodedTypesKnown) and what encodes
+// the key when encoding/json would refuse it.
 type keyMaterial struct {
 	Version           string          `json:"v"`
 	Model             string          `json:"model"`
@@ -185,6 +192,7 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 	if !withKey && p.keyEncodes() {
 		return p, nil
 	}
+	p.wire = p.newWireText()
 	key, err := p.cacheKey(j.cfg.Model, p.leansTokens())
 	if err != nil {
 		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)
@@ -198,14 +206,13 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 // (strings, ints and bools always encode; the schema is the canonical
 // form canonicalJSON produced).
 func (p *plan) keyEncodes() bool {
-	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-	if p.temperature != nil && !finite(*p.temperature) {
+	if p.temperature != nil && !jsonw.Finite(*p.temperature) {
 		return false
 	}
-	if !finite(p.sampleTemperature) {
+	if !jsonw.Finite(p.sampleTemperature) {
 		return false
 	}
-	if p.score != nil && p.score.SampleTemperature != nil && !finite(*p.score.SampleTemperature) {
+	if p.score != nil && p.score.SampleTemperature != nil && !jsonw.Finite(*p.score.SampleTemperature) {
 		return false
 	}
 	return true
@@ -230,8 +237,138 @@ func (p *plan) tokenNeed() tokenNeed {
 func (p *plan) leansTokens() bool { return p.returnTokens && p.omitTokens }
 
 // cacheKey addresses p's reply in the cache; omitTokens marks a reply kept
-// without its tokens (see leansTokens).
+// without its tokens (see leansTokens). It hashes json.Marshal's bytes for
+// keyMaterial, written by hand; what encoding/json refuses (keyEncodes, a
+// schema that is not JSON) is left to it, for its error.
 func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
+	if !p.keyEncodes() {
+		return p.marshalKey(model, omitTokens)
+	}
+	var schema []byte
+	if p.schema != nil {
+		var ok bool
+		if schema, ok = p.schemaForm(); !ok {
+			return p.marshalKey(model, omitTokens)
+		}
+	}
+	// Most keys fit the stack buffer: a G-Eval prompt is ~2.5 KB.
+	b := p.appendKeyMaterial(make([]byte, 0, 4096), schema, model, omitTokens)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// appendKeyMaterial appends json.Marshal's bytes for p's keyMaterial,
+// schema being p's schemaForm; the caller checks that it encodes.
+func (p *plan) appendKeyMaterial(b, schema []byte, model string, omitTokens bool) []byte {
+	b = append(b, `{"v":`...)
+	b = jsonw.AppendString(b, cacheKeyVersion)
+	b = append(b, `,"model":`...)
+	b = jsonw.AppendString(b, model)
+	b = append(b, `,"messages":`...)
+	if p.req.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, m := range p.req.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":`...)
+			b = jsonw.AppendString(b, m.Role)
+			b = append(b, `,"content":`...)
+			b = p.appendContent(b, i, m.Content)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if p.schema != nil {
+		if len(p.schema.canonical) > 0 {
+			b = append(b, `,"schema":`...)
+			b = append(b, schema...)
+		}
+		if p.schemaName != "" {
+			b = append(b, `,"schema_name":`...)
+			b = jsonw.AppendString(b, p.schemaName)
+		}
+	}
+	if p.mode != "" {
+		b = append(b, `,"schema_mode":`...)
+		b = jsonw.AppendString(b, string(p.mode))
+	}
+	if p.strict {
+		b = append(b, `,"strict":true`...)
+	}
+	if p.temperature != nil {
+		b = append(b, `,"temperature":`...)
+		b = jsonw.AppendFloat(b, *p.temperature)
+	}
+	b = appendIntMember(b, `,"max_tokens":`, p.maxTokens)
+	b = appendIntMember(b, `,"top_logprobs":`, p.topLogprobs)
+	if p.returnTokens {
+		b = append(b, `,"return_tokens":true`...)
+	}
+	if omitTokens {
+		b = append(b, `,"omit_tokens":true`...)
+	}
+	b = appendIntMember(b, `,"samples":`, p.samples)
+	if p.sampleTemperature != 0 {
+		b = append(b, `,"sample_temperature":`...)
+		b = jsonw.AppendFloat(b, p.sampleTemperature)
+	}
+	if p.score != nil {
+		b = append(b, `,"score":`...)
+		b = appendScoreSpec(b, p.score)
+	}
+	if p.numberTokens != "" {
+		b = append(b, `,"number_tokens":`...)
+		b = jsonw.AppendString(b, p.numberTokens)
+	}
+	b = appendIntMember(b, `,"sample":`, p.sample)
+	return append(b, '}')
+}
+
+// appendIntMember appends an int member tagged omitempty: nothing for 0.
+func appendIntMember(b []byte, name string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, name...), int64(v), 10)
+}
+
+// appendScoreSpec appends s as json.Marshal writes an abi.ScoreSpec
+// (TestScoreSpecFieldsKnown fails when the type gains a field this does
+// not write); the caller checks its temperature is finite.
+func appendScoreSpec(b []byte, s *abi.ScoreSpec) []byte {
+	b = append(b, `{"min":`...)
+	b = strconv.AppendInt(b, int64(s.Min), 10)
+	b = append(b, `,"max":`...)
+	b = strconv.AppendInt(b, int64(s.Max), 10)
+	if s.Field != "" {
+		b = append(b, `,"field":`...)
+		b = jsonw.AppendString(b, s.Field)
+	}
+	b = appendIntMember(b, `,"samples":`, s.Samples)
+	if s.SampleTemperature != nil {
+		b = append(b, `,"sample_temperature":`...)
+		b = jsonw.AppendFloat(b, *s.SampleTemperature)
+	}
+	return append(b, '}')
+}
+
+// marshalKey is cacheKey by encoding/json, from keyMaterial: the reference
+// the hand-written encoder matches (FuzzCacheKey), and the encoder of what
+// it leaves to encoding/json.
+func (p *plan) marshalKey(model string, omitTokens bool) (string, error) {
+	b, err := json.Marshal(p.keyMaterial(model, omitTokens))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// keyMaterial is what p's cache key hashes.
+func (p *plan) keyMaterial(model string, omitTokens bool) keyMaterial {
 	km := keyMaterial{
 		OmitTokens:        omitTokens,
 		Version:           cacheKeyVersion,
@@ -253,12 +390,7 @@ func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
 		km.Schema = p.schema.canonical
 		km.SchemaName = p.schemaName
 	}
-	b, err := json.Marshal(km)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return km
 }
 
 // canonicalJSON re-encodes a JSON document with sorted object keys and no

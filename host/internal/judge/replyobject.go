@@ -373,7 +373,7 @@ func appendCanonical(dst []byte, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = appendCanonicalString(dst, k)
 			dst = append(dst, ':')
 			dst = appendCanonical(dst, x[k])
 		}
@@ -388,7 +388,7 @@ func appendCanonical(dst []byte, v any) []byte {
 		}
 		return append(dst, ']')
 	case string:
-		return appendJSONString(dst, x)
+		return appendCanonicalString(dst, x)
 	case json.Number:
 		return append(dst, x...)
 	case bool:
@@ -400,11 +400,9 @@ func appendCanonical(dst []byte, v any) []byte {
 	return append(dst, "null"...)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString is encoding/json's appendString without HTML escaping,
+// appendCanonicalString is encoding/json's appendString without HTML escaping,
 // for the valid UTF-8 the parser lets through.
-func appendJSONString(dst []byte, s string) []byte {
+func appendCanonicalString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
