@@ -103,7 +103,18 @@ func AppendString(dst []byte, s string) []byte {
 // without the quotes. Escaping is per rune and a rune never spans an
 // ASCII byte, so the body of a+b is the body of a then that of b whenever b
 // begins with an ASCII byte (the judge's request body relies on it).
-func AppendStringBody(dst []byte, s string) []byte {
+func AppendStringBody(dst []byte, s string) []byte { return appendBody(dst, s, true) }
+
+// AppendStringNoHTML appends s quoted as a json.Encoder with
+// SetEscapeHTML(false) writes a string: '<', '>' and '&' as they are,
+// everything else as AppendString writes it.
+func AppendStringNoHTML(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendBody(dst, s, false)
+	return append(dst, '"')
+}
+
+func appendBody(dst []byte, s string, html bool) []byte {
 	start := 0
 	for i := 0; ; {
 		if i = plainEnd(s, i); i >= len(s) {
@@ -111,6 +122,10 @@ func AppendStringBody(dst []byte, s string) []byte {
 		}
 		b := s[i]
 		if b < utf8.RuneSelf {
+			if !html && (b == '<' || b == '>' || b == '&') {
+				i++ // plainEnd stops at them; without HTML escaping they are plain
+				continue
+			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '\\', '"':

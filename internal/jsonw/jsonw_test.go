@@ -1,6 +1,7 @@
 package jsonw
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"testing"
@@ -41,6 +42,25 @@ func FuzzAppendString(f *testing.F) {
 		want, _ := json.Marshal(prefix + s)
 		if got := AppendString(nil, prefix+s); string(got) != string(want) {
 			t.Fatalf("AppendString(%q) = %s, json.Marshal %s", prefix+s, got, want)
+		}
+	})
+}
+
+// FuzzAppendStringNoHTML holds AppendStringNoHTML to a json.Encoder with
+// SetEscapeHTML(false).
+func FuzzAppendStringNoHTML(f *testing.F) {
+	f.Add("a <b> & \"c\"\n\t\x01 \u2028 é \xff")
+	f.Add("<<<<>>>>&&&&x")
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if got := AppendStringNoHTML(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendStringNoHTML(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

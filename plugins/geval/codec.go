@@ -2,9 +2,10 @@ package geval
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/agentanvil/anvil/internal/jsonw"
 )
 
 // The kind decodes one judge reply and encodes one Details per case; with
@@ -220,7 +221,7 @@ func appendDetails(b []byte, d *Details) (_ []byte, ok bool) {
 	b = append(b, `{"steps":`...)
 	b = appendStrings(b, d.Steps)
 	b = append(b, `,"steps_source":`...)
-	b = appendString(b, d.StepsSource)
+	b = jsonw.AppendString(b, d.StepsSource)
 	b = append(b, `,"raw_score":`...)
 	b = strconv.AppendInt(b, int64(d.RawScore), 10)
 	b = append(b, `,"weighted_score":`...)
@@ -228,10 +229,10 @@ func appendDetails(b []byte, d *Details) (_ []byte, ok bool) {
 		return b, false
 	}
 	b = append(b, `,"score_mode":`...)
-	b = appendString(b, d.ScoreMode)
+	b = jsonw.AppendString(b, d.ScoreMode)
 	if d.ScoreCause != "" {
 		b = append(b, `,"score_cause":`...)
-		b = appendString(b, d.ScoreCause)
+		b = jsonw.AppendString(b, d.ScoreCause)
 	}
 	if len(d.Candidates) > 0 {
 		b = append(b, `,"candidates":[`...)
@@ -275,14 +276,14 @@ func appendDetails(b []byte, d *Details) (_ []byte, ok bool) {
 			b = append(b, ']')
 		}
 		b = append(b, `,"expected_outcome":`...)
-		b = appendString(b, rb.ExpectedOutcome)
+		b = jsonw.AppendString(b, rb.ExpectedOutcome)
 		b = append(b, '}')
 	}
 	if d.StrictMode {
 		b = append(b, `,"strict_mode":true`...)
 	}
 	b = append(b, `,"prompt_version":`...)
-	b = appendString(b, d.PromptVersion)
+	b = jsonw.AppendString(b, d.PromptVersion)
 	b = append(b, `,"usage":`...)
 	if b, ok = appendUsage(b, d.Usage); !ok {
 		return b, false
@@ -307,7 +308,7 @@ func appendUsage(b []byte, u *Usage) (_ []byte, ok bool) {
 	b = append(b, '{')
 	if u.Model != "" {
 		b = append(b, `"model":`...)
-		b = appendString(b, u.Model)
+		b = jsonw.AppendString(b, u.Model)
 		b = append(b, ',')
 	}
 	b = append(b, `"input_tokens":`...)
@@ -332,82 +333,16 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, s)
+		b = jsonw.AppendString(b, s)
 	}
 	return append(b, ']')
 }
 
-// appendFloat writes f as encoding/json does (ES6 number formatting).
+// appendFloat writes f as encoding/json does, or reports false for what
+// it refuses (NaN, the infinities).
 func appendFloat(b []byte, f float64) ([]byte, bool) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
+	if !jsonw.Finite(f) {
 		return b, false
 	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 is written e-9.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, true
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as encoding/json does, HTML escaping included:
-// invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsonw.AppendFloat(b, f), true
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentanvil/anvil/internal/jsonw"
 )
 
 // A structured reply's content is parsed once (parseObject): what that
@@ -373,7 +375,7 @@ func appendCanonical(dst []byte, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendCanonicalString(dst, k)
+			dst = jsonw.AppendStringNoHTML(dst, k)
 			dst = append(dst, ':')
 			dst = appendCanonical(dst, x[k])
 		}
@@ -388,7 +390,7 @@ func appendCanonical(dst []byte, v any) []byte {
 		}
 		return append(dst, ']')
 	case string:
-		return appendCanonicalString(dst, x)
+		return jsonw.AppendStringNoHTML(dst, x)
 	case json.Number:
 		return append(dst, x...)
 	case bool:
@@ -398,58 +400,4 @@ func appendCanonical(dst []byte, v any) []byte {
 		return append(dst, "false"...)
 	}
 	return append(dst, "null"...)
-}
-
-// appendCanonicalString is encoding/json's appendString without HTML escaping,
-// for the valid UTF-8 the parser lets through.
-func appendCanonicalString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		// U+2028 and U+2029 are escaped unconditionally, as encoding/json does.
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
