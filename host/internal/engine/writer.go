@@ -189,8 +189,9 @@ func (w *resultsWriter) caseDetail(line []byte, c *abi.TestCase) ([]byte, error)
 		w.whole = append(w.whole, '}')
 		src = w.whole
 	}
-	// src is encoding/json's output, so appendIndent lays it out as
-	// json.Indent would, without re-validating it.
+	// src is encoding/json's output byte for byte (written by hand or by
+	// it), so appendIndent lays it out as json.Indent would, without
+	// re-validating it.
 	w.detail = appendIndent(w.detail[:0], src)
 	return w.detail, nil
 }
