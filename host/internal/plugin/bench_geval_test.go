@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/cputime"
 	"github.com/agentanvil/anvil/plugins/geval"
 )
 
@@ -66,19 +65,7 @@ func BenchmarkMeasureGeval(b *testing.B) {
 					b.Fatalf("%v / %+v", err, res)
 				}
 			}
-			cpu0 := cputime.Process()
-			defer func() { b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			if par {
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						call()
-					}
-				})
-				return
-			}
-			for b.Loop() {
-				call()
-			}
+			runCPUMeasured(b, par, call)
 		})
 	}
 }

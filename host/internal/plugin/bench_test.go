@@ -122,21 +122,7 @@ func BenchmarkMeasure(b *testing.B) {
 					b.Fatalf("%v / %+v", err, res)
 				}
 			}
-			// CPU time (user+sys of the whole process, GC included) per
-			// call: on a shared machine it moves far less than wall time.
-			cpu0 := cputime.Process()
-			defer func() { b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			if bc.par {
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						call()
-					}
-				})
-				return
-			}
-			for b.Loop() {
-				call()
-			}
+			runCPUMeasured(b, bc.par, call)
 		})
 	}
 }
@@ -159,3 +145,22 @@ var benchCase = &abi.MeasureRequest{Kind: "exact_match", Metric: "exact",
 		ExpectedOutput: "But migrate small account but describe every record dataset 49 response user or compare. Small value section before " +
 			"engineer token configure retry retry summary both document therefore budget.",
 	}}
+
+// runCPUMeasured runs call b.N times, in parallel when par, and reports
+// the process's CPU time (user+sys, GC included) per call: on a shared
+// machine it moves far less than wall time.
+func runCPUMeasured(b *testing.B, par bool, call func()) {
+	cpu0 := cputime.Process()
+	defer func() { b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op") }()
+	if par {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				call()
+			}
+		})
+		return
+	}
+	for b.Loop() {
+		call()
+	}
+}
