@@ -17,7 +17,9 @@
 #                            calls as `anvil-host run`) instead, writing CPU,
 #                            allocation, mutex and block profiles to the work
 #                            dir (implies KEEP=1); read them with
-#                            `go tool pprof -top <work>/bin/profilehost <work>/nN/cpu.pprof`
+#                            `go tool pprof -top <work>/bin/profilehost <work>/nN/cpu.pprof`.
+#                            cpu writes the CPU and allocation profiles only:
+#                            the mutex and block profilers add CPU of their own
 #
 # For each N it starts a fresh fake judge, generates N cases, runs
 # `anvil-host run --cache off` into a fresh output dir under bench/cmd/measure
@@ -53,9 +55,14 @@ wasm)
 	exit 2
 	;;
 esac
-if [ "$PROFILE" = 1 ]; then
-	KEEP=1
-fi
+case "$PROFILE" in
+0) ;;
+1 | cpu) KEEP=1 ;;
+*)
+	echo "run.sh: PROFILE=$PROFILE: use 0, 1 or cpu" >&2
+	exit 2
+	;;
+esac
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/anvil-bench.XXXXXX")"
 fj_pid=""
@@ -139,11 +146,13 @@ for n in "${sizes[@]}"; do
 	"$bin/gencases" -n "$n" -o "$d/cases.jsonl"
 
 	echo "N=$n: anvil-host run (latency $LATENCY, --concurrency $CONCURRENCY, judge max_concurrency $JUDGE_CONCURRENCY, --cache off) ..." >&2
-	if [ "$PROFILE" = 1 ]; then
+	if [ "$PROFILE" != 0 ]; then
 		host=("$bin/profilehost" -c "$work/anvil.yaml" -input "$d/cases.jsonl" -o "$d/out"
 			-store "$d/store.db" -concurrency "$CONCURRENCY" -cache off
-			-cpuprofile "$d/cpu.pprof" -memprofile "$d/mem.pprof"
-			-mutexprofile "$d/mutex.pprof" -blockprofile "$d/block.pprof")
+			-cpuprofile "$d/cpu.pprof" -memprofile "$d/mem.pprof")
+		if [ "$PROFILE" = 1 ]; then
+			host+=(-mutexprofile "$d/mutex.pprof" -blockprofile "$d/block.pprof")
+		fi
 	else
 		host=("$bin/anvil-host" run -c "$work/anvil.yaml" --input "$d/cases.jsonl" --output-dir "$d/out"
 			--store "$d/store.db" --concurrency "$CONCURRENCY" --cache off --no-progress)
@@ -214,7 +223,7 @@ done
 
 echo
 what="anvil-host run"
-[ "$PROFILE" = 1 ] && what="profilehost (anvil-host run's engine, under the profilers)"
+[ "$PROFILE" != 0 ] && what="profilehost (anvil-host run's engine, under the profilers)"
 echo "$what, CONFIG=$CONFIG, fake judge latency $LATENCY, --concurrency $CONCURRENCY, judge max_concurrency $JUDGE_CONCURRENCY, --cache off, $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores"
 printf "%6s  %8s  %6s  %8s  %11s  %7s  %7s  %10s  %11s  %11s  %11s  %7s\n" N wall_s calls cpu_s cpu/call_ms rss_MiB bound_s wall/bound judge_cpu_s other_cpu_s cpu/case_ms cases/s
 for r in "${rows[@]}"; do

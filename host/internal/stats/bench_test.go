@@ -42,13 +42,28 @@ func BenchmarkCompareMetric1000(b *testing.B) {
 }
 
 // BenchmarkMeanCI20000 is the summary's interval of a metric's mean over
-// bench/run.sh's 20,000 cases: 5,000 resamples of 20,000 draws.
+// bench/run.sh's 20,000 cases: 5,000 resamples of 20,000 draws of
+// continuous scores (logprob-weighted), and of scores on a 0–10 grid and
+// pass/fail scores, whose resamples' counts are drawn instead.
 func BenchmarkMeanCI20000(b *testing.B) {
-	x, _ := benchPairs(20000)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := MeanCI(x, DefaultLevel, DefaultResamples, 1); err != nil {
-			b.Fatal(err)
-		}
+	grid, _ := benchPairs(20000)
+	rng := rand.New(rand.NewPCG(3, 4))
+	continuous, passFail := make([]float64, len(grid)), make([]float64, len(grid))
+	for i := range continuous {
+		continuous[i] = rng.Float64()
+		passFail[i] = float64(rng.IntN(2))
+	}
+	for _, bc := range []struct {
+		name string
+		xs   []float64
+	}{{"continuous", continuous}, {"grid", grid}, {"passfail", passFail}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := MeanCI(bc.xs, DefaultLevel, DefaultResamples, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -132,8 +132,10 @@ func MeanCI(xs []float64, level float64, resamples int, seed uint64) (CI, error)
 // first: the same draws from the same generator in the same order, added
 // in the order gonum's floats.Sum adds them, so the same interval to the
 // bit (TestMeanCIIsBootstrap), without writing and reading back a value
-// per draw. The loop is N × resamples: 10⁸ draws for the summary of a
-// 20,000-case run.
+// per draw. That loop is N × resamples: 10⁸ draws for the summary of a
+// 20,000-case run. When xs has few distinct values for its size, the
+// resamples' counts are drawn instead (countboot.go): the same
+// distribution at a cost independent of N.
 func meanBootstrap(xs []float64, level float64, resamples int, seed uint64) (CI, error) {
 	if err := checkLevel(level); err != nil {
 		return CI{}, err
@@ -145,8 +147,12 @@ func meanBootstrap(xs []float64, level float64, resamples int, seed uint64) (CI,
 	// The estimate from a fresh (so 16-byte aligned) copy: f64.Sum adds
 	// in another order when a slice starts off that alignment.
 	estimate := mean(append([]float64(nil), xs...))
-	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15) // newRand's source
 	values := make([]float64, resamples)
+	if distinct, counts, ok := distinctCounts(xs); ok {
+		countedMeans(values, distinct, counts, seed)
+		return percentileCI(values, estimate, level, n), nil
+	}
+	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15) // newRand's source
 	draw := newResampler(src, n)
 	for r := range values {
 		values[r] = draw.sum(xs) / float64(n) // mean's division

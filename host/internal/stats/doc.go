@@ -24,8 +24,10 @@
 // Well-kept code is used where it serves: gonum's floats for sums and
 // mathext.NormalQuantile for the Wilson quantile. Pearson's r (Spearman is
 // Pearson of tie-averaged ranks) and the mean are gonum stat's algorithms
-// ported into moments.go, because importing gonum's stat package compiles
-// LAPACK into anvil-host; the tests hold them to gonum's stat bit for bit. gonum's stat.Kendall is τ-a
+// ported into moments.go, and the binomial variates of a mean's bootstrap
+// by counts (countboot.go) distuv's, ported into binomial.go, because
+// importing gonum's stat or distuv package compiles LAPACK into
+// anvil-host; the tests hold them to gonum bit for bit. gonum's stat.Kendall is τ-a
 // and counts tied pairs as concordant, so Kendall τ-b (the coefficient
 // scipy.stats.kendalltau reports, which corrects for ties — judge scores
 // on a 0–10 scale tie constantly) is computed here.
