@@ -102,21 +102,7 @@ func appendMetricResult(b []byte, m *MetricResult) ([]byte, bool) {
 }
 
 // marshalForm reports whether json.Marshal writes raw, a json.RawMessage,
-// as it is: empty (omitted), or valid JSON that is already compact and
-// holds nothing Marshal escapes ('<', '>', '&', U+2028 and U+2029, whose
-// UTF-8 starts with 0xE2 — refused whole, conservatively). A plugin's
-// details arrive in that form when its kind was encoded by encoding/json
-// or the SDKs' encoders; anything else is Marshal's to compact.
-func marshalForm(raw []byte) bool {
-	if len(raw) == 0 {
-		return true
-	}
-	for _, c := range raw {
-		switch c {
-		case '<', '>', '&', 0xE2:
-			return false
-		}
-	}
-	d := lineDecoder{b: raw} // space false: whitespace anywhere fails
-	return d.skip(0) && d.i == len(raw)
-}
+// as it is: empty (omitted), or in jsonw.MarshalForm. A plugin's details
+// arrive in that form when its kind was encoded by encoding/json or the
+// SDKs' encoders; anything else is Marshal's to compact.
+func marshalForm(raw []byte) bool { return len(raw) == 0 || jsonw.MarshalForm(raw) }

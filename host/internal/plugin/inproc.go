@@ -141,7 +141,7 @@ func (ip *inproc) run(ctx context.Context, svc Services, req, out any,
 			if n > ip.opts.Limits.MaxOutputBytes {
 				return tooLarge(ip, n)
 			}
-			if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o) {
+			if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o, true) {
 				return nil
 			}
 		}
@@ -154,7 +154,7 @@ func (ip *inproc) run(ctx context.Context, svc Services, req, out any,
 		return tooLarge(ip, len(b))
 	}
 	if mr, ok := res.(*abi.MeasureResult); ok {
-		if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o) {
+		if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o, false) {
 			return nil
 		}
 	}

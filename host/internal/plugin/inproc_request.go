@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/jsonw"
 )
 
 // measureRequestAsSent returns the MeasureRequest a linked kind would
@@ -126,7 +127,7 @@ func rawAsSent(raw json.RawMessage, omitempty bool) (json.RawMessage, bool) {
 		}
 		return nil, false // an empty, non-nil value fails to encode
 	}
-	if inMarshalForm(raw) && json.Valid(raw) {
+	if jsonw.MarshalForm(raw) {
 		return append(json.RawMessage(nil), raw...), true
 	}
 	b, err := json.Marshal(raw)
@@ -143,10 +144,11 @@ func rawAsSent(raw json.RawMessage, omitempty bool) (json.RawMessage, bool) {
 // floats are finite and its details valid JSON; what remains is that
 // strings come back unchanged only when valid UTF-8, and details exactly
 // as Marshal wrote them — unchanged only when already compact and free of
-// what Marshal escapes (inMarshalForm). FuzzMeasureResultAsDecoded
-// compares this with the decoder.
-func measureResultAsDecoded(src, dst *abi.MeasureResult) bool {
-	if src == nil || !validStrings(src.Reason, src.ScoreMode) || len(src.Details) > 0 && !inMarshalForm(src.Details) {
+// what Marshal escapes (jsonw.MarshalForm; formChecked says the caller
+// has checked that already, as measureResultLen does).
+// FuzzMeasureResultAsDecoded compares this with the decoder.
+func measureResultAsDecoded(src, dst *abi.MeasureResult, formChecked bool) bool {
+	if src == nil || !validStrings(src.Reason, src.ScoreMode) || len(src.Details) > 0 && !formChecked && !jsonw.MarshalForm(src.Details) {
 		return false
 	}
 	out := abi.MeasureResult{Success: src.Success, Threshold: src.Threshold, Reason: src.Reason, ScoreMode: src.ScoreMode}
@@ -165,32 +167,6 @@ func measureResultAsDecoded(src, dst *abi.MeasureResult) bool {
 		out.Error = &ec
 	}
 	*dst = out
-	return true
-}
-
-// inMarshalForm reports whether json.Marshal writes the valid JSON raw
-// unchanged: no whitespace outside strings, and none of the bytes it
-// escapes for HTML (<, >, &) or JavaScript (U+2028, U+2029).
-func inMarshalForm(raw []byte) bool {
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '<' || c == '>' || c == '&':
-			return false
-		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
-			return false
-		case inString:
-			if c == '\\' {
-				i++ // the escaped byte (u of \uXXXX: the hex digits are plain)
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			return false
-		}
-	}
 	return true
 }
 
@@ -232,7 +208,7 @@ func measureResultLen(r *abi.MeasureResult) (n int, ok bool) {
 	if len(r.Details) > 0 {
 		// Marshal validates and compacts a RawMessage; one already
 		// compact and free of what it escapes it writes unchanged.
-		if !inMarshalForm(r.Details) || !json.Valid(r.Details) {
+		if !jsonw.MarshalForm(r.Details) {
 			return 0, false
 		}
 		n += len(`,"details":`) + len(r.Details)

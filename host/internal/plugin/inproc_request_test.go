@@ -151,7 +151,7 @@ func checkResultAsDecoded(t *testing.T, src *abi.MeasureResult) bool {
 		t.Fatalf("does not decode its own encoding: %v", err)
 	}
 	var got abi.MeasureResult
-	ok := measureResultAsDecoded(src, &got)
+	ok := measureResultAsDecoded(src, &got, false)
 	if ok && !reflect.DeepEqual(got, want) {
 		t.Fatalf("as decoded:\n got %#v\nwant %#v\n%s", got, want, b)
 	}
@@ -194,7 +194,7 @@ func TestMeasureResultAsDecodedIsTheDecoder(t *testing.T) {
 	// The details are the host's own copy.
 	src := &abi.MeasureResult{Details: json.RawMessage(`{"a":1}`)}
 	var got abi.MeasureResult
-	if !measureResultAsDecoded(src, &got) {
+	if !measureResultAsDecoded(src, &got, false) {
 		t.Fatal("not taken")
 	}
 	src.Details[1] = 'X'
