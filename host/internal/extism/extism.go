@@ -150,21 +150,28 @@ func (p *Plugin) SetLogger(logger func(LogLevel, string)) {
 }
 
 func (p *Plugin) Log(level LogLevel, message string) {
+	if logEnabled(level) {
+		p.log(level, message)
+	}
+}
+
+// logEnabled reports whether a message at level is logged (anvil patch 6:
+// Logf formats only then).
+func logEnabled(level LogLevel) bool {
 	minimumLevel := LogLevel(pluginLogLevel.Load())
 
 	// If the global log level hasn't been set, use LogLevelOff as default
 	if minimumLevel == logLevelUnset {
 		minimumLevel = LogLevelOff
 	}
-
-	if level >= minimumLevel {
-		p.log(level, message)
-	}
+	return level >= minimumLevel
 }
 
 func (p *Plugin) Logf(level LogLevel, format string, args ...any) {
-	message := fmt.Sprintf(format, args...)
-	p.Log(level, message)
+	if !logEnabled(level) {
+		return
+	}
+	p.log(level, fmt.Sprintf(format, args...))
 }
 
 // Wasm is an interface that represents different ways of providing WebAssembly data.
@@ -510,7 +517,9 @@ func (p *Plugin) call(ctx context.Context, name string, data []byte, lean bool) 
 		p.guestRuntime.initialized = true
 	}
 
-	p.Logf(LogLevelDebug, "Calling function : %v", name)
+	if logEnabled(LogLevelDebug) { // anvil patch 6: not even the argument's boxing per call
+		p.Logf(LogLevelDebug, "Calling function : %v", name)
+	}
 
 	res, err := f.Call(ctx)
 

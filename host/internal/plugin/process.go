@@ -297,14 +297,14 @@ func (p *processPlugin) sameDescriptor(pr *proc, raw []byte) error {
 // invoke runs one method on the process under the invocation's limits,
 // decodes its result into out and applies check (nil: none); a result
 // that does not decode or fails check is an ABI violation.
-func (p *processPlugin) invoke(ctx context.Context, svc Services, method, what string, req, out any, check func() error) error {
+func (p *processPlugin) invoke(ctx context.Context, svc Services, method string, what doing, req, out any, check func() error) error {
 	in, err := p.requests.encode(req)
 	if err != nil {
 		return named(p.info, abi.Errorf(abi.CodeABI, "%s: encode request: %v", what, err))
 	}
 	pr, err := p.acquire(ctx)
 	if err != nil {
-		return p.startError(what, err)
+		return p.startError(what.String(), err)
 	}
 	defer p.calls.Done()
 
@@ -316,7 +316,7 @@ func (p *processPlugin) invoke(ctx context.Context, svc Services, method, what s
 	defer forget()
 	raw, err := pr.invoke(callCtx, method, in, token, p.opts.Limits.MaxOutputBytes)
 	if err != nil {
-		return p.callError(ctx, callCtx, pr, what, err)
+		return p.callError(ctx, callCtx, pr, what.String(), err)
 	}
 	if len(raw) > p.opts.Limits.MaxOutputBytes {
 		return named(p.info, abi.Errorf(abi.CodeOutputTooLarge, "%s: result is %d bytes, max_output_bytes is %d",

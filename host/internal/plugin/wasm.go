@@ -68,7 +68,7 @@ func (w *wasmPlugin) Close(ctx context.Context) error {
 // when the guest does. On any fault the instance is discarded, and a call
 // that found its instance already exited is retried once on a fresh one,
 // since it never ran.
-func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what string, req, out any, check func() error) error {
+func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export string, what doing, req, out any, check func() error) error {
 	in, err := w.requests.encode(req)
 	if err != nil {
 		return named(w.info, abi.Errorf(abi.CodeABI, "%s: encode request: %v", what, err))
@@ -76,7 +76,7 @@ func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what stri
 	for attempt := 0; ; attempt++ {
 		inst, err := w.pool.get(ctx)
 		if err != nil {
-			return w.startError(what, err)
+			return w.startError(what.String(), err)
 		}
 		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout.Std())
 		g := newGuard(svc, w.info, w.opts, w.logger).forRequest(req)
@@ -99,7 +99,7 @@ func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export, what stri
 		case errors.Is(cerr, errStale) && attempt == 0:
 			continue
 		}
-		return w.callError(ctx, what, cerr)
+		return w.callError(ctx, what.String(), cerr)
 	}
 }
 
