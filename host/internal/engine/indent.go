@@ -1,5 +1,7 @@
 package engine
 
+import "bytes"
+
 // appendIndent appends src, compact JSON that encoding/json wrote, as
 // json.Indent(dst, src, "", "  ") lays it out. json.Indent runs its
 // validating scanner over every byte, which was a third of the writer's
@@ -26,14 +28,22 @@ func appendIndent(dst, src []byte) []byte {
 		}
 		switch c {
 		case '"':
-			// Copy the string through its closing quote.
+			// Copy the string through its closing quote: the first quote
+			// after an even run of backslashes (IndexByte: most of a case
+			// file is strings).
 			j := i + 1
-			for j < len(src) {
-				if src[j] == '\\' {
-					j += 2
-					continue
+			for {
+				k := bytes.IndexByte(src[j:], '"')
+				if k < 0 {
+					j = len(src)
+					break
 				}
-				if src[j] == '"' {
+				j += k
+				run := 0
+				for p := j - 1; p > i && src[p] == '\\'; p-- {
+					run++
+				}
+				if run%2 == 0 {
 					break
 				}
 				j++

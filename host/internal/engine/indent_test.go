@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +64,22 @@ func FuzzAppendIndent(f *testing.F) {
 			checkIndent(t, compact.Bytes()) // raw messages keep their own numbers and escapes
 		}
 	})
+}
+
+func BenchmarkAppendIndent(b *testing.B) {
+	src, err := json.Marshal(map[string]any{
+		"case_id": "case-000001", "config_hash": "09935636f1fa8763",
+		"metrics": []any{map[string]any{"metric": "correctness", "kind": "geval", "score": 0.69, "reason": strings.Repeat("The output is mostly right but misses a detail. ", 8)}},
+		"case": map[string]any{"id": "case-000001", "input": strings.Repeat("What does the \"response cache\" share between runs? ", 12),
+			"actual_output": strings.Repeat("It shares the judge's replies, keyed by the request. ", 10), "expected_output": "The judge's replies."},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst []byte
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = appendIndent(dst[:0], src)
+	}
 }
