@@ -162,8 +162,10 @@ func writeJUnit(w io.Writer, counts *junitCounts, each Results) error {
 		return err
 	}
 	// Element by element through one encoder, so the indentation is what
-	// encoding the whole tree at once gave.
-	enc := xml.NewEncoder(w)
+	// encoding the whole tree at once gave. The encoder gets w hidden
+	// behind a struct: handed a *bufio.Writer it would write into it
+	// directly and flush it after every element, one write(2) per case.
+	enc := xml.NewEncoder(struct{ io.Writer }{w})
 	enc.Indent("", "  ")
 	rootStart := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
 		attr("name", root.Name), intAttr("tests", root.Tests), intAttr("failures", root.Failures),
