@@ -1,7 +1,14 @@
 package report
 
 import (
+	"bytes"
+	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
@@ -76,5 +83,236 @@ func TestJUnitWritesInBufferSizedPieces(t *testing.T) {
 	t.Logf("%d testcases, %d bytes in %d writes", 3*n+1, file.bytes, file.writes)
 	if file.writes > want {
 		t.Fatalf("%d bytes of junit.xml took %d writes; a %d-byte buffer needs %d", file.bytes, file.writes, bw.Size(), want)
+	}
+}
+
+// writeJUnitReference is writeJUnit as it was, through encoding/xml: the
+// bytes writeJUnit must write.
+func writeJUnitReference(w io.Writer, counts *junitCounts, each Results) error {
+	root, idx := counts.finish()
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	// Element by element through one encoder, so the indentation is what
+	// encoding the whole tree at once gave. The encoder gets w hidden
+	// behind a struct: handed a *bufio.Writer it would write into it
+	// directly and flush it after every element, one write(2) per case.
+	enc := xml.NewEncoder(struct{ io.Writer }{w})
+	enc.Indent("", "  ")
+	rootStart := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
+		attr("name", root.Name), intAttr("tests", root.Tests), intAttr("failures", root.Failures),
+		intAttr("errors", root.Errors), intAttr("skipped", root.Skipped)}}
+	if err := enc.EncodeToken(rootStart); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	caseStart := xml.StartElement{Name: xml.Name{Local: "testcase"}}
+	for i, su := range root.Suites {
+		start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: []xml.Attr{
+			attr("name", su.Name), intAttr("tests", su.Tests), intAttr("failures", su.Failures),
+			intAttr("errors", su.Errors), intAttr("skipped", su.Skipped)}}
+		if err := enc.EncodeToken(start); err != nil {
+			return fmt.Errorf("write junit: %w", err)
+		}
+		err := each(func(c *engine.CaseResult) error {
+			for _, mr := range c.Metrics {
+				if j, ok := idx[mr.Metric]; ok && j == i {
+					tc, _ := junitCaseOf(c.CaseID, &mr)
+					if err := enc.EncodeElement(tc, caseStart); err != nil {
+						return fmt.Errorf("write junit: %w", err)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, tc := range su.Cases { // the unverified gate, after the cases
+			if err := enc.EncodeElement(tc, caseStart); err != nil {
+				return fmt.Errorf("write junit: %w", err)
+			}
+		}
+		if err := enc.EncodeToken(start.End()); err != nil {
+			return fmt.Errorf("write junit: %w", err)
+		}
+	}
+	if err := enc.EncodeToken(rootStart.End()); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	if err := enc.Flush(); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func attr(name, value string) xml.Attr { return xml.Attr{Name: xml.Name{Local: name}, Value: value} }
+
+func intAttr(name string, v int) xml.Attr { return attr(name, strconv.Itoa(v)) }
+
+// junitDocs are documents of every shape writeJUnit meets: no metric, a
+// metric without cases, an unverified gate with and without cases, names
+// and texts that need escaping.
+func junitDocs() map[string]func() (*engine.Summary, []engine.CaseResult) {
+	run := func(n int) func() (*engine.Summary, []engine.CaseResult) {
+		return func() (*engine.Summary, []engine.CaseResult) { return junitRun(n) }
+	}
+	return map[string]func() (*engine.Summary, []engine.CaseResult){
+		"no metrics": func() (*engine.Summary, []engine.CaseResult) { return &engine.Summary{}, nil },
+		"no cases":   run(0),
+		"one case":   run(1),
+		"50 cases":   run(50),
+		"cases without the summary's metrics": func() (*engine.Summary, []engine.CaseResult) {
+			s, _ := junitRun(0)
+			_, cases := junitRun(3)
+			for i := range cases {
+				for k := range cases[i].Metrics {
+					cases[i].Metrics[k].Metric += "?"
+				}
+			}
+			return s, cases
+		},
+		"an unverified gate alone": func() (*engine.Summary, []engine.CaseResult) {
+			return &engine.Summary{Metrics: []engine.MetricSummary{{Metric: "m", Gated: true, Verdict: engine.VerdictUnverified}}}, nil
+		},
+		"extreme times and scores": func() (*engine.Summary, []engine.CaseResult) {
+			s, cases := junitRun(8)
+			for i, v := range []float64{0, math.Copysign(0, -1), 1e21, 1e-7, -3.5, math.MaxFloat64, math.Inf(1), math.NaN()} {
+				cases[i].Metrics[0].LatencyMS = v
+				cases[i].Metrics[1].LatencyMS = -v
+				cases[i].Metrics[1].Score = &cases[i].Metrics[0].LatencyMS
+			}
+			return s, cases
+		},
+	}
+}
+
+// TestJUnitMatchesEncodingXML compares whole documents, byte for byte,
+// with encoding/xml's, through JUnit as callers see it.
+func TestJUnitMatchesEncodingXML(t *testing.T) {
+	for name, doc := range junitDocs() {
+		t.Run(name, func(t *testing.T) {
+			s, cases := doc()
+			var got, want bytes.Buffer
+			if err := JUnit(&got, s, cases); err != nil {
+				t.Fatal(err)
+			}
+			counts := newJUnitCounts(s)
+			for i := range cases {
+				counts.add(&cases[i])
+			}
+			if err := writeJUnitReference(&want, counts, Slice(cases)); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("writeJUnit:\n%s\nencoding/xml:\n%s", got.String(), want.String())
+			}
+			if err := xml.Unmarshal(got.Bytes(), new(junitSuites)); err != nil {
+				t.Fatalf("not XML encoding/xml reads: %v", err)
+			}
+		})
+	}
+}
+
+// FuzzJUnitCase holds writeJUnit to encoding/xml on arbitrary testcases
+// (written as a suite's gate entries) and suite names and counts.
+func FuzzJUnitCase(f *testing.F) {
+	f.Add(uint8(0xff), "case <1> & \"2\" 'x'", "anvil.m\n\r\t", "score 0.100 below threshold 0.60", "threshold", "a\nb\r\n\tc ]]> \x00\x1f\x7f", "score=- threshold=0.60 mode=\n\xff\xfe \ufffd \uffff \U0010ffff", 100.601)
+	f.Add(uint8(0), "", "", "", "", "", "", 0.0)
+	f.Add(uint8(0x12), "é", "\xed\xa0\x80", "\u2028", "", "", "", math.Inf(-1))
+	f.Add(uint8(0x24), "x", "y", "", "unverified", "", "", math.NaN())
+	f.Add(uint8(0x49), "x", "y", "m", "t", "", "out", 1e-7)
+	f.Fuzz(func(t *testing.T, opt uint8, name, class, msg, typ, text, out string, secs float64) {
+		m := &junitMessage{Message: msg, Type: typ, Text: text}
+		tc := junitCase{Name: name, Classname: class, Time: secs, Output: out}
+		if opt&1 != 0 {
+			tc.Failure = m
+		}
+		if opt&2 != 0 {
+			tc.Error = m
+		}
+		if opt&4 != 0 {
+			tc.Skipped = m
+		}
+		suite := junitSuite{Name: name + class, Tests: int(opt) - 100, Failures: len(text), Errors: -len(msg), Skipped: math.MaxInt}
+		for range opt >> 6 {
+			suite.Cases = append(suite.Cases, tc)
+		}
+		counts := &junitCounts{s: &engine.Summary{}, root: junitSuites{Name: out, Suites: []junitSuite{suite}}}
+		if opt&8 != 0 {
+			counts.root.Suites = append(counts.root.Suites, junitSuite{Name: typ, Cases: []junitCase{tc}})
+		}
+		if opt&16 != 0 {
+			counts.root.Suites = nil
+		}
+		var got, want bytes.Buffer
+		if err := writeJUnit(&got, counts, Slice(nil)); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeJUnitReference(&want, counts, Slice(nil)); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("writeJUnit:\n%q\nencoding/xml:\n%q", got.String(), want.String())
+		}
+	})
+}
+
+// failingWriter fails once ok bytes are written.
+type failingWriter struct{ ok int }
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.ok {
+		n := w.ok
+		w.ok = 0
+		return n, errDiskFull
+	}
+	w.ok -= len(p)
+	return len(p), nil
+}
+
+// TestJUnitReturnsTheWritersError: a write that fails anywhere in the
+// document is the error, whatever is held when it happens.
+func TestJUnitReturnsTheWritersError(t *testing.T) {
+	s, cases := junitRun(500)
+	var whole countingWriter
+	if err := JUnit(&whole, s, cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []int{0, 10, junitChunk, whole.bytes - 1} {
+		err := JUnit(&failingWriter{ok: ok}, s, cases)
+		if !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "write junit: ") {
+			t.Errorf("a write failing after %d of %d bytes: %v", ok, whole.bytes, err)
+		}
+	}
+}
+
+// BenchmarkJUnit writes the testcases of 10,000 cases of one metric into
+// writeFile's buffer, by hand and through encoding/xml as before.
+func BenchmarkJUnit(b *testing.B) {
+	const n = 10000
+	s, cases := junitRun(n)
+	s.Metrics = s.Metrics[:1]
+	counts := newJUnitCounts(s)
+	for i := range cases {
+		counts.add(&cases[i])
+	}
+	for _, w := range []struct {
+		name  string
+		write func(io.Writer, *junitCounts, Results) error
+	}{{"hand", writeJUnit}, {"encoding-xml", writeJUnitReference}} {
+		b.Run(w.name, func(b *testing.B) {
+			var file countingWriter
+			bw := newFileBuffer(&file)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := w.write(bw, counts, Slice(cases)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/case")
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -102,7 +101,9 @@ func modes(m map[string]int) string {
 }
 
 // JUnit XML, in the shape Jenkins, GitLab and GitHub reporters read: one
-// testsuite per metric, one testcase per case.
+// testsuite per metric, one testcase per case. writeJUnit (junitxml.go)
+// writes these by hand; the tags are what the tests' encoding/xml
+// reference encodes them by.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -152,66 +153,6 @@ func JUnitFrom(w io.Writer, s *engine.Summary, each Results) error {
 		return err
 	}
 	return writeJUnit(w, counts, each)
-}
-
-// writeJUnit writes the document whose counts are known, walking each once
-// per suite for its cases.
-func writeJUnit(w io.Writer, counts *junitCounts, each Results) error {
-	root, idx := counts.finish()
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	// Element by element through one encoder, so the indentation is what
-	// encoding the whole tree at once gave. The encoder gets w hidden
-	// behind a struct: handed a *bufio.Writer it would write into it
-	// directly and flush it after every element, one write(2) per case.
-	enc := xml.NewEncoder(struct{ io.Writer }{w})
-	enc.Indent("", "  ")
-	rootStart := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
-		attr("name", root.Name), intAttr("tests", root.Tests), intAttr("failures", root.Failures),
-		intAttr("errors", root.Errors), intAttr("skipped", root.Skipped)}}
-	if err := enc.EncodeToken(rootStart); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	caseStart := xml.StartElement{Name: xml.Name{Local: "testcase"}}
-	for i, su := range root.Suites {
-		start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: []xml.Attr{
-			attr("name", su.Name), intAttr("tests", su.Tests), intAttr("failures", su.Failures),
-			intAttr("errors", su.Errors), intAttr("skipped", su.Skipped)}}
-		if err := enc.EncodeToken(start); err != nil {
-			return fmt.Errorf("write junit: %w", err)
-		}
-		err := each(func(c *engine.CaseResult) error {
-			for _, mr := range c.Metrics {
-				if j, ok := idx[mr.Metric]; ok && j == i {
-					tc, _ := junitCaseOf(c.CaseID, &mr)
-					if err := enc.EncodeElement(tc, caseStart); err != nil {
-						return fmt.Errorf("write junit: %w", err)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, tc := range su.Cases { // the unverified gate, after the cases
-			if err := enc.EncodeElement(tc, caseStart); err != nil {
-				return fmt.Errorf("write junit: %w", err)
-			}
-		}
-		if err := enc.EncodeToken(start.End()); err != nil {
-			return fmt.Errorf("write junit: %w", err)
-		}
-	}
-	if err := enc.EncodeToken(rootStart.End()); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	if err := enc.Flush(); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
 }
 
 // junitCounts gathers every suite's counts (the attributes written before
@@ -306,7 +247,3 @@ func junitCaseOf(caseID string, mr *engine.MetricResult) (junitCase, string) {
 	}
 	return tc, counted
 }
-
-func attr(name, value string) xml.Attr { return xml.Attr{Name: xml.Name{Local: name}, Value: value} }
-
-func intAttr(name string, v int) xml.Attr { return attr(name, strconv.Itoa(v)) }
