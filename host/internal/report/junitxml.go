@@ -34,7 +34,7 @@ func writeJUnit(w io.Writer, counts *junitCounts, each Results) error {
 			for k := range c.Metrics {
 				mr := &c.Metrics[k]
 				if j, ok := idx[mr.Metric]; ok && j == i {
-					tc, _ := junitCaseOf(c.CaseID, mr)
+					tc := junitCaseOf(c.CaseID, mr)
 					out.b = appendJUnitCase(out.b, &tc)
 					written++
 					if err := out.spill(); err != nil {

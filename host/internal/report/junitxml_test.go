@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func writeJUnitReference(w io.Writer, counts *junitCounts, each Results) error {
 		err := each(func(c *engine.CaseResult) error {
 			for _, mr := range c.Metrics {
 				if j, ok := idx[mr.Metric]; ok && j == i {
-					tc, _ := junitCaseOf(c.CaseID, &mr)
+					tc, _ := junitCaseOfReference(c.CaseID, &mr)
 					if err := enc.EncodeElement(tc, caseStart); err != nil {
 						return fmt.Errorf("write junit: %w", err)
 					}
@@ -144,6 +145,36 @@ func writeJUnitReference(w io.Writer, counts *junitCounts, each Results) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitCaseOfReference is junitCaseOf as it was, with fmt: the testcase
+// junitCaseOf must make, and the count junitOutcome must give.
+func junitCaseOfReference(caseID string, mr *engine.MetricResult) (junitCase, string) {
+	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+	score := "-"
+	if mr.Score != nil {
+		score = fmt.Sprintf("%.3f", *mr.Score)
+	}
+	tc.Output = fmt.Sprintf("score=%s threshold=%.2f mode=%s\n%s", score, mr.Threshold, mr.ScoreMode, mr.Reason)
+	var counted string
+	switch mr.Status {
+	case engine.StatusFailed:
+		if mr.Gated {
+			tc.Failure = &junitMessage{Message: fmt.Sprintf("score %s below threshold %.2f", score, mr.Threshold), Type: "threshold", Text: mr.Reason}
+			counted = engine.StatusFailed
+		}
+	case engine.StatusError:
+		msg := "error"
+		if mr.Error != nil {
+			msg = mr.Error.Error()
+		}
+		tc.Error = &junitMessage{Message: msg, Type: mr.ErrorClass}
+		counted = engine.StatusError
+	case engine.StatusSkipped:
+		tc.Skipped = &junitMessage{Message: mr.Reason}
+		counted = engine.StatusSkipped
+	}
+	return tc, counted
 }
 
 func attr(name, value string) xml.Attr { return xml.Attr{Name: xml.Name{Local: name}, Value: value} }
@@ -258,6 +289,36 @@ func FuzzJUnitCase(f *testing.F) {
 	})
 }
 
+// FuzzJUnitCaseOf holds junitCaseOf and junitOutcome to the fmt-built
+// testcase and count they replace.
+func FuzzJUnitCaseOf(f *testing.F) {
+	f.Add(uint8(0x0f), "case-1", "m", 0.19, 0.5, 100.601, "wrong \xff", "weighted", "judge")
+	f.Add(uint8(0), "", "", 0.0, 0.0, 0.0, "", "", "")
+	f.Add(uint8(0x09), "x", "m", math.Copysign(0, -1), -0.005, -1.0, "r", "raw", "")
+	f.Add(uint8(0x19), "x", "m", math.Inf(1), math.NaN(), 1e21, "", "", "")
+	f.Add(uint8(0x29), "x", "m", 0.0005, 0.125, 3.0, "", "", "")
+	f.Add(uint8(0x05), "x", "m", math.MaxFloat64, -math.MaxFloat64, 5e-324, "", "", "")
+	f.Fuzz(func(t *testing.T, opt uint8, caseID, metric string, score, threshold, latency float64, reason, mode, class string) {
+		mr := engine.MetricResult{Metric: metric, Gated: opt&1 != 0, Threshold: threshold, LatencyMS: latency,
+			Reason: reason, ScoreMode: mode, ErrorClass: class}
+		mr.Status = [...]string{engine.StatusPassed, engine.StatusFailed, engine.StatusError, engine.StatusSkipped, "", "other"}[int(opt>>1&7)%6]
+		if opt&16 != 0 {
+			mr.Score = &score
+		}
+		if opt&32 != 0 {
+			mr.Error = &abi.Error{Code: abi.CodeJudge, Message: reason, Plugin: class}
+		}
+		want, counted := junitCaseOfReference(caseID, &mr)
+		got := junitCaseOf(caseID, &mr)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("junitCaseOf:\n%#v\nwith fmt:\n%#v", got, want)
+		}
+		if o := junitOutcome(&mr); o != counted {
+			t.Fatalf("junitOutcome %q, with fmt %q", o, counted)
+		}
+	})
+}
+
 // failingWriter fails once ok bytes are written.
 type failingWriter struct{ ok int }
 
@@ -286,6 +347,42 @@ func TestJUnitReturnsTheWritersError(t *testing.T) {
 		if !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "write junit: ") {
 			t.Errorf("a write failing after %d of %d bytes: %v", ok, whole.bytes, err)
 		}
+	}
+}
+
+// junitAllocBudget is the allocation budget of one testcase in junit.xml,
+// counted over a document of 1,000 cases (the chunk buffer and the suites
+// included). It counts allocations, not time, so it holds on a loaded
+// machine; raise it only with a reason. 14.6 through encoding/xml and fmt,
+// 2.7 when set: the classname and system-out strings, and the message of a
+// failure, error or skip. The testcase's bytes are appended with none.
+const junitAllocBudget = 3
+
+func TestJUnitAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	const n = 1000
+	s, cases := junitRun(n)
+	s.Metrics = s.Metrics[:1]
+	counts := newJUnitCounts(s)
+	for i := range cases {
+		counts.add(&cases[i])
+	}
+	bw := newFileBuffer(io.Discard)
+	per := testing.AllocsPerRun(20, func() {
+		if err := writeJUnit(bw, counts, Slice(cases)); err != nil {
+			t.Fatal(err)
+		}
+	}) / n
+	t.Logf("%.2f allocations per testcase (budget %d)", per, junitAllocBudget)
+	if per > junitAllocBudget {
+		t.Errorf("junit.xml allocates %.2f times per testcase, over the budget of %d", per, junitAllocBudget)
+	}
+	tc := junitCaseOf(cases[1].CaseID, &cases[1].Metrics[0])
+	b := make([]byte, 0, 4096)
+	if a := testing.AllocsPerRun(100, func() { b = appendJUnitCase(b[:0], &tc) }); a != 0 {
+		t.Errorf("appending a testcase allocates %.0f times; it should not", a)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -173,14 +174,14 @@ func newJUnitCounts(s *engine.Summary) *junitCounts {
 }
 
 func (c *junitCounts) add(cr *engine.CaseResult) {
-	for _, mr := range cr.Metrics {
+	for k := range cr.Metrics {
+		mr := &cr.Metrics[k]
 		i, ok := c.idx[mr.Metric]
 		if !ok {
 			continue
 		}
 		suite := &c.root.Suites[i]
-		_, outcome := junitCaseOf(cr.CaseID, &mr)
-		switch outcome {
+		switch junitOutcome(mr) {
 		case engine.StatusFailed:
 			suite.Failures++
 		case engine.StatusError:
@@ -218,32 +219,43 @@ func (c *junitCounts) finish() (junitSuites, map[string]int) {
 	return root, c.idx
 }
 
-// junitCaseOf is one metric result as a testcase, and which JUnit count it
-// adds to ("" for none: passed, or failed but not gated).
-func junitCaseOf(caseID string, mr *engine.MetricResult) (junitCase, string) {
-	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
-	score := "-"
-	if mr.Score != nil {
-		score = fmt.Sprintf("%.3f", *mr.Score)
-	}
-	tc.Output = fmt.Sprintf("score=%s threshold=%.2f mode=%s\n%s", score, mr.Threshold, mr.ScoreMode, mr.Reason)
-	var counted string
+// junitOutcome is the JUnit count a metric result adds to ("" for none:
+// passed, or failed but not gated).
+func junitOutcome(mr *engine.MetricResult) string {
 	switch mr.Status {
 	case engine.StatusFailed:
 		if mr.Gated {
-			tc.Failure = &junitMessage{Message: fmt.Sprintf("score %s below threshold %.2f", score, mr.Threshold), Type: "threshold", Text: mr.Reason}
-			counted = engine.StatusFailed
+			return engine.StatusFailed
 		}
+	case engine.StatusError, engine.StatusSkipped:
+		return mr.Status
+	}
+	return ""
+}
+
+// junitCaseOf is one metric result as a testcase, its element the one of
+// its junitOutcome. The numbers are strconv's, not fmt's (the same digits,
+// fewer allocations per testcase); the concatenations allocate once each.
+func junitCaseOf(caseID string, mr *engine.MetricResult) junitCase {
+	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+	var scoreBuf, thresholdBuf [32]byte
+	score := append(scoreBuf[:0], '-')
+	if mr.Score != nil {
+		score = strconv.AppendFloat(scoreBuf[:0], *mr.Score, 'f', 3, 64)
+	}
+	threshold := strconv.AppendFloat(thresholdBuf[:0], mr.Threshold, 'f', 2, 64)
+	tc.Output = "score=" + string(score) + " threshold=" + string(threshold) + " mode=" + mr.ScoreMode + "\n" + mr.Reason
+	switch junitOutcome(mr) {
+	case engine.StatusFailed:
+		tc.Failure = &junitMessage{Message: "score " + string(score) + " below threshold " + string(threshold), Type: "threshold", Text: mr.Reason}
 	case engine.StatusError:
 		msg := "error"
 		if mr.Error != nil {
 			msg = mr.Error.Error()
 		}
 		tc.Error = &junitMessage{Message: msg, Type: mr.ErrorClass}
-		counted = engine.StatusError
 	case engine.StatusSkipped:
 		tc.Skipped = &junitMessage{Message: mr.Reason}
-		counted = engine.StatusSkipped
 	}
-	return tc, counted
+	return tc
 }
