@@ -245,6 +245,29 @@ func TestJUnitMatchesEncodingXML(t *testing.T) {
 	}
 }
 
+// TestJUnitWriterKnowsEveryField fails when a JUnit type's fields or
+// tags change: junitxml.go writes each by hand and must follow.
+func TestJUnitWriterKnowsEveryField(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{junitSuites{}, "testsuites name,attr tests,attr failures,attr errors,attr skipped,attr testsuite"},
+		{junitSuite{}, "name,attr tests,attr failures,attr errors,attr skipped,attr testcase"},
+		{junitCase{}, "name,attr classname,attr time,attr failure,omitempty error,omitempty skipped,omitempty system-out,omitempty"},
+		{junitMessage{}, "message,attr type,attr,omitempty ,chardata"},
+	} {
+		typ := reflect.TypeOf(tc.v)
+		var tags []string
+		for i := range typ.NumField() {
+			tags = append(tags, typ.Field(i).Tag.Get("xml"))
+		}
+		if got := strings.Join(tags, " "); got != tc.want {
+			t.Errorf("%s's fields changed: junitxml.go must write them as encoding/xml does.\ngot  %s\nwant %s", typ, got, tc.want)
+		}
+	}
+}
+
 // FuzzJUnitCase holds writeJUnit to encoding/xml on arbitrary testcases
 // (written as a suite's gate entries) and suite names and counts.
 func FuzzJUnitCase(f *testing.F) {
