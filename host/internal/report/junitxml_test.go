@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/cputime"
 	"github.com/agentanvil/anvil/host/internal/engine"
 )
 
@@ -410,7 +411,7 @@ func TestJUnitAllocBudget(t *testing.T) {
 }
 
 // BenchmarkJUnit writes the testcases of 10,000 cases of one metric into
-// writeFile's buffer, by hand and through encoding/xml as before.
+// writeFile's buffer, by hand and through encoding/xml and fmt as before.
 func BenchmarkJUnit(b *testing.B) {
 	const n = 10000
 	s, cases := junitRun(n)
@@ -427,6 +428,7 @@ func BenchmarkJUnit(b *testing.B) {
 			var file countingWriter
 			bw := newFileBuffer(&file)
 			b.ReportAllocs()
+			cputime.Report(b)
 			for b.Loop() {
 				if err := w.write(bw, counts, Slice(cases)); err != nil {
 					b.Fatal(err)
