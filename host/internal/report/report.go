@@ -102,7 +102,9 @@ func modes(m map[string]int) string {
 }
 
 // JUnit XML, in the shape Jenkins, GitLab and GitHub reporters read: one
-// testsuite per metric, one testcase per case.
+// testsuite per metric, one testcase per case. writeJUnit (junitxml.go)
+// writes these by hand; the tags are what the tests' encoding/xml
+// reference encodes them by.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -154,64 +156,6 @@ func JUnitFrom(w io.Writer, s *engine.Summary, each Results) error {
 	return writeJUnit(w, counts, each)
 }
 
-// writeJUnit writes the document whose counts are known, walking each once
-// per suite for its cases.
-func writeJUnit(w io.Writer, counts *junitCounts, each Results) error {
-	root, idx := counts.finish()
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	// Element by element through one encoder, so the indentation is what
-	// encoding the whole tree at once gave.
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	rootStart := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
-		attr("name", root.Name), intAttr("tests", root.Tests), intAttr("failures", root.Failures),
-		intAttr("errors", root.Errors), intAttr("skipped", root.Skipped)}}
-	if err := enc.EncodeToken(rootStart); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	caseStart := xml.StartElement{Name: xml.Name{Local: "testcase"}}
-	for i, su := range root.Suites {
-		start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: []xml.Attr{
-			attr("name", su.Name), intAttr("tests", su.Tests), intAttr("failures", su.Failures),
-			intAttr("errors", su.Errors), intAttr("skipped", su.Skipped)}}
-		if err := enc.EncodeToken(start); err != nil {
-			return fmt.Errorf("write junit: %w", err)
-		}
-		err := each(func(c *engine.CaseResult) error {
-			for _, mr := range c.Metrics {
-				if j, ok := idx[mr.Metric]; ok && j == i {
-					tc, _ := junitCaseOf(c.CaseID, &mr)
-					if err := enc.EncodeElement(tc, caseStart); err != nil {
-						return fmt.Errorf("write junit: %w", err)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, tc := range su.Cases { // the unverified gate, after the cases
-			if err := enc.EncodeElement(tc, caseStart); err != nil {
-				return fmt.Errorf("write junit: %w", err)
-			}
-		}
-		if err := enc.EncodeToken(start.End()); err != nil {
-			return fmt.Errorf("write junit: %w", err)
-		}
-	}
-	if err := enc.EncodeToken(rootStart.End()); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	if err := enc.Flush(); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
 // junitCounts gathers every suite's counts (the attributes written before
 // its cases) from the results it is shown, one at a time.
 type junitCounts struct {
@@ -230,14 +174,14 @@ func newJUnitCounts(s *engine.Summary) *junitCounts {
 }
 
 func (c *junitCounts) add(cr *engine.CaseResult) {
-	for _, mr := range cr.Metrics {
+	for k := range cr.Metrics {
+		mr := &cr.Metrics[k]
 		i, ok := c.idx[mr.Metric]
 		if !ok {
 			continue
 		}
 		suite := &c.root.Suites[i]
-		_, outcome := junitCaseOf(cr.CaseID, &mr)
-		switch outcome {
+		switch junitOutcome(mr) {
 		case engine.StatusFailed:
 			suite.Failures++
 		case engine.StatusError:
@@ -275,36 +219,43 @@ func (c *junitCounts) finish() (junitSuites, map[string]int) {
 	return root, c.idx
 }
 
-// junitCaseOf is one metric result as a testcase, and which JUnit count it
-// adds to ("" for none: passed, or failed but not gated).
-func junitCaseOf(caseID string, mr *engine.MetricResult) (junitCase, string) {
-	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
-	score := "-"
-	if mr.Score != nil {
-		score = fmt.Sprintf("%.3f", *mr.Score)
-	}
-	tc.Output = fmt.Sprintf("score=%s threshold=%.2f mode=%s\n%s", score, mr.Threshold, mr.ScoreMode, mr.Reason)
-	var counted string
+// junitOutcome is the JUnit count a metric result adds to ("" for none:
+// passed, or failed but not gated).
+func junitOutcome(mr *engine.MetricResult) string {
 	switch mr.Status {
 	case engine.StatusFailed:
 		if mr.Gated {
-			tc.Failure = &junitMessage{Message: fmt.Sprintf("score %s below threshold %.2f", score, mr.Threshold), Type: "threshold", Text: mr.Reason}
-			counted = engine.StatusFailed
+			return engine.StatusFailed
 		}
+	case engine.StatusError, engine.StatusSkipped:
+		return mr.Status
+	}
+	return ""
+}
+
+// junitCaseOf is one metric result as a testcase, its element the one of
+// its junitOutcome. The numbers are strconv's, not fmt's (the same digits,
+// fewer allocations per testcase); the concatenations allocate once each.
+func junitCaseOf(caseID string, mr *engine.MetricResult) junitCase {
+	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+	var scoreBuf, thresholdBuf [32]byte
+	score := append(scoreBuf[:0], '-')
+	if mr.Score != nil {
+		score = strconv.AppendFloat(scoreBuf[:0], *mr.Score, 'f', 3, 64)
+	}
+	threshold := strconv.AppendFloat(thresholdBuf[:0], mr.Threshold, 'f', 2, 64)
+	tc.Output = "score=" + string(score) + " threshold=" + string(threshold) + " mode=" + mr.ScoreMode + "\n" + mr.Reason
+	switch junitOutcome(mr) {
+	case engine.StatusFailed:
+		tc.Failure = &junitMessage{Message: "score " + string(score) + " below threshold " + string(threshold), Type: "threshold", Text: mr.Reason}
 	case engine.StatusError:
 		msg := "error"
 		if mr.Error != nil {
 			msg = mr.Error.Error()
 		}
 		tc.Error = &junitMessage{Message: msg, Type: mr.ErrorClass}
-		counted = engine.StatusError
 	case engine.StatusSkipped:
 		tc.Skipped = &junitMessage{Message: mr.Reason}
-		counted = engine.StatusSkipped
 	}
-	return tc, counted
+	return tc
 }
-
-func attr(name, value string) xml.Attr { return xml.Attr{Name: xml.Name{Local: name}, Value: value} }
-
-func intAttr(name string, v int) xml.Attr { return attr(name, strconv.Itoa(v)) }

@@ -3,6 +3,8 @@ package report_test
 import (
 	"bytes"
 	"encoding/xml"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,6 +79,46 @@ func TestJUnit(t *testing.T) {
 	if doc.Suites[0].Name != "correctness" || doc.Suites[0].Cases[1].Failure == nil ||
 		doc.Suites[0].Cases[1].Failure.Message != "score 0.100 below threshold 0.60" {
 		t.Fatalf("suite = %+v", doc.Suites[0])
+	}
+}
+
+// TestJUnitGolden pins junit.xml's bytes, so that a change to both the
+// hand-written writer and its encoding/xml reference is seen in a diff.
+func TestJUnitGolden(t *testing.T) {
+	s := summary()
+	s.Metrics = append(s.Metrics, engine.MetricSummary{Metric: "faith <\"&\">", Kind: "geval", Gated: true,
+		Verdict: engine.VerdictUnverified, UnverifiedReason: "scored no case:\n\tall 3 skipped ('no key')"})
+	cases := []engine.CaseResult{
+		{CaseID: "a", Metrics: []engine.MetricResult{
+			{Metric: "correctness", Status: engine.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6, ScoreMode: "weighted", LatencyMS: 1234.5},
+			{Metric: "exact", Status: engine.StatusSkipped, Reason: "case has no expected_output"},
+			{Metric: "faith <\"&\">", Status: engine.StatusSkipped, Gated: true, Reason: "no key \xff\x01 \ufffd"}}},
+		{CaseID: "b <2>", Metrics: []engine.MetricResult{
+			{Metric: "correctness", Status: engine.StatusFailed, Gated: true, Score: ptr(0.1), Threshold: 0.6, LatencyMS: 0.25,
+				Reason: "wrong:\r\n\tit says \"no\" & 'never' ]]>"},
+			{Metric: "exact", Status: engine.StatusFailed, Score: ptr(0), Threshold: 0.5},
+			{Metric: "faith <\"&\">", Status: engine.StatusSkipped, Gated: true}}},
+		{CaseID: "c", Metrics: []engine.MetricResult{
+			{Metric: "correctness", Status: engine.StatusError, Gated: true, ErrorClass: "judge", Error: abi.Errorf(abi.CodeJudge, "down"), LatencyMS: 30001},
+			{Metric: "exact", Status: engine.StatusPassed, Score: ptr(1), Threshold: 0.5},
+			{Metric: "faith <\"&\">", Status: engine.StatusSkipped, Gated: true}}},
+	}
+	var b bytes.Buffer
+	if err := report.JUnit(&b, s, cases); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "junit.golden.xml")
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("junit.xml differs from %s; run go test ./host/internal/report -update and review the diff:\n%s", path, b.String())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -70,12 +71,16 @@ func allPassed(c engine.CaseResult) bool {
 	return true
 }
 
+// newFileBuffer is the buffer writeFile puts before a report's file: a
+// report writes it in pieces of any size, the file sees 64 KiB writes.
+func newFileBuffer(f io.Writer) *bufio.Writer { return bufio.NewWriterSize(f, 64<<10) }
+
 func writeFile(path string, write func(*bufio.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	bw := bufio.NewWriterSize(f, 64<<10)
+	bw := newFileBuffer(f)
 	if err := write(bw); err != nil {
 		f.Close()
 		return err
