@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentanvil/anvil/abi"
 )
 
 // decodeStrict decodes one JSON object a guest wrote — a result, a
@@ -41,6 +43,11 @@ func decodeStrict(raw []byte, out any) error {
 		if err := checkJSON(raw); err != nil {
 			return err
 		}
+	}
+	// Results are most of what guests write; decodeMeasureResult gives
+	// what json.Unmarshal would, or leaves raw to it.
+	if r, ok := out.(*abi.MeasureResult); ok && decodeMeasureResult(raw, r) {
+		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		var te *json.UnmarshalTypeError
