@@ -39,7 +39,11 @@ func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, 
 	st.waiters++
 	ch := j.flight.DoChan(key, func() (any, error) {
 		leader = true
-		resp := j.safely(func() abi.JudgeResponse { return work(st.ctx, p) })
+		// The work runs on a runner (runners.go), whose stack has grown
+		// already; this goroutine only waits.
+		done := make(chan abi.JudgeResponse, 1)
+		j.runners.do(func() { done <- j.safely(func() abi.JudgeResponse { return work(st.ctx, p) }) })
+		resp := <-done
 		j.flightMu.Lock()
 		if j.inflight[key] == st {
 			delete(j.inflight, key)

@@ -29,6 +29,7 @@ type Judge struct {
 	flight   singleflight.Group
 	flightMu sync.Mutex
 	inflight map[string]*flightState
+	runners  *runners
 
 	spendLimit float64
 	pacer      *pacer
@@ -81,6 +82,7 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 		cache:      o.cache,
 		cacheMode:  o.cacheMode,
 		inflight:   map[string]*flightState{},
+		runners:    newRunners(max(cfg.MaxConcurrency, 1)),
 		spendLimit: o.spendUSD,
 		pacer:      newPacer(cfg),
 		slots:      make(slots, cfg.MaxConcurrency),
