@@ -25,8 +25,10 @@ const (
 	// reply; the decode is 4. encoding/json decoding made it ~1,380. 355
 	// since the judge encodes the request body itself (wire.go); 304
 	// since the reply's content is parsed once (replyobject.go) and the
-	// score weighting allocates only its result.
-	callAllocBudget = 310
+	// score weighting allocates only its result; 303 with the flight's
+	// runner handoff (runners.go), 294 since the body goes through the
+	// client's Post rather than New's typed params (client.go).
+	callAllocBudget = 300
 	// requestBodyAllocBudget: encoding one scoring request's body (3 when
 	// set: the message list, the encoder's buffer, the body; openai-go's
 	// encoder made 40). 1 since the judge writes it by hand (appendjson.go):

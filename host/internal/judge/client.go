@@ -47,8 +47,15 @@ type completion struct {
 }
 
 // client is the bottom of the stack: one HTTP attempt through openai-go.
+// client sends chat-completion requests through openai-go: its base URL,
+// headers, middleware, request building and error handling. Not through
+// ChatCompletionService.New, whose typed params openai-go marshals (by
+// reflection, 5 µs a call) before an option replaces the body: the body
+// is the judge's own (wire.go), and the client's generic Post takes it as
+// it is — what New would send, header for header
+// (TestHandWrittenBodyOnTheWire).
 type client struct {
-	chat openai.ChatCompletionService
+	api openai.Client
 }
 
 func newClient(cfg Config, httpClient *http.Client, apiKey string) *client {
@@ -66,7 +73,9 @@ func newClient(cfg Config, httpClient *http.Client, apiKey string) *client {
 	// openai-go appends per-request options to the service's slice; with
 	// spare capacity, concurrent calls would write into one shared array.
 	// Clipping makes every append copy.
-	return &client{chat: openai.NewChatCompletionService(slices.Clip(opts)...)}
+	// Not openai.NewClient: it would add options from the environment
+	// (OPENAI_API_KEY, OPENAI_ORG_ID, …) that the judge's config decides.
+	return &client{api: openai.Client{Options: slices.Clip(opts)}}
 }
 
 // messagesFor are what c sends in mode: the request's messages, with the

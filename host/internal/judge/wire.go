@@ -6,9 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
-	"github.com/openai/openai-go/packages/param"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/internal/jsonw"
@@ -279,16 +277,12 @@ func wireRole(m abi.Message) string {
 	return "user"
 }
 
-// presetBody stands in for the request openai-go would encode: the body is
-// already made (option.WithRequestBody replaces it), so openai-go's encoder
-// has only "{}" to write. A raw body passed through param.Override would
-// still be re-compacted byte by byte, which cost as much as encoding it.
-var presetBody = param.Override[openai.ChatCompletionNewParams](json.RawMessage("{}"))
-
 // send makes one chat-completion request with body through openai-go
 // (its base URL, headers, middleware and error handling).
 func (cl *client) send(ctx context.Context, body []byte, opts ...option.RequestOption) error {
-	opts = append(opts, option.WithRequestBody("application/json", body))
-	_, err := cl.chat.New(ctx, presetBody, opts...)
-	return err
+	// openai-go sends a []byte body as it is, as application/json.
+	return cl.api.Post(ctx, chatCompletionsPath, body, nil, opts...)
 }
+
+// chatCompletionsPath is ChatCompletionService.New's path.
+const chatCompletionsPath = "chat/completions"

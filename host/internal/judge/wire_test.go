@@ -10,11 +10,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/cputime"
+	"github.com/openai/openai-go"
 )
 
 // wireCase is one generated request: a plan, a call and the mode it is sent in.
@@ -85,25 +87,34 @@ func TestRequestBodiesAreOpenAIGos(t *testing.T) {
 	}
 
 	// On the wire: both requests sent by openai-go to a server that keeps
-	// the bodies.
+	// the bodies and the headers — the judge's through the client's Post,
+	// the reference through ChatCompletionService.New with the same
+	// options.
+	type sent struct {
+		method, path string
+		header       http.Header
+	}
 	var mu sync.Mutex
 	var bodies [][]byte
+	var requests []sent
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		bodies = append(bodies, b)
+		requests = append(requests, sent{r.Method, r.URL.Path, r.Header.Clone()})
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
 	}))
 	defer srv.Close()
 	cl := newClient(testConfig(srv.URL), srv.Client(), "test-key")
+	chat := openai.NewChatCompletionService(cl.api.Options...)
 	for i, wc := range wireCases(200) {
 		body, err := wc.p.requestBody("gpt-4o-mini", wc.c, wc.mode)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cl.chat.New(context.Background(), wc.p.typedParams("gpt-4o-mini", wc.c, wc.mode)); err != nil {
+		if _, err := chat.New(context.Background(), wc.p.typedParams("gpt-4o-mini", wc.c, wc.mode)); err != nil {
 			t.Fatal(err)
 		}
 		if err := cl.send(context.Background(), body); err != nil {
@@ -113,7 +124,12 @@ func TestRequestBodiesAreOpenAIGos(t *testing.T) {
 		if len(bodies) != 2 || !bytes.Equal(bodies[0], bodies[1]) {
 			t.Fatalf("request %d on the wire:\nopenai-go %s\njudge     %s", i, bodies[0], bodies[len(bodies)-1])
 		}
-		bodies = bodies[:0]
+		ref, ours := requests[0], requests[1]
+		// Content-Length follows the body; the rest must be New's.
+		if ref.method != ours.method || ref.path != ours.path || !reflect.DeepEqual(ref.header, ours.header) {
+			t.Fatalf("request %d on the wire:\nopenai-go %s %s %v\njudge     %s %s %v", i, ref.method, ref.path, ref.header, ours.method, ours.path, ours.header)
+		}
+		bodies, requests = bodies[:0], requests[:0]
 		mu.Unlock()
 	}
 }
