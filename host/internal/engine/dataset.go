@@ -390,12 +390,8 @@ func plainString(v json.RawMessage) (string, bool) {
 		return "", false
 	}
 	in := v[1 : len(v)-1]
-	for _, c := range in {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	if !utf8.Valid(in) {
+	// Whole-slice scans (IndexByte is vector code), not a byte loop.
+	if bytes.IndexByte(in, '"') >= 0 || bytes.IndexByte(in, '\\') >= 0 || hasControl(in) || !utf8.Valid(in) {
 		return "", false
 	}
 	return string(in), true

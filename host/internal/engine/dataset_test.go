@@ -208,3 +208,14 @@ func FuzzPlainString(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkPlainString(b *testing.B) {
+	v := json.RawMessage(`"` + strings.Repeat("What does the response cache share between runs? ", 24) + `"`)
+	b.SetBytes(int64(len(v)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := plainString(v); !ok {
+			b.Fatal("not plain")
+		}
+	}
+}
