@@ -1,7 +1,9 @@
 package plugin
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"strconv"
 )
 
@@ -178,6 +180,10 @@ func (q *quickChecker) str() ([]byte, bool) {
 	q.i++ // '"'
 	start := q.i
 	for q.i < len(q.b) {
+		q.i = plainRun(q.b, q.i)
+		if q.i >= len(q.b) {
+			break
+		}
 		c := q.b[q.i]
 		switch {
 		case c == '"':
@@ -301,4 +307,22 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isHex(c byte) bool {
 	return isDigit(c) || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+// plainRun returns the index of the first quote, backslash or control
+// byte at or after i, eight bytes at a time, and len(b) or the last
+// partial word's start if none (the byte loop takes it from there). A
+// string's text is most of a result, and a byte at a time was most of
+// checking it. Of the marks the word tests set, the lowest is exact (a
+// borrow only runs upwards), so it is the byte's index.
+func plainRun(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		if m := ((x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	return i
 }
