@@ -1,14 +1,10 @@
 package guest
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"strconv"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/jsonr"
 )
 
 // decodeMeasureRequest decodes a measure request as json.Unmarshal does
@@ -30,7 +26,7 @@ import (
 // errors included. FuzzDecodeMeasureRequest holds it to: the fast path's
 // answer, when it gives one, equals json.Unmarshal's.
 func decodeMeasureRequest(data []byte, r *abi.MeasureRequest) error {
-	d := fastDecoder{b: data}
+	d := fastDecoder{jsonr.Reader{B: data}}
 	var fast abi.MeasureRequest
 	if d.measureRequest(&fast) {
 		*r = fast
@@ -44,29 +40,27 @@ func decodeMeasureRequest(data []byte, r *abi.MeasureRequest) error {
 // tool arguments, extra) the fast path checks itself.
 const maxFastDepth = 64
 
-// fastDecoder reads JSON from b; each method returns false when it is not
-// sure, and the caller gives up (the decoder is not reused).
-type fastDecoder struct {
-	b []byte
-	i int
-}
+// fastDecoder reads a request with jsonr's reader; each method returns
+// false when it is not sure, and the caller gives up (the decoder is not
+// reused).
+type fastDecoder struct{ jsonr.Reader }
 
 func (d *fastDecoder) measureRequest(r *abi.MeasureRequest) bool {
-	d.space()
+	d.Space()
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
 		case "kind":
-			return d.str(&r.Kind)
+			return d.Str(&r.Kind)
 		case "metric":
-			return d.str(&r.Metric)
+			return d.Str(&r.Metric)
 		case "config":
 			return d.raw(&r.Config)
 		case "prepared":
 			return d.raw(&r.Prepared)
 		case "threshold":
-			return d.float(&r.Threshold)
+			return d.Float(&r.Threshold)
 		case "judge_model":
-			return d.str(&r.JudgeModel)
+			return d.Str(&r.JudgeModel)
 		case "case":
 			return d.testCase(&r.Case)
 		}
@@ -75,21 +69,21 @@ func (d *fastDecoder) measureRequest(r *abi.MeasureRequest) bool {
 	if !ok {
 		return false
 	}
-	d.space()
-	return d.i == len(d.b)
+	d.Space()
+	return d.I == len(d.B)
 }
 
 func (d *fastDecoder) testCase(c *abi.TestCase) bool {
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "id":
-			return d.str(&c.ID)
+			return d.Str(&c.ID)
 		case "input":
-			return d.str(&c.Input)
+			return d.Str(&c.Input)
 		case "actual_output":
-			return d.str(&c.ActualOutput)
+			return d.Str(&c.ActualOutput)
 		case "expected_output":
-			return d.str(&c.ExpectedOutput)
+			return d.Str(&c.ExpectedOutput)
 		case "context":
 			return d.strings(&c.Context)
 		case "retrieval_context":
@@ -112,7 +106,7 @@ func (d *fastDecoder) tools(out *[]abi.ToolCall) bool {
 		ok := d.object(func(key []byte) bool {
 			switch string(key) {
 			case "name":
-				return d.str(&t.Name)
+				return d.Str(&t.Name)
 			case "arguments":
 				return d.raw(&t.Arguments)
 			case "output":
@@ -131,7 +125,7 @@ func (d *fastDecoder) strings(out *[]string) bool {
 	list := []string{}
 	ok := d.array(func() bool {
 		var s string
-		ok := d.str(&s)
+		ok := d.Str(&s)
 		list = append(list, s)
 		return ok
 	})
@@ -142,64 +136,50 @@ func (d *fastDecoder) strings(out *[]string) bool {
 func (d *fastDecoder) extra(out *map[string]json.RawMessage) bool {
 	m := map[string]json.RawMessage{}
 	*out = m
-	if !d.peek('{') {
+	if !d.Peek('{') {
 		return false
 	}
-	d.i++
-	d.space()
-	if d.peek('}') {
-		d.i++
+	d.I++
+	d.Space()
+	if d.Peek('}') {
+		d.I++
 		return true
 	}
 	for {
 		var key string
-		if !d.str(&key) {
+		if !d.Str(&key) {
 			return false
 		}
-		d.space()
-		if !d.peek(':') {
+		d.Space()
+		if !d.Peek(':') {
 			return false
 		}
-		d.i++
-		d.space()
+		d.I++
+		d.Space()
 		var v json.RawMessage
 		if !d.raw(&v) {
 			return false
 		}
 		m[key] = v
-		if !d.next('}') {
+		if !d.Next('}') {
 			return false
 		}
-		if d.b[d.i-1] == '}' {
+		if d.B[d.I-1] == '}' {
 			return true
 		}
 	}
 }
 
-// stringSpecial is non-zero when a byte of x is ≥ 0x80, < 0x20, '"' or
-// '\\' (exact for ASCII bytes; a high byte is caught by its own bit).
-func stringSpecial(x uint64) uint64 {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	quote, backslash := x^(ones*'"'), x^(ones*'\\')
-	return x&highs |
-		(x-ones*0x20)&^x&highs |
-		(quote-ones)&^quote&highs |
-		(backslash-ones)&^backslash&highs
-}
-
 // object reads an object whose keys are plain (no escapes), calling field
 // with d at each value; field returns false for a key it does not know.
 func (d *fastDecoder) object(field func(key []byte) bool) bool {
-	if !d.peek('{') {
+	if !d.Peek('{') {
 		return false
 	}
-	d.i++
-	d.space()
-	if d.peek('}') {
-		d.i++
+	d.I++
+	d.Space()
+	if d.Peek('}') {
+		d.I++
 		return true
 	}
 	for {
@@ -207,19 +187,19 @@ func (d *fastDecoder) object(field func(key []byte) bool) bool {
 		if !ok {
 			return false
 		}
-		d.space()
-		if !d.peek(':') {
+		d.Space()
+		if !d.Peek(':') {
 			return false
 		}
-		d.i++
-		d.space()
+		d.I++
+		d.Space()
 		if !field(key) {
 			return false
 		}
-		if !d.next('}') {
+		if !d.Next('}') {
 			return false
 		}
-		if d.b[d.i-1] == '}' {
+		if d.B[d.I-1] == '}' {
 			return true
 		}
 	}
@@ -227,349 +207,44 @@ func (d *fastDecoder) object(field func(key []byte) bool) bool {
 
 // array reads an array, calling elem with d at each element.
 func (d *fastDecoder) array(elem func() bool) bool {
-	if !d.peek('[') {
+	if !d.Peek('[') {
 		return false
 	}
-	d.i++
-	d.space()
-	if d.peek(']') {
-		d.i++
+	d.I++
+	d.Space()
+	if d.Peek(']') {
+		d.I++
 		return true
 	}
 	for {
 		if !elem() {
 			return false
 		}
-		if !d.next(']') {
+		if !d.Next(']') {
 			return false
 		}
-		if d.b[d.i-1] == ']' {
+		if d.B[d.I-1] == ']' {
 			return true
-		}
-	}
-}
-
-// next consumes the space and the ',' or closing byte after a member, and
-// the space after a ','.
-func (d *fastDecoder) next(closing byte) bool {
-	d.space()
-	if d.i >= len(d.b) {
-		return false
-	}
-	switch d.b[d.i] {
-	case ',':
-		d.i++
-		d.space()
-		return true
-	case closing:
-		d.i++
-		return true
-	}
-	return false
-}
-
-func (d *fastDecoder) peek(c byte) bool { return d.i < len(d.b) && d.b[d.i] == c }
-
-func (d *fastDecoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
 		}
 	}
 }
 
 // plainKey reads a key of printable ASCII without escapes.
 func (d *fastDecoder) plainKey() ([]byte, bool) {
-	if !d.peek('"') {
+	if !d.Peek('"') {
 		return nil, false
 	}
-	start := d.i + 1
-	end, clean := scanString(d.b, start)
+	start := d.I + 1
+	end, clean := jsonr.StringEnd(d.B, start)
 	if end < 0 || !clean {
 		return nil, false
 	}
-	d.i = end + 1
-	return d.b[start:end], true
+	d.I = end + 1
+	return d.B[start:end], true
 }
 
-// str reads a string value into out.
-func (d *fastDecoder) str(out *string) bool {
-	if !d.peek('"') {
-		return false
-	}
-	start := d.i + 1
-	end, clean := scanString(d.b, start)
-	if end < 0 {
-		return false
-	}
-	if clean {
-		*out = string(d.b[start:end])
-	} else {
-		s, ok := unquote(d.b[start:end])
-		if !ok {
-			return false
-		}
-		*out = s
-	}
-	d.i = end + 1
-	return true
-}
-
-// float reads a number as encoding/json does into a float64.
-func (d *fastDecoder) float(out *float64) bool {
-	start := d.i
-	if !d.number() {
-		return false
-	}
-	if d.i == start+1 {
-		*out = float64(d.b[start] - '0') // one digit: exact, without strconv
-		return true
-	}
-	f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
-	if err != nil {
-		return false
-	}
-	*out = f
-	return true
-}
-
-// raw reads any value (not null) and keeps its bytes, as json.RawMessage.
+// raw reads any value but null and keeps its bytes, as json.RawMessage
+// (null is json.Unmarshal's: it leaves a RawMessage field nil).
 func (d *fastDecoder) raw(out *json.RawMessage) bool {
-	start := d.i
-	if d.peek('n') || !d.skip(0) {
-		return false
-	}
-	*out = append(json.RawMessage(nil), d.b[start:d.i]...)
-	return true
-}
-
-// skip checks and passes one value.
-func (d *fastDecoder) skip(depth int) bool {
-	if d.i >= len(d.b) || depth > maxFastDepth {
-		return false
-	}
-	switch c := d.b[d.i]; {
-	case c == '{':
-		d.i++
-		d.space()
-		if d.peek('}') {
-			d.i++
-			return true
-		}
-		for {
-			var key string
-			if !d.str(&key) {
-				return false
-			}
-			d.space()
-			if !d.peek(':') {
-				return false
-			}
-			d.i++
-			d.space()
-			if !d.skip(depth + 1) {
-				return false
-			}
-			if !d.next('}') {
-				return false
-			}
-			if d.b[d.i-1] == '}' {
-				return true
-			}
-		}
-	case c == '[':
-		return d.array(func() bool { return d.skip(depth + 1) })
-	case c == '"':
-		var s string
-		return d.str(&s)
-	case c == '-' || ('0' <= c && c <= '9'):
-		return d.number()
-	case c == 't':
-		return d.literal("true")
-	case c == 'f':
-		return d.literal("false")
-	case c == 'n':
-		return d.literal("null")
-	}
-	return false
-}
-
-func (d *fastDecoder) literal(word string) bool {
-	if len(d.b)-d.i < len(word) || string(d.b[d.i:d.i+len(word)]) != word {
-		return false
-	}
-	d.i += len(word)
-	return true
-}
-
-// number passes a number of JSON's grammar.
-func (d *fastDecoder) number() bool {
-	if d.peek('-') {
-		d.i++
-	}
-	switch {
-	case d.peek('0'):
-		d.i++
-	case d.i < len(d.b) && '1' <= d.b[d.i] && d.b[d.i] <= '9':
-		d.digits()
-	default:
-		return false
-	}
-	if d.peek('.') {
-		d.i++
-		if !d.digits() {
-			return false
-		}
-	}
-	if d.peek('e') || d.peek('E') {
-		d.i++
-		if d.peek('+') || d.peek('-') {
-			d.i++
-		}
-		if !d.digits() {
-			return false
-		}
-	}
-	return true
-}
-
-func (d *fastDecoder) digits() bool {
-	start := d.i
-	for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
-		d.i++
-	}
-	return d.i > start
-}
-
-// scanString finds the closing quote of a string whose contents start at
-// b[start], 32 or 8 bytes per loop turn while they are plain. end is the
-// quote's index (-1: none, or a control byte, which JSON forbids); clean
-// says the contents are ASCII without escapes, so they are the string.
-func scanString(b []byte, start int) (end int, clean bool) {
-	clean = true
-	i := start
-	for {
-		// 32 bytes a turn while nothing is special: in a guest every loop
-		// turn (every taken jump, in Go's wasm code) passes the host's
-		// termination check, which costs more than the arithmetic.
-		for ; i+32 <= len(b); i += 32 {
-			if stringSpecial(binary.LittleEndian.Uint64(b[i:]))|stringSpecial(binary.LittleEndian.Uint64(b[i+8:]))|
-				stringSpecial(binary.LittleEndian.Uint64(b[i+16:]))|stringSpecial(binary.LittleEndian.Uint64(b[i+24:])) != 0 {
-				break
-			}
-		}
-		for ; i+8 <= len(b); i += 8 {
-			if stringSpecial(binary.LittleEndian.Uint64(b[i:])) != 0 {
-				break
-			}
-		}
-		if i >= len(b) {
-			return -1, false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i, clean
-		case c < 0x20:
-			return -1, false
-		case c == '\\':
-			clean = false
-			i += 2 // and the escaped byte, which unquote checks
-		case c >= utf8.RuneSelf:
-			clean = false
-			i++
-		default:
-			i++
-		}
-	}
-}
-
-// unquote resolves the escapes and invalid UTF-8 of a string's contents
-// exactly as encoding/json does (its unquoteBytes): an invalid surrogate
-// or byte becomes U+FFFD; an unknown escape is an error.
-func unquote(s []byte) (string, bool) {
-	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
-	for r := 0; r < len(s); {
-		c := s[r]
-		switch {
-		case c == '\\':
-			r++
-			if r >= len(s) {
-				return "", false
-			}
-			switch s[r] {
-			case '"', '\\', '/':
-				b = append(b, s[r])
-				r++
-			case 'b':
-				b = append(b, '\b')
-				r++
-			case 'f':
-				b = append(b, '\f')
-				r++
-			case 'n':
-				b = append(b, '\n')
-				r++
-			case 'r':
-				b = append(b, '\r')
-				r++
-			case 't':
-				b = append(b, '\t')
-				r++
-			case 'u':
-				r--
-				rr := getu4(s[r:])
-				if rr < 0 {
-					return "", false
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					rr1 := getu4(s[r:])
-					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
-						r += 6
-						b = utf8.AppendRune(b, dec)
-						break
-					}
-					rr = unicode.ReplacementChar
-				}
-				b = utf8.AppendRune(b, rr)
-			default:
-				return "", false
-			}
-		case c == '"' || c < ' ':
-			return "", false
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRune(s[r:])
-			r += size
-			b = utf8.AppendRune(b, rr)
-		}
-	}
-	return string(b), true
-}
-
-// getu4 decodes \uXXXX at the start of s; -1 if it is not one.
-func getu4(s []byte) rune {
-	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-		return -1
-	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c = c - '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
-	}
-	return r
+	return !d.Peek('n') && d.Raw(out, maxFastDepth)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/jsonr"
 )
 
 // codecSeeds are requests as a host writes them, and near misses.
@@ -58,7 +59,7 @@ func TestDecodeMeasureRequestFastPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		var fast abi.MeasureRequest
-		d := fastDecoder{b: b}
+		d := fastDecoder{jsonr.Reader{B: b}}
 		if !d.measureRequest(&fast) {
 			t.Fatalf("fast path declined a host's request: %s", b)
 		}
@@ -95,49 +96,4 @@ func FuzzEncodeMeasureResult(f *testing.F) {
 			t.Fatalf("%#v:\njson.Marshal        %s (%v)\nencodeMeasureResult %s (%v)", r, want, werr, got, gerr)
 		}
 	})
-}
-
-// scanStringByBytes is scanString one byte at a time, as first written.
-func scanStringByBytes(b []byte, start int) (end int, clean bool) {
-	clean = true
-	for i := start; i < len(b); {
-		switch c := b[i]; {
-		case c == '"':
-			return i, clean
-		case c < 0x20:
-			return -1, false
-		case c == '\\':
-			clean = false
-			i += 2
-		case c >= 0x80:
-			clean = false
-			i++
-		default:
-			i++
-		}
-	}
-	return -1, false
-}
-
-// TestScanStringWords: the 32- and 8-byte steps of scanString find what a
-// byte-by-byte scan finds, for every special byte at every position of
-// strings across the step boundaries.
-func TestScanStringWords(t *testing.T) {
-	for n := 0; n <= 80; n++ {
-		for p := 0; p <= n; p++ {
-			for _, special := range []byte{'"', '\\', 0x1f, 0xc3, 'a'} {
-				b := []byte(strings.Repeat("a", p) + string([]byte{special}) + strings.Repeat("b", n-p) + `"` + "tail")
-				for _, start := range []int{0, 1, 3} {
-					if start > len(b) {
-						continue
-					}
-					ge, gc := scanString(b, start)
-					we, wc := scanStringByBytes(b, start)
-					if ge != we || gc != wc {
-						t.Fatalf("scanString(%q, %d) = %d, %v; want %d, %v", b, start, ge, gc, we, wc)
-					}
-				}
-			}
-		}
-	}
 }

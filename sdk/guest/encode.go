@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/jsonr"
 	"github.com/agentanvil/anvil/internal/jsonw"
 )
 
@@ -60,6 +61,6 @@ func plainDetails(d json.RawMessage) bool {
 			return false
 		}
 	}
-	v := fastDecoder{b: d}
-	return !v.peek('n') && v.skip(0) && v.i == len(d)
+	v := fastDecoder{jsonr.Reader{B: d}}
+	return !v.Peek('n') && v.Skip(maxFastDepth) && v.I == len(d)
 }
