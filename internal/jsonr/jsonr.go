@@ -94,6 +94,68 @@ func (r *Reader) digits() bool {
 	return r.I > start
 }
 
+// Object reads an object, calling field at each member's value; field
+// returns false for a key it does not know. Keys must be plain — printable
+// ASCII without escapes, as the ABI's are — since encoding/json matches a
+// key without regard to case or escapes: any other key is false. A
+// repeated key reaches field again; a caller whose fields start from zero
+// refuses it there (encoding/json keeps the last).
+func (r *Reader) Object(field func(key []byte) bool) bool {
+	if !r.Peek('{') {
+		return false
+	}
+	r.I++
+	r.Space()
+	if r.Peek('}') {
+		r.I++
+		return true
+	}
+	for {
+		if !r.Peek('"') {
+			return false
+		}
+		start := r.I + 1
+		end, plain := StringEnd(r.B, start)
+		if end < 0 || !plain {
+			return false
+		}
+		r.I = end + 1
+		r.Space()
+		if !r.Peek(':') {
+			return false
+		}
+		r.I++
+		r.Space()
+		if !field(r.B[start:end]) || !r.Next('}') {
+			return false
+		}
+		if r.B[r.I-1] == '}' {
+			return true
+		}
+	}
+}
+
+// Array reads an array, calling elem at each element.
+func (r *Reader) Array(elem func() bool) bool {
+	if !r.Peek('[') {
+		return false
+	}
+	r.I++
+	r.Space()
+	if r.Peek(']') {
+		r.I++
+		return true
+	}
+	for {
+		if !elem() || !r.Next(']') {
+			return false
+		}
+		if r.B[r.I-1] == ']' {
+			return true
+		}
+	}
+}
+
 // Float reads a number into out as encoding/json does for a float64:
 // ParseFloat of the literal, whose grammar has been checked first (so
 // ParseFloat's wider syntax, hex and underscores, never applies). A

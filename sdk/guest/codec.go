@@ -47,7 +47,7 @@ type fastDecoder struct{ jsonr.Reader }
 
 func (d *fastDecoder) measureRequest(r *abi.MeasureRequest) bool {
 	d.Space()
-	ok := d.object(func(key []byte) bool {
+	ok := d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "kind":
 			return d.Str(&r.Kind)
@@ -74,7 +74,7 @@ func (d *fastDecoder) measureRequest(r *abi.MeasureRequest) bool {
 }
 
 func (d *fastDecoder) testCase(c *abi.TestCase) bool {
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "id":
 			return d.Str(&c.ID)
@@ -101,9 +101,9 @@ func (d *fastDecoder) testCase(c *abi.TestCase) bool {
 
 func (d *fastDecoder) tools(out *[]abi.ToolCall) bool {
 	list := []abi.ToolCall{}
-	ok := d.array(func() bool {
+	ok := d.Array(func() bool {
 		var t abi.ToolCall
-		ok := d.object(func(key []byte) bool {
+		ok := d.Object(func(key []byte) bool {
 			switch string(key) {
 			case "name":
 				return d.Str(&t.Name)
@@ -123,7 +123,7 @@ func (d *fastDecoder) tools(out *[]abi.ToolCall) bool {
 
 func (d *fastDecoder) strings(out *[]string) bool {
 	list := []string{}
-	ok := d.array(func() bool {
+	ok := d.Array(func() bool {
 		var s string
 		ok := d.Str(&s)
 		list = append(list, s)
@@ -168,79 +168,6 @@ func (d *fastDecoder) extra(out *map[string]json.RawMessage) bool {
 			return true
 		}
 	}
-}
-
-// object reads an object whose keys are plain (no escapes), calling field
-// with d at each value; field returns false for a key it does not know.
-func (d *fastDecoder) object(field func(key []byte) bool) bool {
-	if !d.Peek('{') {
-		return false
-	}
-	d.I++
-	d.Space()
-	if d.Peek('}') {
-		d.I++
-		return true
-	}
-	for {
-		key, ok := d.plainKey()
-		if !ok {
-			return false
-		}
-		d.Space()
-		if !d.Peek(':') {
-			return false
-		}
-		d.I++
-		d.Space()
-		if !field(key) {
-			return false
-		}
-		if !d.Next('}') {
-			return false
-		}
-		if d.B[d.I-1] == '}' {
-			return true
-		}
-	}
-}
-
-// array reads an array, calling elem with d at each element.
-func (d *fastDecoder) array(elem func() bool) bool {
-	if !d.Peek('[') {
-		return false
-	}
-	d.I++
-	d.Space()
-	if d.Peek(']') {
-		d.I++
-		return true
-	}
-	for {
-		if !elem() {
-			return false
-		}
-		if !d.Next(']') {
-			return false
-		}
-		if d.B[d.I-1] == ']' {
-			return true
-		}
-	}
-}
-
-// plainKey reads a key of printable ASCII without escapes.
-func (d *fastDecoder) plainKey() ([]byte, bool) {
-	if !d.Peek('"') {
-		return nil, false
-	}
-	start := d.I + 1
-	end, clean := jsonr.StringEnd(d.B, start)
-	if end < 0 || !clean {
-		return nil, false
-	}
-	d.I = end + 1
-	return d.B[start:end], true
 }
 
 // raw reads any value but null and keeps its bytes, as json.RawMessage

@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"math"
 
 	"github.com/agentanvil/anvil/abi"
@@ -31,22 +30,23 @@ func decodeMeasureResult(raw []byte, r *abi.MeasureResult) bool {
 	d := resultDecoder{jsonr.Reader{B: raw}}
 	var res abi.MeasureResult
 	d.Space()
-	ok := d.object(func(key []byte) bool {
+	var fields seen
+	ok := d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "score":
-			return d.floatPtr(&res.Score)
+			return fields.first(0) && d.floatPtr(&res.Score)
 		case "success":
-			return d.boolean(&res.Success)
+			return fields.first(1) && d.boolean(&res.Success)
 		case "threshold":
-			return d.float(&res.Threshold)
+			return fields.first(2) && d.float(&res.Threshold)
 		case "reason":
-			return d.Str(&res.Reason)
+			return fields.first(3) && d.Str(&res.Reason)
 		case "score_mode":
-			return d.Str(&res.ScoreMode)
+			return fields.first(4) && d.Str(&res.ScoreMode)
 		case "details":
-			return d.Raw(&res.Details, maxQuickDepth)
+			return fields.first(5) && d.Raw(&res.Details, maxQuickDepth)
 		case "error":
-			return d.errorValue(&res.Error)
+			return fields.first(6) && d.errorValue(&res.Error)
 		}
 		return false
 	})
@@ -73,78 +73,18 @@ func zeroMeasureResult(r *abi.MeasureResult) bool {
 // reused).
 type resultDecoder struct{ jsonr.Reader }
 
-// maxResultKeys bounds the members of one object: MeasureResult and
-// Error have seven fields each, so more members hold a repeat or a key
-// the decoder does not know.
-const maxResultKeys = 8
+// seen marks the fields an object has had: a key that repeats is left to
+// encoding/json (which keeps the last; decodeStrict refuses it before),
+// since the fields' decoders assume they start from zero.
+type seen uint16
 
-// object reads an object, calling field with d at each member's value;
-// field returns false for a key it does not know. A key that repeats is
-// left to encoding/json (which keeps the last; decodeStrict refuses it
-// before): the fields' decoders assume they start from zero.
-func (d *resultDecoder) object(field func(key []byte) bool) bool {
-	if !d.Peek('{') {
+// first reports whether field i is new, and marks it.
+func (s *seen) first(i int) bool {
+	if *s&(1<<i) != 0 {
 		return false
 	}
-	d.I++
-	d.Space()
-	if d.Peek('}') {
-		d.I++
-		return true
-	}
-	var keys [maxResultKeys][]byte
-	for n := 0; ; n++ {
-		key, ok := d.key()
-		if !ok || n == len(keys) {
-			return false
-		}
-		for _, k := range keys[:n] {
-			if bytes.Equal(k, key) {
-				return false
-			}
-		}
-		keys[n] = key
-		d.Space()
-		if !d.Peek(':') {
-			return false
-		}
-		d.I++
-		d.Space()
-		if !field(key) {
-			return false
-		}
-		d.Space()
-		if d.I >= len(d.B) {
-			return false
-		}
-		switch d.B[d.I] {
-		case ',':
-			d.I++
-			d.Space()
-		case '}':
-			d.I++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// key reads a key up to the next quote. Only the tag names are taken,
-// and they hold no backslash or control byte, so a key that matches one
-// is a complete JSON string spelled without escapes; one that does not
-// (an escaped quote included) is refused by the caller's switch.
-func (d *resultDecoder) key() ([]byte, bool) {
-	if !d.Peek('"') {
-		return nil, false
-	}
-	n := bytes.IndexByte(d.B[d.I+1:], '"')
-	if n < 0 {
-		return nil, false
-	}
-	key := d.B[d.I+1 : d.I+1+n]
-	d.I += n + 2
-	return key, true
+	*s |= 1 << i
+	return true
 }
 
 func (d *resultDecoder) errorValue(out **abi.Error) bool {
@@ -152,22 +92,23 @@ func (d *resultDecoder) errorValue(out **abi.Error) bool {
 		return true // *out stays nil
 	}
 	e := new(abi.Error)
-	if !d.object(func(key []byte) bool {
+	var fields seen
+	if !d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "code":
-			return d.Str((*string)(&e.Code))
+			return fields.first(0) && d.Str((*string)(&e.Code))
 		case "message":
-			return d.Str(&e.Message)
+			return fields.first(1) && d.Str(&e.Message)
 		case "plugin":
-			return d.Str(&e.Plugin)
+			return fields.first(2) && d.Str(&e.Plugin)
 		case "digest":
-			return d.Str(&e.Digest)
+			return fields.first(3) && d.Str(&e.Digest)
 		case "field":
-			return d.Str(&e.Field)
+			return fields.first(4) && d.Str(&e.Field)
 		case "stderr":
-			return d.Str(&e.Stderr)
+			return fields.first(5) && d.Str(&e.Stderr)
 		case "retryable":
-			return d.boolean(&e.Retryable)
+			return fields.first(6) && d.boolean(&e.Retryable)
 		}
 		return false
 	}) {
