@@ -46,14 +46,13 @@ type completion struct {
 	usageKnown bool
 }
 
-// client is the bottom of the stack: one HTTP attempt through openai-go.
-// client sends chat-completion requests through openai-go: its base URL,
-// headers, middleware, request building and error handling. Not through
-// ChatCompletionService.New, whose typed params openai-go marshals (by
-// reflection, 5 µs a call) before an option replaces the body: the body
-// is the judge's own (wire.go), and the client's generic Post takes it as
-// it is — what New would send, header for header
-// (TestHandWrittenBodyOnTheWire).
+// client is the bottom of the stack: one HTTP attempt through openai-go
+// (its base URL, headers, middleware, request building and error
+// handling). Not through ChatCompletionService.New, whose typed params
+// openai-go marshals (by reflection, 5 µs a call) before an option
+// replaces the body: the body is the judge's own (wire.go), and the
+// client's generic Post takes it as it is — what New would send, header
+// for header (TestRequestBodiesAreOpenAIGos).
 type client struct {
 	api openai.Client
 }
