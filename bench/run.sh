@@ -24,7 +24,8 @@
 # For each N it starts a fresh fake judge, generates N cases, runs
 # `anvil-host run --cache off` into a fresh output dir under bench/cmd/measure
 # (wall time, user+sys CPU, peak RSS), reads the number of judge calls from the
-# fake judge, and prints one table row. See bench/README.md.
+# fake judge, and prints one table row; above the table, one line of what
+# the machine charges (bench/cmd/machinecost). See bench/README.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -89,8 +90,12 @@ json_num() {
 
 echo "building anvil-host, fakejudge, gencases, measure into $work/bin ..." >&2
 mkdir -p "$work/bin"
-go build -C "$root" -o "$work/bin/" ./cmd/anvil-host ./bench/cmd/fakejudge ./bench/cmd/gencases ./bench/cmd/measure ./host/internal/cmd/profilehost
+go build -C "$root" -o "$work/bin/" ./cmd/anvil-host ./bench/cmd/fakejudge ./bench/cmd/gencases ./bench/cmd/measure ./bench/cmd/machinecost ./host/internal/cmd/profilehost
 bin="$work/bin"
+# What this machine charges for system calls, files, loopback TCP and Go
+# code, measured where the run writes its files and before it starts, so
+# the table can be read against the machine (VMs differ from day to day).
+machine="$("$bin/machinecost" -dir "$work")"
 
 # The config template, with the judge's max_concurrency set (judge) or the
 # plugin's path made absolute (wasm).
@@ -225,6 +230,7 @@ echo
 what="anvil-host run"
 [ "$PROFILE" != 0 ] && what="profilehost (anvil-host run's engine, under the profilers)"
 echo "$what, CONFIG=$CONFIG, fake judge latency $LATENCY, --concurrency $CONCURRENCY, judge max_concurrency $JUDGE_CONCURRENCY, --cache off, $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores"
+echo "$machine"
 printf "%6s  %8s  %6s  %8s  %11s  %7s  %7s  %10s  %11s  %11s  %11s  %7s\n" N wall_s calls cpu_s cpu/call_ms rss_MiB bound_s wall/bound judge_cpu_s other_cpu_s cpu/case_ms cases/s
 for r in "${rows[@]}"; do
 	echo "$r"

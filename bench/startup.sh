@@ -48,7 +48,7 @@ busy_ticks() {
 hz="$(getconf CLK_TCK 2>/dev/null || echo 100)"
 
 echo "building anvil-host, fakejudge, measure into $work/bin ..." >&2
-go build -C "$root" -o "$work/bin/" ./cmd/anvil-host ./bench/cmd/fakejudge ./bench/cmd/measure
+go build -C "$root" -o "$work/bin/" ./cmd/anvil-host ./bench/cmd/fakejudge ./bench/cmd/measure ./bench/cmd/machinecost
 bin="$work/bin"
 host="${HOST:-$bin/anvil-host}"
 sed -e "s#@ROOT@#$root#g" "$here/startup.yaml" >"$work/anvil.yaml"
@@ -102,3 +102,4 @@ for i in $(seq "$RUNS"); do
 	printf '%-4s %12s %10.3f %8.3f %12.2f\n' "$i" "$ms" "$wall" "$cpu" "$other"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+"$work/bin/machinecost" -dir "$work"
