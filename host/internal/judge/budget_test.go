@@ -27,8 +27,10 @@ const (
 	// since the reply's content is parsed once (replyobject.go) and the
 	// score weighting allocates only its result; 303 with the flight's
 	// runner handoff (runners.go), 294 since the body goes through the
-	// client's Post rather than New's typed params (client.go).
-	callAllocBudget = 300
+	// client's Post rather than New's typed params (client.go), 267
+	// since a reply in the built-in metrics' schema subset is accepted
+	// without jsonschema (simpleschema.go).
+	callAllocBudget = 275
 	// requestBodyAllocBudget: encoding one scoring request's body (3 when
 	// set: the message list, the encoder's buffer, the body; openai-go's
 	// encoder made 40). 1 since the judge writes it by hand (appendjson.go):
