@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync/atomic"
 
 	"github.com/agentanvil/anvil/abi"
@@ -211,11 +212,7 @@ func (k *MetricKind[C]) measure(ctx context.Context, h Host, req *abi.MeasureReq
 	if cerr != nil {
 		return fail(cerr)
 	}
-	need := append([]string(nil), k.RequiredFields...)
-	if k.Fields != nil {
-		need = append(need, k.Fields(cfg)...)
-	}
-	if missing := req.Case.Missing(need); len(missing) > 0 {
+	if missing := req.Case.Missing(fieldsNeeded(k.RequiredFields, k.Fields, cfg)); len(missing) > 0 {
 		return fail(&abi.Error{Code: abi.CodeMissingField, Field: missing[0],
 			Message: fmt.Sprintf("case %q has no %s", req.Case.ID, missing[0])})
 	}
@@ -287,11 +284,7 @@ func (k *NodeKind[C]) node(ctx context.Context, h Host, req *abi.NodeRequest) *a
 			return &abi.NodeResult{Error: asABIError(err, abi.CodeInvalidConfig)}
 		}
 	}
-	need := append([]string(nil), k.RequiredFields...)
-	if k.Fields != nil {
-		need = append(need, k.Fields(cfg)...)
-	}
-	if missing := req.Case.Missing(need); len(missing) > 0 {
+	if missing := req.Case.Missing(fieldsNeeded(k.RequiredFields, k.Fields, cfg)); len(missing) > 0 {
 		return &abi.NodeResult{Error: &abi.Error{Code: abi.CodeMissingField, Field: missing[0],
 			Message: fmt.Sprintf("node %s: case %q has no %s", req.NodeID, req.Case.ID, missing[0])}}
 	}
@@ -316,4 +309,15 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// fieldsNeeded is what one call of a kind needs of its case: required,
+// and what fields adds for cfg. Without fields it is required itself,
+// which the caller only reads, so the common call allocates nothing; with
+// them, a new list (Clip: the append never writes into required's array).
+func fieldsNeeded[C any](required []string, fields func(C) []string, cfg C) []string {
+	if fields == nil {
+		return required
+	}
+	return append(slices.Clip(required), fields(cfg)...)
 }
