@@ -417,7 +417,11 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 // schemaName makes a provider-acceptable response_format name:
 // [a-zA-Z0-9_-], at most 64 characters.
 func schemaName(s string) string {
+	if acceptableSchemaName(s) {
+		return s // the common case, a plugin's fixed name: no copy
+	}
 	var b strings.Builder
+	b.Grow(min(len(s), 64))
 	for _, r := range s {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
@@ -433,4 +437,20 @@ func schemaName(s string) string {
 		return "response"
 	}
 	return b.String()
+}
+
+// acceptableSchemaName reports whether s is already a name schemaName
+// keeps as it is.
+func acceptableSchemaName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
