@@ -2,10 +2,11 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/internal/godeps"
 )
 
 // README's main command compiles anvil-host and the textcheck plugin from
@@ -23,13 +24,18 @@ const (
 )
 
 func TestBuildBudget(t *testing.T) {
-	pkgs := goList(t, nil, "{{.ImportPath}}", ".")
-	t.Logf("anvil-host links %d packages (budget %d)", len(pkgs), maxHostPackages)
-	if len(pkgs) > maxHostPackages {
-		t.Errorf("anvil-host links %d packages, over the budget of %d: a longer cold first build (README's main command)", len(pkgs), maxHostPackages)
+	host := godeps.List(t, nil, ".")
+	t.Logf("anvil-host links %d packages (budget %d)", len(host), maxHostPackages)
+	if len(host) > maxHostPackages {
+		t.Errorf("anvil-host links %d packages, over the budget of %d: a longer cold first build (README's main command)", len(host), maxHostPackages)
 	}
 
-	linked := goList(t, nil, "{{if .Module}}{{if not .Module.Main}}{{.Module.Path}}{{end}}{{end}}", ".")
+	var linked []string
+	for _, d := range host {
+		if d.Module != "" {
+			linked = append(linked, d.Module)
+		}
+	}
 	slices.Sort(linked)
 	linked = slices.Compact(linked)
 	pinned := readModuleList(t, "testdata/linked-modules.txt")
@@ -44,41 +50,11 @@ func TestBuildBudget(t *testing.T) {
 		}
 	}
 
-	wasm := goList(t, []string{"GOOS=wasip1", "GOARCH=wasm"}, "{{.ImportPath}}", "../../examples/plugins/textcheck/wasm")
+	wasm := godeps.List(t, []string{"GOOS=wasip1", "GOARCH=wasm"}, "../../examples/plugins/textcheck/wasm")
 	t.Logf("the quickstart's plugin links %d packages (budget %d)", len(wasm), maxQuickstartPluginPackages)
 	if len(wasm) > maxQuickstartPluginPackages {
 		t.Errorf("textcheck's Wasm build links %d packages, over the budget of %d: a longer cold first build (README's main command)", len(wasm), maxQuickstartPluginPackages)
 	}
-}
-
-// goList is `go list -deps -f format pkg` under env, its non-empty lines.
-// go test puts its own go command first in PATH.
-func goList(t *testing.T, env []string, format, pkg string) []string {
-	t.Helper()
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to list dependencies with: %v", err)
-	}
-	cmd := exec.Command(gocmd, "list", "-deps", "-f", format, pkg)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
-	}
-	var lines []string
-	for line := range strings.Lines(string(out)) {
-		if line = strings.TrimSpace(line); line != "" {
-			lines = append(lines, line)
-		}
-	}
-	if len(lines) == 0 {
-		t.Fatalf("go list -deps %s listed nothing", pkg)
-	}
-	return lines
 }
 
 // readModuleList reads a list of module paths, one a line; # starts a

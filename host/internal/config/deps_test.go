@@ -1,10 +1,11 @@
 package config_test
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/internal/godeps"
 )
 
 // heavy are the paths parsing a config must not link: the plugin runtime
@@ -29,11 +30,11 @@ var heavy = []string{
 // host/internal/judgeconfig and pluginconfig existed it linked 459
 // packages, wazero, gRPC and openai-go among them.
 func TestParsingLinksNoRuntime(t *testing.T) {
-	deps := goListDeps(t, ".")
+	deps := godeps.List(t, nil, ".")
 	for _, d := range deps {
 		for _, h := range heavy {
-			if d.path == h || strings.HasPrefix(d.path, h+"/") {
-				t.Errorf("parsing a config links %s (forbidden: %s)", d.path, h)
+			if d.Path == h || strings.HasPrefix(d.Path, h+"/") {
+				t.Errorf("parsing a config links %s (forbidden: %s)", d.Path, h)
 			}
 		}
 	}
@@ -55,51 +56,18 @@ func TestConfigSurfaceIsPure(t *testing.T) {
 		"github.com/agentanvil/anvil/host/internal/judgeconfig",
 		"github.com/agentanvil/anvil/host/internal/pluginconfig",
 	}
-	deps := goListDeps(t, "../judgeconfig", "../pluginconfig")
+	deps := godeps.List(t, nil, "../judgeconfig", "../pluginconfig")
 	var own []string
 	for _, d := range deps {
-		if d.std {
+		if d.Std {
 			continue
 		}
-		own = append(own, d.path)
-		if !slices.Contains(allowed, d.path) {
-			t.Errorf("the config surface links %s; it may link only the standard library and %v", d.path, allowed)
+		own = append(own, d.Path)
+		if !slices.Contains(allowed, d.Path) {
+			t.Errorf("the config surface links %s; it may link only the standard library and %v", d.Path, allowed)
 		}
 	}
 	if !slices.Contains(own, "github.com/agentanvil/anvil/host/internal/judgeconfig") {
 		t.Errorf("go list did not list judgeconfig itself: %v", own)
 	}
-}
-
-type dep struct {
-	path string
-	std  bool
-}
-
-// goListDeps is `go list -deps pkgs...`: every package pkgs link,
-// themselves included. go test puts its own go command first in PATH.
-func goListDeps(t *testing.T, pkgs ...string) []dep {
-	t.Helper()
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to list dependencies with: %v", err)
-	}
-	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}"}, pkgs...)
-	out, err := exec.Command(gocmd, args...).Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr)
-	}
-	var deps []dep
-	for line := range strings.Lines(string(out)) {
-		path, std, _ := strings.Cut(strings.TrimSpace(line), " ")
-		deps = append(deps, dep{path, std == "true"})
-	}
-	if len(deps) == 0 {
-		t.Fatalf("go list -deps %v listed nothing", pkgs)
-	}
-	return deps
 }

@@ -420,6 +420,12 @@ func schemaName(s string) string {
 	if acceptableSchemaName(s) {
 		return s // the common case, a plugin's fixed name: no copy
 	}
+	return rebuildSchemaName(s)
+}
+
+// rebuildSchemaName is schemaName's work for a name it must change: each
+// other rune becomes '_', and the result stops at 64 bytes.
+func rebuildSchemaName(s string) string {
 	var b strings.Builder
 	b.Grow(min(len(s), 64))
 	for _, r := range s {

@@ -126,19 +126,9 @@ func (s *simpleSchema) read(key string, v any, depth int) bool {
 		}
 		return true
 	case "required":
-		list, ok := v.([]any)
-		if !ok {
-			return false
-		}
-		s.required = make([]string, 0, len(list))
-		for _, e := range list {
-			name, ok := e.(string)
-			if !ok {
-				return false
-			}
-			s.required = append(s.required, name)
-		}
-		return true
+		var ok bool
+		s.required, ok = stringList(v)
+		return ok
 	case "additionalProperties":
 		if b, ok := v.(bool); ok {
 			s.closed = !b
@@ -153,19 +143,9 @@ func (s *simpleSchema) read(key string, v any, depth int) bool {
 		s.items = compileSimpleAt(v, depth+1)
 		return s.items != nil
 	case "enum":
-		list, ok := v.([]any)
-		if !ok || len(list) == 0 {
-			return false
-		}
-		s.enum = make([]string, 0, len(list))
-		for _, e := range list {
-			str, ok := e.(string)
-			if !ok {
-				return false
-			}
-			s.enum = append(s.enum, str)
-		}
-		return true
+		var ok bool
+		s.enum, ok = stringList(v)
+		return ok && len(s.enum) > 0
 	case "minimum", "maximum":
 		n, ok := v.(json.Number)
 		if !ok {
@@ -183,6 +163,23 @@ func (s *simpleSchema) read(key string, v any, depth int) bool {
 		return true
 	}
 	return false
+}
+
+// stringList reads a list of strings; false for anything else.
+func stringList(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		str, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, str)
+	}
+	return out, true
 }
 
 // plainInt reads n when it is written as a plain integer (no fraction,
