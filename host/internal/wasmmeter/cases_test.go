@@ -165,7 +165,7 @@ func simdModule() *tmod {
 		i32c(16), lget(2), simdOp(90, mem(2, 40), 1), // v128.store32_lane
 		i32c(16), i32c(60), simdOp(92, mem(2, 0)), // v128.load32_zero
 		simdOp(86, mem(2, 0), 3), // v128.load32_lane lane 3
-		simdOp(27, 3), // i32x4.extract_lane 3
+		simdOp(27, 3),            // i32x4.extract_lane 3
 		lget(2), simdOp(27, 0),
 		opI32Add)
 	m.exportFn("simd", f)
@@ -356,6 +356,7 @@ func moduleCases() []moduleCase {
 		}},
 		{"start", startAndShared, calls("shared", "shared2", "viaTable", "start", "shared", "onlyExported", "viaRef")},
 		{"traps", traps, []testCall{args("div", 1, 0), args("div", 0x80000000, 0xFFFFFFFF), args("div", 7, 2), args("oob", 65533), args("oob", 4), args("null"), args("unreachable"), args("fillOOB"), args("partial")}},
+		{"imports", withImports, []testCall{args("f", 20), args("twice", 4)}},
 		{"named", named, []testCall{args("outer", 0), args("outer", 3)}},
 	}
 }

@@ -77,6 +77,13 @@ func instantiate(t testing.TB, wasm []byte, h *meter) (*instance, error) {
 			t.Fatal(err)
 		}
 	}
+	// The host functions test modules import.
+	_, err := r.NewHostModuleBuilder("env").
+		NewFunctionBuilder().WithFunc(func(x int32) int32 { return 2 * x }).Export("twice").
+		Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	compiled, err := r.CompileModule(ctx, wasm)
 	if err != nil {
 		r.Close(ctx)
@@ -174,4 +181,15 @@ func equalResults(a, b []uint64) bool {
 		}
 	}
 	return true
+}
+
+// compileOnly validates wasm with wazero without instantiating it.
+func compileOnly(t testing.TB, wasm []byte) {
+	t.Helper()
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	if _, err := r.CompileModule(ctx, wasm); err != nil {
+		t.Fatalf("compile: %v", err)
+	}
 }

@@ -218,13 +218,13 @@ func instrument(in []byte, opts Options) ([]byte, error) {
 			payloads[id] = s.payload
 		}
 	}
-	return m.assemble(payloads, numFuncs, limit)
+	return m.assemble(payloads, numFuncs, wrapped, len(wrappers), limit)
 }
 
 // assemble writes the sections in their required order. Sections of the
 // input keep their place among the custom sections; new ones go just before
 // the first section of the input that must follow them.
-func (m *module) assemble(payloads [numSecIDs][]byte, numFuncs uint32, limit int) ([]byte, error) {
+func (m *module) assemble(payloads [numSecIDs][]byte, numFuncs uint32, wrapped []int32, numWrappers int, limit int) ([]byte, error) {
 	size := len(wasmHeader)
 	for _, p := range payloads {
 		size += len(p) + 6
@@ -264,7 +264,7 @@ func (m *module) assemble(payloads [numSecIDs][]byte, numFuncs uint32, limit int
 			out = appendSection(out, secCustom, s.payload)
 			continue
 		}
-		if names := m.rewriteNames(s.payload[:r.off], r, numFuncs); names != nil {
+		if names := m.rewriteNames(s.payload[:r.off], r, numFuncs, wrapped, numWrappers); names != nil {
 			out = appendSection(out, secCustom, names)
 		}
 	}

@@ -8,8 +8,10 @@ package wasmmeter
 // element and data names) name spaces the rewrite only appends to and stay
 // as they are. A name section this code cannot read is dropped: it carries
 // no meaning a runtime needs, and keeping it unchanged would misname every
-// function. It returns nil when the section is dropped.
-func (m *module) rewriteNames(head []byte, r *reader, numFuncs uint32) []byte {
+// function. Export wrappers are named after their callee with a "$meter"
+// suffix, so that stack traces read. It returns nil when the section is
+// dropped.
+func (m *module) rewriteNames(head []byte, r *reader, numFuncs uint32, wrapped []int32, numWrappers int) []byte {
 	b := make([]byte, 0, len(r.b)+16)
 	b = append(b, head...)
 	remap := func(f uint32) uint32 {
@@ -18,7 +20,7 @@ func (m *module) rewriteNames(head []byte, r *reader, numFuncs uint32) []byte {
 		}
 		return f + numMeterFuncs
 	}
-	var sub []byte
+	var sub, entries []byte
 	for !r.eof() {
 		id, _ := r.byte()
 		size, err := r.u32()
@@ -36,7 +38,12 @@ func (m *module) rewriteNames(head []byte, r *reader, numFuncs uint32) []byte {
 			if err != nil {
 				return nil
 			}
-			sub = appendU32(sub[:0], uint32(n))
+			entries = entries[:0]
+			var wrapperNames []string
+			if id == 1 {
+				wrapperNames = make([]string, numWrappers)
+			}
+			count := n
 			for i := 0; i < n; i++ {
 				f, err := sr.u32()
 				if err != nil || f >= numFuncs {
@@ -44,18 +51,33 @@ func (m *module) rewriteNames(head []byte, r *reader, numFuncs uint32) []byte {
 				}
 				from := sr.off
 				if id == 1 {
-					if _, err := sr.name(); err != nil {
+					name, err := sr.name()
+					if err != nil {
 						return nil
+					}
+					if k := wrapped[f]; k >= 0 {
+						wrapperNames[k] = name
 					}
 				} else if !skipNameMap(sr) {
 					return nil
 				}
-				sub = appendU32(sub, remap(f))
-				sub = append(sub, payload[from:sr.off]...)
+				entries = appendU32(entries, remap(f))
+				entries = append(entries, payload[from:sr.off]...)
 			}
 			if !sr.eof() {
 				return nil
 			}
+			// Wrappers come last in the index space, so appending keeps the
+			// map sorted.
+			for k, name := range wrapperNames {
+				if name != "" {
+					entries = appendU32(entries, numFuncs+numMeterFuncs+uint32(k))
+					entries = appendName(entries, name+"$meter")
+					count++
+				}
+			}
+			sub = appendU32(sub[:0], uint32(count))
+			sub = append(sub, entries...)
 			b = append(b, id)
 			b = appendU32(b, uint32(len(sub)))
 			b = append(b, sub...)
