@@ -49,6 +49,10 @@ const (
 	// DNS, TLS, 401/403); the request was not sent. The run cannot verify
 	// anything that needs this judge.
 	CodeJudgeUnavailable Code = "judge_unavailable"
+	// CodeFuelExhausted: a Wasm guest spent its invocation's max_fuel (a
+	// count of its own instructions, bulk operations by their size, the
+	// same on every machine); the instance was discarded.
+	CodeFuelExhausted Code = "fuel_exhausted"
 )
 
 // Error is the typed error of the ABI. Errors that cross the boundary are

@@ -14,7 +14,6 @@ import (
 // A path matches itself and the packages under it.
 var heavy = []string{
 	"github.com/tetratelabs/wazero",
-	"github.com/agentanvil/anvil/host/internal/wazero",
 	"github.com/extism",
 	"google.golang.org/grpc",
 	"github.com/hashicorp/go-plugin",

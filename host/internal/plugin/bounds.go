@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/agentanvil/anvil/host/internal/wazero/api"
-	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -43,6 +43,11 @@ const envModule = "extism:host/env"
 type callState struct {
 	maxBytes int
 	refused  *abi.Error
+	// meter is the invocation's fuel account (meter.go).
+	meter meter
+	// inst is the instance called; the kernel functions (kernel.go) keep
+	// its state there.
+	inst *instance
 }
 
 type callStateKey struct{}
@@ -79,6 +84,8 @@ func (b bounds) NewFunctionListener(def api.FunctionDefinition) experimental.Fun
 	}
 	for _, name := range def.ExportNames() {
 		switch {
+		case name == abi.ExportDescribe:
+			return bindInstance{}
 		case name == "output_length" && is(nil, []api.ValueType{i64}):
 			return outputLength{bounds: b}
 		case name == "error_get" && is(nil, []api.ValueType{i64}):
@@ -173,4 +180,20 @@ type noNetwork struct {
 
 func (l noNetwork) Before(ctx context.Context, _ api.Module, def api.FunctionDefinition, _ []uint64, _ experimental.StackIterator) {
 	l.refuse(ctx, abi.Errorf(abi.CodeTrap, "%s.%s: the sandbox has no network", envModule, def.Name()))
+}
+
+// bindInstance hands the instance being described the module that runs
+// its code and its Extism kernel. go-sdk keeps both to itself; the host
+// needs them to write a direct-I/O request into the guest's memory and to
+// call an export with arguments (directio.go). anvil_describe is the
+// first export the host calls on every instance.
+type bindInstance struct{ listener }
+
+func (bindInstance) Before(ctx context.Context, guest api.Module, _ api.FunctionDefinition, _ []uint64, _ experimental.StackIterator) {
+	st, ok := ctx.Value(callStateKey{}).(*callState)
+	if !ok || st.inst == nil || st.inst.guest != nil {
+		return
+	}
+	st.inst.guest = guest
+	_ = st.inst.kernel.bind(ctx)
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentanvil/anvil/host/internal/wazero"
+	"github.com/tetratelabs/wazero"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -164,7 +164,7 @@ func (r *Runtime) LoadDeferred(ctx context.Context, path, digest string, opts Op
 // instance, and returns the checked descriptor's JSON.
 func (r *Runtime) describeInterpreted(ctx context.Context, v *verified) ([]byte, error) {
 	w := &wasmPlugin{info: v.info, opts: v.opts, logger: r.logger}
-	c, err := r.compile(ctx, wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true), w, v.wasm)
+	c, err := r.compile(ctx, wazero.NewRuntimeConfigInterpreter(), w, v.wasm)
 	if err != nil {
 		return nil, err
 	}

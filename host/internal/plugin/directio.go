@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agentanvil/anvil/host/internal/wazero/api"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -48,7 +48,10 @@ func usesDirectIO(exports map[string]bool, d abi.Descriptor) bool {
 // openIO asks a warm instance for its control block, so that its calls
 // use direct I/O. The instance is discarded by the caller on error.
 func (w *wasmPlugin) openIO(ctx context.Context, in *instance) error {
-	def := in.p.GuestFunction(abi.ExportIO)
+	var def api.FunctionDefinition
+	if f := in.export(abi.ExportIO); f != nil {
+		def = f.Definition()
+	}
 	i32 := []api.ValueType{api.ValueTypeI32}
 	if def == nil || !slices.Equal(def.ParamTypes(), i32) || !slices.Equal(def.ResultTypes(), i32) {
 		return abi.Errorf(abi.CodeABI, "%s is not a function (i32) -> i32", abi.ExportIO)
@@ -62,7 +65,7 @@ func (w *wasmPlugin) openIO(ctx context.Context, in *instance) error {
 
 // growIO calls anvil_io(size) and keeps the control block's address.
 func (in *instance) growIO(ctx context.Context, size int) error {
-	res, err := in.p.CallRaw(ctx, abi.ExportIO, api.EncodeI32(int32(size)))
+	res, err := in.callRaw(ctx, abi.ExportIO, api.EncodeI32(int32(size)))
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -70,7 +73,7 @@ func (in *instance) growIO(ctx context.Context, size int) error {
 		return in.classify(ctx, abi.ExportIO, 0, err)
 	}
 	addr := api.DecodeU32(res[0])
-	if _, ok := in.p.GuestMemory().Read(addr, ioSize); !ok || addr == 0 {
+	if _, ok := in.guest.Memory().Read(addr, ioSize); !ok || addr == 0 {
 		return abi.Errorf(abi.CodeABI, "%s returned %d, not the address of a %d-byte control block in linear memory", abi.ExportIO, addr, ioSize)
 	}
 	in.io = addr
@@ -81,7 +84,7 @@ func (in *instance) growIO(ctx context.Context, size int) error {
 // growing the buffer through anvil_io when it is too small. Any error
 // discards the instance.
 func (in *instance) putInput(ctx context.Context, input []byte) error {
-	mem := in.p.GuestMemory()
+	mem := in.guest.Memory()
 	ctrl, ok := mem.Read(in.io, ioSize)
 	if !ok {
 		return abi.Errorf(abi.CodeABI, "%s control block at %d is out of bounds", abi.ExportIO, in.io)
@@ -116,7 +119,7 @@ func (in *instance) putInput(ctx context.Context, input []byte) error {
 // copy, bounded by maxOut before anything is read), or ok false when it
 // answered through Extism instead.
 func (in *instance) takeOutput(fn string, maxOut int) (out []byte, ok bool, err error) {
-	mem := in.p.GuestMemory()
+	mem := in.guest.Memory()
 	ctrl, found := mem.Read(in.io, ioSize)
 	if !found {
 		return nil, false, abi.Errorf(abi.CodeABI, "%s: %s control block at %d is out of bounds", fn, abi.ExportIO, in.io)

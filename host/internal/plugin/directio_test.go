@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentanvil/anvil/host/internal/wazero"
-	"github.com/agentanvil/anvil/host/internal/wazero/api"
-	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
-	extism "github.com/agentanvil/anvil/host/internal/extism"
+	"github.com/agentanvil/anvil/host/internal/wasmmeter"
+	extism "github.com/extism/go-sdk"
 )
 
 // TestDirectIOSameResults: a Go guest called through direct I/O (anvil_io)
@@ -63,7 +64,7 @@ func TestDirectIOSameResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer direct.pool.put(ctx, in, true)
-	ctrl, ok := in.p.GuestMemory().Read(in.io, ioSize)
+	ctrl, ok := in.guest.Memory().Read(in.io, ioSize)
 	if in.io == 0 || !ok || le32(ctrl, ioState) != ioAnswer {
 		t.Errorf("direct instance: control block at %d (readable %v), want a block in state %d", in.io, ok, ioAnswer)
 	}
@@ -186,7 +187,9 @@ type callCounter struct{ calls map[string]int }
 
 func (c *callCounter) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
 	name := def.ModuleName() + "." + def.Name()
-	if def.ModuleName() != envModule {
+	switch def.ModuleName() {
+	case envModule, kernelModule, wasmmeter.ImportModule:
+	default:
 		name = "guest"
 		if slices.ContainsFunc(def.ExportNames(), func(n string) bool { return kernelCalledByHost[n] }) {
 			// The kernel's exports the host calls around a measure
@@ -223,6 +226,9 @@ func TestDirectIOHostCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if wasm, err = instrument(wasm, w.opts.Limits); err != nil {
+		t.Fatal(err)
+	}
 	req, err := json.Marshal(benchCase)
 	if err != nil {
 		t.Fatal(err)
@@ -233,8 +239,9 @@ func TestDirectIOHostCalls(t *testing.T) {
 	}{{"direct I/O", true}, {"Extism I/O", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			count := &callCounter{calls: map[string]int{}}
-			c, err := extism.NewCompiledPlugin(experimental.WithFunctionListenerFactory(ctx, count), manifest(wasm, w.opts.Limits),
-				extism.PluginConfig{RuntimeConfig: wazero.NewRuntimeConfig().WithCloseOnContextDone(true), EnableWasi: true}, w.hostFunctions())
+			listeners := experimental.MultiFunctionListenerFactory(count, bounds{maxBytes: w.opts.Limits.MaxOutputBytes})
+			c, err := extism.NewCompiledPlugin(experimental.WithFunctionListenerFactory(ctx, listeners), manifest(wasm, w.opts.Limits),
+				extism.PluginConfig{RuntimeConfig: wazero.NewRuntimeConfig(), EnableWasi: true}, w.hostFunctions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +262,7 @@ func TestDirectIOHostCalls(t *testing.T) {
 			}
 			g := newGuard(nil, w.info, w.opts, w.logger)
 			call := func() {
-				if _, err := in.call(withGuard(ctx, g), abi.ExportMeasure, req, w.opts.Limits.MaxOutputBytes); err != nil {
+				if _, _, err := in.call(withGuard(ctx, g), abi.ExportMeasure, req, w.opts.Limits.MaxOutputBytes, 0); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -265,8 +272,8 @@ func TestDirectIOHostCalls(t *testing.T) {
 			for range n {
 				call()
 			}
-			loads := count.calls[envModule+".input_load_u64"] / n
-			stores := count.calls[envModule+".store_u64"] / n
+			loads := count.calls[kernelModule+".input_load_u64"] / n
+			stores := count.calls[kernelModule+".store_u64"] / n
 			guest := count.calls["guest"] / n
 			kernel := count.calls["kernel"] / n
 			t.Logf("per call: %d guest calls, %d kernel calls, %d input_load_u64, %d store_u64", guest, kernel, loads, stores)
@@ -279,7 +286,7 @@ func TestDirectIOHostCalls(t *testing.T) {
 				t.Error("Extism I/O made no kernel calls: the count is broken")
 			}
 			if tc.direct {
-				if loads != 0 || stores != 0 || count.calls[envModule+".input_load_u8"] != 0 {
+				if loads != 0 || stores != 0 || count.calls[kernelModule+".input_load_u8"] != 0 {
 					t.Errorf("direct I/O made %d input_load_u64 and %d store_u64 calls per measure; want 0", loads, stores)
 				}
 				if guest > maxGuestCallsPerBenchCase {

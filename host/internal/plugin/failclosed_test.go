@@ -288,7 +288,7 @@ func TestPathologicalModules(t *testing.T) {
 		{"a giant table", testModule(1, emptyBody, testSection(4, append([]byte{1, 0x70, 0}, uleb(10_000_001)...))), // funcref, no max
 			Options{}, "table 0 declares 10000001 elements, over the limit of 10000000", 1 << 20},
 		{"a giant memory minimum", testModule(1, emptyBody, testSection(5, append([]byte{1, 0}, uleb(65536)...))), // pages, no max
-			Options{}, "min 65536 pages (4 Gi) over limit of 1024 pages", 16 << 20},
+			Options{}, "4294967296 bytes of memory (65536 pages) and 0 bytes of tables, over the memory budget of 67108864 bytes", 16 << 20},
 		// ~40 s of compiling in 2 000 functions of ~20 ms each: refused at
 		// the deadline, and the abandoned compilation stops within one
 		// function, so it does not run on into the next tests.

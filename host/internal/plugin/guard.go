@@ -41,6 +41,8 @@ type guard struct {
 	tokens int // spent, plus what batches in flight reserved
 
 	logs *logTally
+	// fuel is what a Wasm guest spent in the invocation (meter.go).
+	fuel uint64
 }
 
 // logTally counts log records, kept and dropped: one invocation's, or

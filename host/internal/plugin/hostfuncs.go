@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	extism "github.com/agentanvil/anvil/host/internal/extism"
+	extism "github.com/extism/go-sdk"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -63,6 +63,9 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 					// can be returned, so this becomes a trap.
 					panic(fmt.Errorf("anvil_judge: write %d-byte result: %w", len(b), err))
 				}
+				if st, ok := ctx.Value(callStateKey{}).(*callState); ok && st.inst != nil {
+					st.inst.kernel.hostBlock(off, uint64(len(b)))
+				}
 				stack[0] = off
 			},
 			[]extism.ValueType{extism.ValueTypePTR}, []extism.ValueType{extism.ValueTypePTR}),
@@ -75,7 +78,9 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 	for i := range fns {
 		fns[i].SetNamespace(abi.HostNamespace)
 	}
-	return append(fns, abortFunction())
+	fns = append(fns, abortFunction())
+	fns = append(fns, w.meterFunctions()...)
+	return append(fns, w.kernelFunctions()...)
 }
 
 // block is an Extism memory block a guest passed to a host function. Its

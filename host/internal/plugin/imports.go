@@ -7,9 +7,9 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/agentanvil/anvil/host/internal/wazero/api"
-	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 )

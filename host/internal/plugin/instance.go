@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
-	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/agentanvil/anvil/host/internal/wazero"
-	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
-	"github.com/agentanvil/anvil/host/internal/wazero/sys"
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -24,6 +26,12 @@ type instance struct {
 	// io is the address of the guest's direct-I/O control block
 	// (directio.go), 0 while calls go through Extism's input and output.
 	io uint32
+	// guest is the module that runs the guest's code, known once
+	// anvil_describe has run (bindInstance); kernel is its Extism kernel.
+	guest  api.Module
+	kernel kernel
+	// exports are the guest's exports the host called directly.
+	exports map[string]api.Function
 }
 
 // errStale says the instance's module was already closed before the call
@@ -39,6 +47,10 @@ var errStale = errors.New("instance already exited")
 func (w *wasmPlugin) newInstance(ctx context.Context) (*instance, error) {
 	tail := newStderrBuffer(stderrKeep)
 	cfg := wazero.NewModuleConfig().WithStderr(tail)
+	// A module's start function runs now, metered like any call: without
+	// a deadline of its own, one that never ends would hold this forever.
+	ctx, cancel := context.WithTimeout(ctx, max(w.opts.Limits.Timeout.Std(), minWarmup))
+	defer cancel()
 	p, err := w.compiled.Instance(experimental.WithMemoryAllocator(ctx, memoryAllocator()),
 		extism.PluginInstanceConfig{ModuleConfig: cfg})
 	if err != nil {
@@ -65,72 +77,156 @@ func (w *wasmPlugin) warm(ctx context.Context, in *instance) ([]byte, error) {
 	defer cancel()
 	g := newGuard(nil, w.info, w.opts, w.logger)
 	defer g.finish(ctx)
-	return in.call(withGuard(ctx, g), abi.ExportDescribe, nil, w.opts.Limits.MaxOutputBytes)
+	out, _, err := in.call(withGuard(ctx, g), abi.ExportDescribe, nil, w.opts.Limits.MaxOutputBytes, 0)
+	return out, err
 }
 
-// call runs one export. The error is an *abi.Error without plugin name
-// (the caller names it) for a guest fault, errStale, or the caller's
+// call runs one export. maxFuel bounds the guest's work (0: only the
+// context's deadline does). The error is an *abi.Error without plugin
+// name (the caller names it) for a guest fault, errStale, or the caller's
 // context error when the caller gave up; in every error case the instance
-// must be discarded.
-func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut int) ([]byte, error) {
+// must be discarded. fuel is what the guest spent, whatever the outcome.
+func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut int, maxFuel uint64) (out []byte, fuel uint64, err error) {
 	in.stderr.Reset()
-	st := &callState{maxBytes: maxOut}
+	st := &callState{maxBytes: maxOut, inst: in, meter: meter{max: maxFuel}}
 	ctx = withCallState(ctx, st)
 	direct := in.io != 0 && fn != abi.ExportDescribe
 	if direct {
-		if in.p.Closed() {
-			return nil, errStale // its memory may be gone: do not touch it
+		if in.guest.IsClosed() {
+			return nil, 0, errStale // its memory may be gone: do not touch it
 		}
 		if err := in.putInput(ctx, input); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	var rc uint32
-	var out []byte
-	var err error
 	if direct {
-		rc, out, err = in.p.CallDirect(ctx, fn)
+		rc, out, err = in.callDirect(ctx, fn)
 	} else {
+		// Extism resets the kernel before the call: no block the guest
+		// held survives it.
+		in.kernel.blocks.clear()
+		in.kernel.dirty, in.kernel.answered = false, false
 		rc, out, err = in.p.CallWithContext(ctx, fn, input)
 	}
+	fuel = st.meter.used
 	if st.refused != nil {
-		// A bound stopped Extism before it copied a block (see bounds.go).
+		// A bound stopped the guest or Extism before it copied a block
+		// (bounds.go, kernel.go, meter.go).
 		e := *st.refused
 		e.Message = fn + ": " + e.Message
 		e.Stderr = in.stderr.String()
-		return nil, &e
+		return nil, fuel, &e
 	}
 	if err != nil {
-		return nil, in.classify(ctx, fn, rc, err)
+		return nil, fuel, in.classify(ctx, fn, rc, err)
 	}
 	if ctx.Err() != nil {
-		// The context ended while the guest ran. close-on-context-done
-		// stops a guest at its next check, from a watcher goroutine, so a
-		// guest that was about to return may finish first; its answer is
-		// still late, and its module may be closing under it. (Before
-		// Extism's kernel left the guest's runtime, the kernel call
-		// writing the output checked the context and failed too.)
-		return nil, in.classify(ctx, fn, rc, ctx.Err())
+		// The context ended while the guest ran, and it returned before
+		// its next return to the host could stop it: its answer is late.
+		return nil, fuel, in.classify(ctx, fn, rc, ctx.Err())
 	}
 	if rc != 0 {
-		return nil, &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),
+		return nil, fuel, &abi.Error{Code: abi.CodeABI, Stderr: in.stderr.String(),
 			Message: fmt.Sprintf("%s returned status %d without an error message", fn, rc)}
 	}
 	// A guest that exited during the call (proc_exit(0)) took its memory
 	// with it: its answer is Extism's output, empty, as it always was.
-	if direct && !in.p.Closed() {
+	if direct && !in.guest.IsClosed() {
 		d, ok, err := in.takeOutput(fn, maxOut)
 		if err != nil {
-			return nil, err
+			return nil, fuel, err
 		}
 		if ok {
 			out = d
 		}
 	}
 	if len(out) > maxOut {
-		return nil, abi.Errorf(abi.CodeOutputTooLarge, "%s output is %d bytes, max_output_bytes is %d", fn, len(out), maxOut)
+		return nil, fuel, abi.Errorf(abi.CodeOutputTooLarge, "%s output is %d bytes, max_output_bytes is %d", fn, len(out), maxOut)
 	}
-	return out, nil
+	return out, fuel, nil
+}
+
+// extismContext gives ctx the values go-sdk's host functions look up, as
+// an Extism call would.
+func (in *instance) extismContext(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), in.kernel.mod)
+	return context.WithValue(ctx, extism.PluginCtxKey("plugin"), in.p)
+}
+
+// export is the guest's export name, looked up once.
+func (in *instance) export(name string) api.Function {
+	if in.guest == nil {
+		return nil
+	}
+	if f, ok := in.exports[name]; ok {
+		return f
+	}
+	f := in.guest.ExportedFunction(name)
+	if in.exports == nil {
+		in.exports = map[string]api.Function{}
+	}
+	in.exports[name] = f
+	return f
+}
+
+// callRaw calls the guest's export name with params, outside Extism's
+// input and output, as part of the call ctx belongs to (or, when it
+// belongs to none, as a call of its own, unmetered but for the deadline).
+func (in *instance) callRaw(ctx context.Context, name string, params ...uint64) ([]uint64, error) {
+	if in.guest == nil || in.guest.IsClosed() {
+		return nil, errors.New("module is closed")
+	}
+	f := in.export(name)
+	if f == nil {
+		return nil, fmt.Errorf("unknown function: %s", name)
+	}
+	if _, ok := ctx.Value(callStateKey{}).(*callState); !ok {
+		ctx = withCallState(ctx, &callState{maxBytes: math.MaxInt, inst: in})
+	}
+	return f.Call(in.extismContext(ctx), params...)
+}
+
+// callDirect is what Extism's Call does for a guest that takes its request
+// and leaves its answer in its own memory, without the kernel calls that
+// would change nothing: the kernel is reset only when something used it
+// since it last was, and its error and output are read only when the
+// guest set one during the call.
+func (in *instance) callDirect(ctx context.Context, name string) (uint32, []byte, error) {
+	k := &in.kernel
+	if k.dirty {
+		k.reset(in.extismContext(ctx))
+	}
+	res, err := in.callRaw(ctx, name)
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		// As Extism: a guest that exited with 0 succeeded.
+		if exit.ExitCode() == 0 {
+			err = nil
+		}
+		if len(res) == 0 {
+			res = []uint64{uint64(exit.ExitCode())}
+		}
+	}
+	var rc uint32
+	switch {
+	case len(res) > 0:
+		rc = api.DecodeU32(res[0])
+	case err != nil:
+		rc = 1
+	}
+	if err != nil || !k.answered {
+		return rc, nil, err
+	}
+	var guestErr error
+	if msg := in.p.GetErrorWithContext(in.extismContext(ctx)); msg != "" {
+		guestErr = errors.New(msg)
+	}
+	out, err := in.p.GetOutputWithContext(in.extismContext(ctx))
+	if err != nil {
+		return rc, nil, errors.Join(guestErr, fmt.Errorf("failed to get output: %v", err))
+	}
+	return rc, out, guestErr
 }
 
 // classify turns a failed call into the error kinds of the ABI.

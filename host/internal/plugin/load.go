@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"runtime"
 
-	extism "github.com/agentanvil/anvil/host/internal/extism"
-	"github.com/agentanvil/anvil/host/internal/wazero"
-	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -95,6 +95,9 @@ func (r *Runtime) verify(path, want string, opts Options) (*verified, error) {
 		return nil, loadError(v.info, abi.CodeABI, "module refused before compiling: %v", err)
 	}
 	if err := checkImports(wasm); err != nil {
+		return nil, loadError(v.info, abi.CodeABI, "module refused before compiling: %v", err)
+	}
+	if v.wasm, err = instrument(wasm, opts.Limits); err != nil {
 		return nil, loadError(v.info, abi.CodeABI, "module refused before compiling: %v", err)
 	}
 	return v, nil

@@ -2,7 +2,7 @@
 
 package plugin
 
-import "github.com/agentanvil/anvil/host/internal/wazero/experimental"
+import "github.com/tetratelabs/wazero/experimental"
 
 // memoryAllocator is nil off unix: wazero allocates linear memories itself.
 func memoryAllocator() experimental.MemoryAllocator { return nil }

@@ -5,7 +5,7 @@ package plugin
 import (
 	"syscall"
 
-	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // linearMemory backs each Wasm linear memory (a guest's and its Extism

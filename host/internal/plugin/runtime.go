@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentanvil/anvil/host/internal/wazero"
+	"github.com/tetratelabs/wazero"
 )
 
 // RuntimeOptions configure a Runtime.
@@ -39,8 +39,9 @@ type Runtime struct {
 	beforeCompile func(ctx context.Context, digest string) error
 	cache         wazero.CompilationCache
 	// base is the wazero configuration every plugin runtime derives from.
-	// Close-on-context-done is not optional: without it a deadline is
-	// ignored by running guest code.
+	// It leaves close-on-context-done off: metering (meter.go) stops a
+	// guest of any shape, and wazero's own check would leave compiled
+	// code at every loop header.
 	base wazero.RuntimeConfig
 
 	// descriptors remembers each compiled module's descriptor next to its
@@ -80,7 +81,7 @@ func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 		beforeCompile: opts.BeforeCompile,
 		descriptors:   descriptorMemo{dir: opts.CacheDir},
 		cache:         cache,
-		base:          wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
+		base:          wazero.NewRuntimeConfig().WithCompilationCache(cache),
 		flights:       map[string]chan struct{}{},
 	}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	extism "github.com/agentanvil/anvil/host/internal/extism"
+	extism "github.com/extism/go-sdk"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -80,7 +80,8 @@ func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export string, wh
 		}
 		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout.Std())
 		g := newGuard(svc, w.info, w.opts, w.logger).forRequest(req)
-		raw, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes)
+		raw, fuel, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes, w.opts.Limits.MaxFuel)
+		g.fuel = fuel
 		cancel()
 		g.finish(ctx)
 		if cerr == nil {

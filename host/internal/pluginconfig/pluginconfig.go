@@ -60,6 +60,11 @@ type Limits struct {
 	MaxModuleBytes int64 `yaml:"max_module_bytes" json:"max_module_bytes"`
 	// CompileTimeout bounds compiling a Wasm module (on a cold cache).
 	CompileTimeout duration.Duration `yaml:"compile_timeout" json:"compile_timeout"`
+	// MaxFuel bounds the work of one invocation of a Wasm guest in fuel:
+	// one unit per Wasm instruction it runs, bulk memory and table
+	// operations by their size. Unlike Timeout it is the same on every
+	// machine. 0: unlimited (Timeout still applies).
+	MaxFuel uint64 `yaml:"max_fuel" json:"max_fuel"`
 }
 
 // DefaultLimits are applied to zero fields.

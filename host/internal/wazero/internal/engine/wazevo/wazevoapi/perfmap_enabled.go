@@ -1,5 +1,0 @@
-//go:build perfmap
-
-package wazevoapi
-
-const PerfMapEnabled = true

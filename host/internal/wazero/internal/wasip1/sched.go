@@ -1,3 +1,0 @@
-package wasip1
-
-const SchedYieldName = "sched_yield"
