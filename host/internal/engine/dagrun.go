@@ -27,6 +27,7 @@ type dagRunner struct {
 	// HTTP attempts) for the metric's result; nodes run concurrently.
 	mu    sync.Mutex
 	usage JudgeUsage
+	fuel  uint64
 }
 
 func (r *dagRunner) spent(u JudgeUsage) {
@@ -48,6 +49,9 @@ func (r *dagRunner) RunNode(ctx context.Context, n *dag.Node, inputs []abi.NodeI
 	})
 	u := svc.spent()
 	r.spent(u)
+	r.mu.Lock()
+	r.fuel += svc.fuelSpent()
+	r.mu.Unlock()
 	out := dag.NodeOutcome{Usage: dag.Usage{JudgeCalls: u.Calls, InputTokens: u.InputTokens,
 		OutputTokens: u.OutputTokens, USD: u.USD, LatencyMS: ms(time.Since(start))}}
 	if err != nil {
@@ -83,6 +87,7 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 	runner := &dagRunner{e: e, m: m, c: c, dry: dry, sc: sc}
 	res, err := dag.Evaluate(ctx, m.graph, runner)
 	r.Usage = runner.usage // Evaluate has returned: no node is running
+	r.Fuel = runner.fuel
 	if res != nil {
 		res.Mermaid = dag.Render(m.graph, res)
 		r.Details, _ = json.Marshal(res)

@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/agentanvil/anvil/internal/abijson"
 	"github.com/agentanvil/anvil/internal/jsonw"
+	"strconv"
 )
 
 // The results writer encodes each line, and each case for cases/<id>.json,
@@ -97,6 +98,10 @@ func appendMetricResult(b []byte, m *MetricResult) ([]byte, bool) {
 	}
 	b = append(b, `},"latency_ms":`...)
 	b = jsonw.AppendFloat(b, m.LatencyMS)
+	if m.Fuel != 0 {
+		b = append(b, `,"fuel":`...)
+		b = strconv.AppendUint(b, m.Fuel, 10)
+	}
 	b = abijson.AppendOptString(b, `,"aggregate":`, m.Aggregate)
 	return append(b, '}'), true
 }

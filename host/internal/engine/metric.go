@@ -160,6 +160,7 @@ func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dry
 		Threshold: m.threshold, JudgeModel: sc.model, Case: *c,
 	})
 	r.Usage = svc.spent()
+	r.Fuel = svc.fuelSpent()
 	if err != nil {
 		r.setError(asABI(err))
 		return r

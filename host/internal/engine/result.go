@@ -48,6 +48,10 @@ type MetricResult struct {
 	Details     json.RawMessage `json:"details,omitempty"`
 	Usage       JudgeUsage      `json:"usage"`
 	LatencyMS   float64         `json:"latency_ms"`
+	// Fuel is the work a Wasm plugin's guest did for this result: one
+	// unit per Wasm instruction, bulk memory and table operations by
+	// their size; the same on every machine (max_fuel bounds it per call).
+	Fuel uint64 `json:"fuel,omitempty"`
 	// Spread is the samples of a metric with samples: N and one judge; the
 	// score is their mean (see repeat.go).
 	Spread *Spread `json:"spread,omitempty"`

@@ -521,6 +521,7 @@ const (
 	seenDetails
 	seenUsage
 	seenLatency
+	seenFuel
 )
 
 func (d *lineDecoder) metric(m *MetricResult, keepDetails bool) bool {
@@ -586,6 +587,12 @@ func (d *lineDecoder) metric(m *MetricResult, keepDetails bool) bool {
 		case "latency_ms":
 			bit = seenLatency
 			m.LatencyMS, ok = d.float()
+		case "fuel":
+			bit = seenFuel
+			var n int
+			n, ok = d.int()
+			ok = ok && n >= 0
+			m.Fuel = uint64(n)
 		default:
 			return false
 		}

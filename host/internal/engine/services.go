@@ -44,6 +44,21 @@ type services struct {
 
 	mu    sync.Mutex
 	usage JudgeUsage
+	fuel  uint64
+}
+
+// RecordFuel implements plugin.FuelRecorder.
+func (s *services) RecordFuel(n uint64) {
+	s.mu.Lock()
+	s.fuel += n
+	s.mu.Unlock()
+}
+
+// fuelSpent is the Wasm fuel the metric's plugin calls spent.
+func (s *services) fuelSpent() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fuel
 }
 
 func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse {

@@ -41,8 +41,6 @@ type guard struct {
 	tokens int // spent, plus what batches in flight reserved
 
 	logs *logTally
-	// fuel is what a Wasm guest spent in the invocation (meter.go).
-	fuel uint64
 }
 
 // logTally counts log records, kept and dropped: one invocation's, or

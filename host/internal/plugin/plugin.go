@@ -55,6 +55,12 @@ type Plugin interface {
 	Close(ctx context.Context) error
 }
 
+// FuelRecorder is implemented by Services that record the fuel a Wasm
+// guest spent in each invocation (meter.go), whatever its outcome.
+type FuelRecorder interface {
+	RecordFuel(fuel uint64)
+}
+
 // Info identifies a loaded plugin.
 type Info struct {
 	Descriptor abi.Descriptor

@@ -81,7 +81,9 @@ func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export string, wh
 		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout.Std())
 		g := newGuard(svc, w.info, w.opts, w.logger).forRequest(req)
 		raw, fuel, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes, w.opts.Limits.MaxFuel)
-		g.fuel = fuel
+		if fr, ok := svc.(FuelRecorder); ok && fuel > 0 {
+			fr.RecordFuel(fuel)
+		}
 		cancel()
 		g.finish(ctx)
 		if cerr == nil {
