@@ -12,7 +12,9 @@ const (
 	maxFunctions = 100_000
 	maxBodySize  = 256 << 10
 	maxLocals    = 50_000
-	maxDepth     = 100_000
+	// A body of maxBodySize bytes can nest about 87,000 blocks; the limit is
+	// below that so that it is the one a deep body meets.
+	maxDepth = 50_000
 	// Every guarded grow sums the sizes of all tables, so their number
 	// multiplies the code added per grow.
 	maxTables = 100
@@ -230,7 +232,7 @@ func checkRefType(t byte) error {
 }
 
 func (m *module) parseTypes(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.count(2)
 	if err != nil {
 		return err
 	}
@@ -282,7 +284,7 @@ func (r *reader) limits() (min uint32, err error) {
 	switch flag {
 	case 0x00, 0x01:
 	case 0x02, 0x03:
-		return 0, unsupported("threads (shared memory)")
+		return 0, unsupported("threads")
 	case 0x04, 0x05, 0x06, 0x07:
 		return 0, unsupported("memory64")
 	default:
