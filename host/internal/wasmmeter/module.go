@@ -117,6 +117,8 @@ type module struct {
 	hasStart         bool
 	start            uint32
 	numElems         uint32
+	hasDataCount     bool
+	numData          uint32
 }
 
 func (m *module) section(id byte) *section {
@@ -185,6 +187,7 @@ func parseModule(in []byte) (*module, error) {
 		{secExport, m.parseExports},
 		{secStart, m.parseStart},
 		{secElement, m.parseElemCount},
+		{secDataCount, m.parseDataCount},
 	}
 	for _, step := range steps {
 		s := m.section(step.id)
@@ -519,5 +522,14 @@ func (m *module) parseElemCount(r *reader) error {
 		return err
 	}
 	m.numElems = uint32(n)
+	return nil
+}
+
+func (m *module) parseDataCount(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	m.hasDataCount, m.numData = true, n
 	return nil
 }

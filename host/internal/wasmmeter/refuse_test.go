@@ -151,6 +151,36 @@ func TestRefusesIndicesIntoAddedSpaces(t *testing.T) {
 		m.exportFn("f", m.fn(i32, none, i32, code...))
 		return m.bytes()
 	}
+	// Every space, one past its end.
+	withAll := func(code ...any) []byte {
+		m := newMod()
+		m.memory(1)
+		m.table(valFuncref, 1)
+		m.global(valI64, true, i64c(0))
+		m.elems = append(m.elems, ins(byte(1), byte(0), uleb(0)))
+		m.datas = append(m.datas, ins(byte(1), str("x")))
+		m.dataCount = true
+		m.exportFn("f", m.fn(i32, none, i32, code...))
+		return m.bytes()
+	}
+	badExport := newMod()
+	badExport.fn(none, none, nil)
+	badExport.exportFn("wrapper", 1)
+	badStart := newMod()
+	badStart.fn(none, none, nil)
+	badStart.start = 1
+	badElem := newMod()
+	badElem.table(valFuncref, 1)
+	badElem.fn(none, none, nil)
+	badElem.elems = append(badElem.elems, ins(byte(0), i32c(0), opEnd, uleb(1), uleb(1)))
+	badElemExpr := newMod()
+	badElemExpr.fn(none, none, nil)
+	badElemExpr.elems = append(badElemExpr.elems, ins(byte(7), valFuncref, uleb(1), refFunc(1), opEnd))
+	badFuncType := newMod()
+	badFuncType.fn(none, none, nil)
+	badFuncType.funcs[0].typ = 1
+	noMemory := newMod()
+	noMemory.exportFn("f", noMemory.fn(none, i32, nil, 0x3F, 0))
 	constGlobal := newMod()
 	constGlobal.global(valI64, false, gget(1))
 	cases := []struct {
@@ -165,6 +195,23 @@ func TestRefusesIndicesIntoAddedSpaces(t *testing.T) {
 		{"block type", "block type 1 out of range", withGlobal(opBlock, uleb(1), opEnd)},
 		{"call_indirect type", "type 1 out of range", withGlobal(callIndirect(1, 0))},
 		{"meter import", "imports from " + ImportModule, meterImport.bytes()},
+		{"global.get fuel", "global 1 out of range", withAll(gget(1), opDrop)},
+		{"global.set fuel", "global 1 out of range", withAll(i64c(1 << 40), gset(1))},
+		{"local.set scratch", "local 2 out of range", withAll(i32c(0), lset(2))},
+		{"local.tee scratch", "local 2 out of range", withAll(i32c(0), opLocalTee, uleb(2), opDrop)},
+		{"call meter import", "function 1 out of range", withAll(i64c(0), call(1), opDrop)},
+		{"table", "table 1 out of range", withAll(i32c(0), 0x25, uleb(1), opDrop)},
+		{"table.grow", "table 1 out of range", withAll(0xD0, valFuncref, i32c(0), misc(15, uint32(1)), opDrop)},
+		{"elem.drop declarative", "element segment 1 out of range", withAll(misc(13, uint32(1)))},
+		{"table.init", "element segment 1 out of range", withAll(i32c(0), i32c(0), i32c(0), misc(12, uint32(1), uint32(0)))},
+		{"data.drop", "data segment 1 out of range", withAll(misc(9, uint32(1)))},
+		{"memory.init", "data segment 1 out of range", withAll(i32c(0), i32c(0), i32c(0), misc(8, uint32(1), 0))},
+		{"no memory", "without memory", noMemory.bytes()},
+		{"export", "index 1 out of range", badExport.bytes()},
+		{"start", "start function 1 out of range", badStart.bytes()},
+		{"element item", "function 1 out of range", badElem.bytes()},
+		{"element expr", "function 1 out of range", badElemExpr.bytes()},
+		{"function type", "type 1 out of range", badFuncType.bytes()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
