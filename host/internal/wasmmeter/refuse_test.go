@@ -196,7 +196,7 @@ func TestRefusesIndicesIntoAddedSpaces(t *testing.T) {
 		{"call_indirect type", "type 1 out of range", withGlobal(callIndirect(1, 0))},
 		{"meter import", "imports from " + ImportModule, meterImport.bytes()},
 		{"global.get fuel", "global 1 out of range", withAll(gget(1), opDrop)},
-		{"global.set fuel", "global 1 out of range", withAll(i64c(1 << 40), gset(1))},
+		{"global.set fuel", "global 1 out of range", withAll(i64c(1<<40), gset(1))},
 		{"local.set scratch", "local 2 out of range", withAll(i32c(0), lset(2))},
 		{"local.tee scratch", "local 2 out of range", withAll(i32c(0), opLocalTee, uleb(2), opDrop)},
 		{"call meter import", "function 1 out of range", withAll(i64c(0), call(1), opDrop)},
