@@ -195,14 +195,14 @@ func instrument(in []byte, opts Options) ([]byte, error) {
 	}
 
 	payloads := [numSecIDs][]byte{
-		secType:      types,
-		secImport:    imports,
-		secFunction:  functions,
-		secGlobal:    globals,
-		secExport:    exports,
-		secStart:     start,
-		secElement:   elements,
-		secCode:      code,
+		secType:     types,
+		secImport:   imports,
+		secFunction: functions,
+		secGlobal:   globals,
+		secExport:   exports,
+		secStart:    start,
+		secElement:  elements,
+		secCode:     code,
 	}
 	// What the rewrite leaves alone (the type section too when it already
 	// has the meter type).
