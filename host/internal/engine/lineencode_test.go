@@ -108,7 +108,7 @@ func TestLineEncoderKnowsEveryField(t *testing.T) {
 	}{
 		{CaseResult{}, "case_id config_hash metrics case,omitempty"},
 		{MetricResult{}, "metric kind status gated score,omitempty threshold reason,omitempty score_mode,omitempty " +
-			"error_class,omitempty verdict_note,omitempty error,omitempty details,omitempty usage latency_ms " +
+			"error_class,omitempty verdict_note,omitempty error,omitempty details,omitempty usage latency_ms fuel,omitempty " +
 			"spread,omitempty panel,omitempty aggregate,omitempty dag_spread,omitempty -"},
 		{JudgeUsage{}, "requests calls http_attempts cache_hits input_tokens output_tokens usd usage_unknown,omitempty"},
 	} {
