@@ -13,9 +13,8 @@ import (
 
 // Direct I/O (ABI minor 3, abi/v1/README.md §4.1). Extism hands a guest
 // its input through the kernel's memory, and Extism's PDKs copy it out one
-// host call per 8 bytes (and write the output back the same way): for a
-// Go guest under close-on-context-done each of those calls leaves the
-// compiled code twice, ≈ 55 µs for a 1.2 KB request. A guest that exports
+// host call per 8 bytes (and write the output back the same way), each
+// leaving the guest's compiled code for Go and back. A guest that exports
 // anvil_io offers a buffer in its own linear memory instead: the host
 // copies the request there in one write and reads the answer from where
 // the guest says it is, in one bounded read. A guest without the export

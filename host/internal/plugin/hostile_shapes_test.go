@@ -117,7 +117,10 @@ var shapeCases = []shapeCase{
 // guest code), and the process kept its memory.
 func TestHostileShapes(t *testing.T) {
 	if testing.Short() {
-		t.Skip("each case runs a child process for up to a minute on a host that cannot stop it")
+		t.Skip("long test: scripts/test-long (each case runs a child process for up to a minute on a host that cannot stop it)")
+	}
+	if raceEnabled {
+		t.Skip("what it checks is the host's containment, not data races; under the race detector each child compiles its guests for minutes")
 	}
 	for _, c := range shapeCases {
 		t.Run(c.name, func(t *testing.T) {

@@ -231,9 +231,9 @@ func (in *instance) callDirect(ctx context.Context, name string) (uint32, []byte
 
 // classify turns a failed call into the error kinds of the ABI.
 func (in *instance) classify(ctx context.Context, fn string, rc uint32, err error) error {
-	// The deadline first: with close-on-context-done, a stopped guest
-	// surfaces as an exit error or as a host function's panic, whichever
-	// it was doing, but the cause is the context.
+	// The deadline first: a guest stopped at its next return to the host
+	// (meter.go) surfaces as a host function's panic, but the cause is the
+	// context.
 	switch ctx.Err() {
 	case context.DeadlineExceeded:
 		return &abi.Error{Code: abi.CodeTimeout, Message: fn + " passed its deadline", Stderr: in.stderr.String()}
