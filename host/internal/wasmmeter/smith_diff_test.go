@@ -3,13 +3,16 @@ package wasmmeter
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/agentanvil/anvil/host/internal/cputime"
 	"github.com/agentanvil/anvil/host/internal/wazero"
 	"github.com/agentanvil/anvil/host/internal/wazero/api"
 	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
@@ -28,13 +31,14 @@ import (
 // with a function listener that refuses to enter any function once the
 // call's context is done: every unbounded execution passes either a loop
 // header or a function entry, and the call returns within a function body's
-// worth of work after its deadline. The listener makes the original's code
-// exit to Go at every call, which costs time but changes nothing it
-// computes.
+// worth of work after its budget is spent. The listener makes the
+// original's code exit to Go at every call, which costs time but changes
+// nothing it computes. (The call tree hangs the interpreter too: checked by
+// hand with a 2^40-call tree, which neither engine stopped in 3 s.)
 //
 // The instrumented side is stopped by the meter alone: its yield refuses to
-// continue once the deadline has passed. Its runtime also closes on context
-// done, at a later deadline, so that a meter that misses a loop is caught
+// continue once the budget is spent. Its runtime also closes on context
+// done, some seconds later, so that a meter that misses a loop is caught
 // (and named) rather than hanging; a call tree the meter misses is caught by
 // the watchdog, which saves the module and ends the test process (a
 // goroutine running compiled guest code cannot be abandoned).
@@ -74,7 +78,11 @@ type step struct {
 	types   []api.ValueType // of results, one per uint64 (a v128 takes two)
 	trap    string          // the error's first line
 	elapsed time.Duration
+	cpu     time.Duration // the process's CPU time during the step
 	yields  int
+	// protocol is the first way the instrumented module broke the meter's
+	// calling convention in this step, if it did.
+	protocol string
 }
 
 func (s step) what() string {
@@ -104,19 +112,29 @@ var (
 
 // meterState is the host's side of the meter for one call.
 type meterState struct {
-	deadline      time.Time
+	spent         *atomic.Bool // the step's budget (watchBudget)
+	grant         int64
 	enters        int
 	yields        int
 	leaves        int
 	stoppedByHost bool
+	protocol      string
 }
 
 type meterStateKey struct{}
 
-// meterChunk is the fuel each enter and yield grants: ample (a call is
-// never out of fuel) yet small enough that yield, where the deadline is
-// checked, comes about every millisecond.
-const meterChunk = 1 << 20
+// grantFor is the fuel each enter and yield grants in a module's run. Fuel
+// is always ample, since every yield refills it; the grant decides how
+// often yield comes. With 2^20 it comes about every millisecond, where the
+// deadline is checked; with 1 at nearly every check point, so that the
+// code around each call to yield (the operand stack kept across it, the
+// counter restored) runs in the middle of real work, not only once a call
+// has gone on for long. Chosen by the module's hash so that a crasher
+// replays with the grant it was found with.
+func grantFor(wasm []byte) int64 {
+	sum := sha256.Sum256(wasm)
+	return [...]int64{1, 17, 1000, 1 << 20}[sum[0]%4]
+}
 
 func meterStateOf(ctx context.Context) *meterState {
 	st, ok := ctx.Value(meterStateKey{}).(*meterState)
@@ -129,18 +147,24 @@ func meterStateOf(ctx context.Context) *meterState {
 
 type differ struct {
 	orig, inst wazero.Runtime
-	deadline   time.Duration // the original's per-step deadline; the meter gets twice that
-	// engineGrace is how long after the meter's deadline close-on-context-done
-	// stops the instrumented side (defaultEngineGrace).
+	// deadline is the original's CPU budget per step (watchBudget); the
+	// instrumented module gets twice that.
+	deadline time.Duration
+	// engineGrace is how long after the step's wall bound
+	// close-on-context-done stops the instrumented side (defaultEngineGrace).
 	engineGrace time.Duration
 	// instrument rewrites a module: instrumentNoPanic, or in the harness's
 	// own tests a rewriter known to be wrong.
 	instrument func([]byte) ([]byte, error)
+	// protocol checks that the instrumented module keeps the meter's calling
+	// convention; off only for the rewriters of the harness's own tests,
+	// which do not call the meter.
+	protocol bool
 	// onHang is called when a step outlives every bound; it does not return.
 	onHang func(what string)
 }
 
-// defaultEngineGrace is how long after the meter's deadline
+// defaultEngineGrace is how long after the step's wall bound
 // close-on-context-done stops the instrumented side, and hangGrace how long
 // after that the watchdog gives up on a step.
 const (
@@ -156,20 +180,25 @@ func newDiffer(ctx context.Context, deadline time.Duration) (*differ, error) {
 		deadline:    deadline,
 		engineGrace: defaultEngineGrace,
 		instrument:  instrumentNoPanic,
+		protocol:    true,
 	}
 	_, err := d.inst.NewHostModuleBuilder(ImportModule).
 		NewFunctionBuilder().WithFunc(func(ctx context.Context, outer int64) int64 {
-		meterStateOf(ctx).enters++
-		return meterChunk
+		st := meterStateOf(ctx)
+		st.enters++
+		return st.grant
 	}).Export(EnterName).
 		NewFunctionBuilder().WithFunc(func(ctx context.Context, remaining int64) int64 {
 		st := meterStateOf(ctx)
 		st.yields++
-		if time.Now().After(st.deadline) {
+		if remaining >= 0 && st.protocol == "" {
+			st.protocol = fmt.Sprintf("yield called with %d fuel remaining; it is for a counter below zero", remaining)
+		}
+		if st.spent.Load() {
 			st.stoppedByHost = true
 			panic(errMeterStopped)
 		}
-		return meterChunk
+		return st.grant
 	}).Export(YieldName).
 		NewFunctionBuilder().WithFunc(func(ctx context.Context, remaining int64) int64 {
 		meterStateOf(ctx).leaves++
@@ -235,14 +264,21 @@ func (d *differ) check(ctx context.Context, wasm []byte) (verdict, error) {
 	if err != nil {
 		return verdictRejected, fmt.Errorf("smith test: %w", err)
 	}
-	orig := d.run(ctx, origCompiled, exports, false, d.deadline)
-	inst := d.run(ctx, instCompiled, exports, true, 2*d.deadline)
-	v, err, longer := compareRuns(orig, inst, false, d.engineGrace)
-	if longer {
-		// The original hit its deadline where the instrumented finished
-		// within twice that: a slow machine, or the instrumented module
-		// computing something else. Ten times the deadline tells which.
-		orig = d.run(ctx, origCompiled, exports, false, 10*d.deadline)
+	grant := grantFor(wasm)
+	orig := d.run(ctx, origCompiled, exports, grant, false, d.deadline)
+	inst := d.run(ctx, instCompiled, exports, grant, true, 2*d.deadline)
+	v, err, again := compareRuns(orig, inst, false, d.engineGrace)
+	switch again {
+	case againOriginal:
+		// The original hit its deadline where the instrumented module
+		// finished within twice that: a slow machine, or the instrumented
+		// module computing something else. Ten times the deadline tells.
+		orig = d.run(ctx, origCompiled, exports, grant, false, 10*d.deadline)
+		v, err, _ = compareRuns(orig, inst, true, d.engineGrace)
+	case againInstrumented:
+		// The other way round: the metered code is slower, more so with a
+		// grant of 1 (a call to the host at nearly every check point).
+		inst = d.run(ctx, instCompiled, exports, grant, true, 20*d.deadline)
 		v, err, _ = compareRuns(orig, inst, true, d.engineGrace)
 	}
 	return v, err
@@ -262,7 +298,10 @@ func instrumentNoPanic(wasm []byte) (out []byte, err error) {
 // run instantiates a compiled module and calls each exported function once
 // with zero arguments, in export order, until one is stopped; then, if
 // none was, it reads the exported memories and globals.
-func (d *differ) run(ctx context.Context, compiled wazero.CompiledModule, exports []wasmExport, metered bool, deadline time.Duration) sideRun {
+//
+// Each step may spend budget of the process's CPU time, or wallBudgets
+// times that in wall time, before it counts as stopped (watchBudget).
+func (d *differ) run(ctx context.Context, compiled wazero.CompiledModule, exports []wasmExport, grant int64, metered bool, budget time.Duration) sideRun {
 	var run sideRun
 	var mod api.Module
 	side := "original"
@@ -272,29 +311,40 @@ func (d *differ) run(ctx context.Context, compiled wazero.CompiledModule, export
 	do := func(name string, call func(context.Context) ([]uint64, error)) step {
 		s := step{name: name}
 		var st *meterState
-		callCtx, cancel := context.WithTimeout(ctx, deadline)
+		wall := wallBudgets * budget
+		budgetCtx, spent, stopWatch := watchBudget(ctx, budget, wall)
+		defer stopWatch()
+		// The original is stopped by the budget's context; the instrumented
+		// module by the meter alone, close-on-context-done only engineGrace
+		// later.
+		callCtx := budgetCtx
 		if metered {
-			st = &meterState{deadline: time.Now().Add(deadline)}
-			cancel()
-			callCtx, cancel = context.WithTimeout(context.WithValue(ctx, meterStateKey{}, st), deadline+d.engineGrace)
+			st = &meterState{spent: spent, grant: grant}
+			var cancel context.CancelFunc
+			callCtx, cancel = context.WithTimeout(context.WithValue(ctx, meterStateKey{}, st), wall+d.engineGrace)
+			defer cancel()
 		}
-		defer cancel()
 		var results []uint64
 		var err error
-		start := time.Now()
-		d.bounded(fmt.Sprintf("%s module, %s", side, s.what()), deadline+d.engineGrace+hangGrace, func() {
+		start, cpuStart := time.Now(), cputime.Process()
+		d.bounded(fmt.Sprintf("%s module, %s", side, s.what()), wall+d.engineGrace+hangGrace, func() {
 			results, err = call(callCtx)
 		})
-		s.elapsed = time.Since(start)
+		s.elapsed, s.cpu = time.Since(start), cputime.Process()-cpuStart
 		if st != nil {
-			s.yields = st.yields
+			s.yields, s.protocol = st.yields, st.protocol
+			// An export's wrapper calls enter first and leave when the
+			// export returns; the start function is not wrapped.
+			if d.protocol && s.protocol == "" && err == nil && name != "" && (st.enters == 0 || st.enters != st.leaves) {
+				s.protocol = fmt.Sprintf("the export returned after %d calls of enter and %d of leave", st.enters, st.leaves)
+			}
 		}
 		var exit *sys.ExitError
 		switch {
 		case err == nil:
 			s.kind, s.results = stepReturned, results
 		case !metered && errors.Is(err, errOriginalStopped),
-			!metered && errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
+			!metered && errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled:
 			s.kind = stepStopped
 		case metered && st.stoppedByHost && errors.Is(err, errMeterStopped):
 			s.kind = stepStopped
@@ -357,6 +407,45 @@ func (d *differ) runtime(metered bool) wazero.Runtime {
 		return d.inst
 	}
 	return d.orig
+}
+
+// wallBudgets is how many times its CPU budget a step may take in wall
+// time. Budgets are CPU time because this machine is shared: with a load of
+// 8 to 10 on 2 cores (other work), a call that takes 0.4 s alone took over
+// 6 s of wall time, and a wall-clock deadline stopped calls that finish.
+const wallBudgets = 20
+
+// budgetPoll is how often watchBudget reads the process's CPU time.
+const budgetPoll = 5 * time.Millisecond
+
+// watchBudget returns a context that is cancelled, and a flag that is set,
+// once the process has spent cpu of CPU time (all its threads: the garbage
+// collector's too) or wall has passed since the call; stop ends the watch.
+func watchBudget(parent context.Context, cpu, wall time.Duration) (_ context.Context, spent *atomic.Bool, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	spent = new(atomic.Bool)
+	done := make(chan struct{})
+	start, cpuStart := time.Now(), cputime.Process()
+	go func() {
+		ticker := time.NewTicker(budgetPoll)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticker.C:
+				if cputime.Process()-cpuStart > cpu || time.Since(start) > wall {
+					spent.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, spent, func() {
+		close(done)
+		cancel()
+	}
 }
 
 // bounded runs f, and calls onHang if it has not returned within limit. f
@@ -435,80 +524,95 @@ func isStackOverflow(s step) bool {
 	return s.kind == stepTrapped && strings.Contains(s.trap, "stack overflow")
 }
 
+// again is the side compareRuns asks to be run again with a longer
+// deadline, when one side was stopped where the other finished.
+type again int
+
+const (
+	againNeither again = iota
+	againOriginal
+	againInstrumented
+)
+
 // compareRuns compares the original's run with the instrumented one's. It
-// returns a finding as an error; longer asks for the original to be run
-// again with a longer deadline (see check), unless recheck says it was.
-func compareRuns(orig, inst sideRun, recheck bool, engineGrace time.Duration) (v verdict, finding error, longer bool) {
+// returns a finding as an error, or asks for a side to be run again (see
+// check) unless recheck says this is that second run.
+func compareRuns(orig, inst sideRun, recheck bool, engineGrace time.Duration) (v verdict, finding error, _ again) {
 	for i, o := range orig.steps {
 		if i >= len(inst.steps) {
-			return verdictFinished, fmt.Errorf("%s: the instrumented module never got there (%d steps, the original %d)", o.what(), len(inst.steps), len(orig.steps)), false
+			return verdictFinished, fmt.Errorf("%s: the instrumented module never got there (%d steps, the original %d)", o.what(), len(inst.steps), len(orig.steps)), againNeither
 		}
 		n := inst.steps[i]
 		if o.name != n.name {
-			return verdictFinished, fmt.Errorf("step %d: the original ran %s, the instrumented %s", i, o.what(), n.what()), false
+			return verdictFinished, fmt.Errorf("step %d: the original ran %s, the instrumented %s", i, o.what(), n.what()), againNeither
+		}
+		if n.protocol != "" {
+			return verdictFinished, fmt.Errorf("%s: %s", n.what(), n.protocol), againNeither
 		}
 		switch {
 		case o.kind == stepStopped && n.kind == stepStopped:
-			return verdictStopped, nil, false
+			return verdictStopped, nil, againNeither
 		case o.kind == stepStopped && n.kind == stepStoppedByEngine:
-			return verdictStopped, fmt.Errorf("%s: the meter did not stop it; close-on-context-done did, %v after the meter's deadline (%d yields)", o.what(), engineGrace, n.yields), false
+			return verdictStopped, fmt.Errorf("%s: the meter did not stop it; close-on-context-done did, %v after the step's wall bound (%d yields)", o.what(), engineGrace, n.yields), againNeither
 		case o.kind == stepStopped && !recheck:
-			return verdictStopped, nil, true
+			return verdictStopped, nil, againOriginal
 		case o.kind == stepStopped:
-			return verdictStopped, fmt.Errorf("%s: the instrumented module %s in %v, the original did not finish in %v", o.what(), n.kind, n.elapsed, o.elapsed), false
+			return verdictStopped, fmt.Errorf("%s: the instrumented module %s in %v (%v CPU), the original did not finish in %v (%v CPU)", o.what(), n.kind, n.elapsed, n.cpu, o.elapsed, o.cpu), againNeither
+		case n.kind == stepStopped && !recheck:
+			return verdictStopped, nil, againInstrumented
 		case n.kind == stepStopped || n.kind == stepStoppedByEngine:
-			return verdictStopped, fmt.Errorf("%s: the original %s in %v, the instrumented module was %s after %v (%d yields)", o.what(), o.kind, o.elapsed, n.kind, n.elapsed, n.yields), false
+			return verdictStopped, fmt.Errorf("%s: the original %s in %v (%v CPU), the instrumented module was %s after %v (%v CPU, %d yields)", o.what(), o.kind, o.elapsed, o.cpu, n.kind, n.elapsed, n.cpu, n.yields), againNeither
 		case isStackOverflow(o) || isStackOverflow(n):
-			return verdictInconclusive, nil, false
+			return verdictInconclusive, nil, againNeither
 		case o.kind != n.kind:
-			return verdictFinished, fmt.Errorf("%s: the original %s%s, the instrumented module %s%s", o.what(), o.kind, trapSuffix(o), n.kind, trapSuffix(n)), false
+			return verdictFinished, fmt.Errorf("%s: the original %s%s, the instrumented module %s%s", o.what(), o.kind, trapSuffix(o), n.kind, trapSuffix(n)), againNeither
 		case o.kind == stepTrapped && o.trap != n.trap:
-			return verdictFinished, fmt.Errorf("%s: the original trapped with %q, the instrumented module with %q", o.what(), o.trap, n.trap), false
+			return verdictFinished, fmt.Errorf("%s: the original trapped with %q, the instrumented module with %q", o.what(), o.trap, n.trap), againNeither
 		case o.kind == stepReturned:
 			if len(o.results) != len(n.results) {
-				return verdictFinished, fmt.Errorf("%s: the original returned %d values, the instrumented module %d", o.what(), len(o.results), len(n.results)), false
+				return verdictFinished, fmt.Errorf("%s: the original returned %d values, the instrumented module %d", o.what(), len(o.results), len(n.results)), againNeither
 			}
 			for j := range o.results {
 				if !sameValue(o.types[j], o.results[j], n.results[j]) {
-					return verdictFinished, fmt.Errorf("%s: result slot %d (%s): the original returned %#x, the instrumented module %#x", o.what(), j, api.ValueTypeName(o.types[j]), o.results[j], n.results[j]), false
+					return verdictFinished, fmt.Errorf("%s: result slot %d (%s): the original returned %#x, the instrumented module %#x", o.what(), j, api.ValueTypeName(o.types[j]), o.results[j], n.results[j]), againNeither
 				}
 			}
 		}
 	}
 	if len(inst.steps) != len(orig.steps) {
-		return verdictFinished, fmt.Errorf("the instrumented module ran %d steps, the original %d", len(inst.steps), len(orig.steps)), false
+		return verdictFinished, fmt.Errorf("the instrumented module ran %d steps, the original %d", len(inst.steps), len(orig.steps)), againNeither
 	}
 	if orig.memories == nil {
 		// The original never instantiated: nothing more to compare.
-		return verdictFinished, nil, false
+		return verdictFinished, nil, againNeither
 	}
 	for name, om := range orig.memories {
 		nm, ok := inst.memories[name]
 		switch {
 		case !ok:
-			return verdictFinished, fmt.Errorf("memory export %q: missing from the instrumented module", name), false
+			return verdictFinished, fmt.Errorf("memory export %q: missing from the instrumented module", name), againNeither
 		case len(om) != len(nm):
-			return verdictFinished, fmt.Errorf("memory export %q: %d bytes in the original at the end, %d in the instrumented module", name, len(om), len(nm)), false
+			return verdictFinished, fmt.Errorf("memory export %q: %d bytes in the original at the end, %d in the instrumented module", name, len(om), len(nm)), againNeither
 		case !bytes.Equal(om, nm):
 			at := 0
 			for at < len(om) && om[at] == nm[at] {
 				at++
 			}
-			return verdictFinished, fmt.Errorf("memory export %q: first difference at byte %#x: %#x in the original, %#x in the instrumented module", name, at, om[at], nm[at]), false
+			return verdictFinished, fmt.Errorf("memory export %q: first difference at byte %#x: %#x in the original, %#x in the instrumented module", name, at, om[at], nm[at]), againNeither
 		}
 	}
 	for name, og := range orig.globals {
 		ng, ok := inst.globals[name]
 		switch {
 		case !ok:
-			return verdictFinished, fmt.Errorf("global export %q: missing from the instrumented module", name), false
+			return verdictFinished, fmt.Errorf("global export %q: missing from the instrumented module", name), againNeither
 		case og.typ != ng.typ:
-			return verdictFinished, fmt.Errorf("global export %q: %s in the original, %s in the instrumented module", name, api.ValueTypeName(og.typ), api.ValueTypeName(ng.typ)), false
+			return verdictFinished, fmt.Errorf("global export %q: %s in the original, %s in the instrumented module", name, api.ValueTypeName(og.typ), api.ValueTypeName(ng.typ)), againNeither
 		case !sameValue(og.typ, og.val, ng.val):
-			return verdictFinished, fmt.Errorf("global export %q (%s): %#x at the end in the original, %#x in the instrumented module", name, api.ValueTypeName(og.typ), og.val, ng.val), false
+			return verdictFinished, fmt.Errorf("global export %q (%s): %#x at the end in the original, %#x in the instrumented module", name, api.ValueTypeName(og.typ), og.val, ng.val), againNeither
 		}
 	}
-	return verdictFinished, nil, false
+	return verdictFinished, nil, againNeither
 }
 
 func trapSuffix(s step) string {

@@ -45,7 +45,7 @@ func TestSmithHarnessStopsTheOriginal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		run := d.run(ctx, compiled, exports, false, d.deadline)
+		run := d.run(ctx, compiled, exports, 1<<20, false, d.deadline)
 		compiled.Close(ctx)
 		last := run.steps[len(run.steps)-1]
 		if last.kind != stepStopped || last.name != exports[0].name {
@@ -67,6 +67,7 @@ func TestSmithHarnessFindsAMeterThatDoesNotStop(t *testing.T) {
 	d.onHang = func(what string) { panic(what) }
 	d.engineGrace = 100 * time.Millisecond
 	d.instrument = func(wasm []byte) ([]byte, error) { return wasm, nil }
+	d.protocol = false
 	v, err := d.check(ctx, spinModule())
 	if err == nil || !strings.Contains(err.Error(), `export "spin": the meter did not stop it; close-on-context-done did`) {
 		t.Errorf("an uninstrumented loop: got %s, %v; want the finding that the meter did not stop it", v, err)
@@ -81,6 +82,7 @@ func TestSmithHarnessFindsAChangedResult(t *testing.T) {
 	}
 	defer d.close(ctx)
 	d.onHang = func(what string) { panic(what) }
+	d.protocol = false
 	one, two := constModule(1), constModule(2)
 	d.instrument = func([]byte) ([]byte, error) { return two, nil }
 	v, err := d.check(ctx, one)

@@ -25,7 +25,7 @@ import (
 //	ANVIL_SMITH_MODULES   how many seeds (TestSmithModules: 200; the long test: 10,000)
 //	ANVIL_SMITH_SEED      the first seed (TestSmithModules: 0; the long test: 1,000,000)
 //	ANVIL_SMITH_DURATION  stop after this long, e.g. 30m (default: no limit but the test's -timeout)
-//	ANVIL_SMITH_DEADLINE  how long the original's call may run before it counts as stopped (default 250ms)
+//	ANVIL_SMITH_DEADLINE  the CPU time the original's call may take before it counts as stopped (default 250ms)
 //
 // scripts/fuzz-wasm runs TestSmithModules with these for longer runs.
 
@@ -86,13 +86,15 @@ type smithStats struct {
 	inconclusive int // a stack overflow on either side
 	findings     []string
 	elapsed      time.Duration
+	spent        [4]time.Duration // by verdict: where the time goes
 }
 
 func (s smithStats) String() string {
 	modules := s.seeds - s.ungenerated
-	return fmt.Sprintf("%d seeds, %d modules in %v (%.1f modules/s): %d finished, %d stopped, %d inconclusive (stack overflow), %d rejected by wazero, %d seeds without a module; %d findings",
+	return fmt.Sprintf("%d seeds, %d modules in %v (%.1f modules/s): %d finished (%v), %d stopped (%v), %d inconclusive (stack overflow; %v), %d rejected by wazero, %d seeds without a module; %d findings",
 		s.seeds, modules, s.elapsed.Round(time.Millisecond), float64(modules)/s.elapsed.Seconds(),
-		s.finished, s.stopped, s.inconclusive, s.rejected, s.ungenerated, len(s.findings))
+		s.finished, s.spent[verdictFinished].Round(time.Millisecond), s.stopped, s.spent[verdictStopped].Round(time.Millisecond),
+		s.inconclusive, s.spent[verdictInconclusive].Round(time.Millisecond), s.rejected, s.ungenerated, len(s.findings))
 }
 
 // maxFindings ends a run early: past a handful, the findings are one bug
@@ -138,20 +140,40 @@ func runSmith(t *testing.T, defaultCount int, defaultSeed uint64) {
 			stopAt = limit
 		}
 	}
-	for i := 0; i < count; i++ {
+	// wasm-smith makes the next modules while this goroutine checks one.
+	genCtx, stopGen := context.WithCancel(ctx)
+	modules := make(chan generated, 4)
+	go func() {
+		defer close(modules)
+		for i := range count {
+			seed := first + uint64(i)
+			wasm, flags, err := gen.generate(genCtx, seed)
+			select {
+			case modules <- generated{seed, wasm, flags, err}:
+			case <-genCtx.Done():
+				return
+			}
+		}
+	}()
+	defer func() {
+		stopGen()
+		for range modules {
+		}
+	}()
+
+	for m := range modules {
 		if !stopAt.IsZero() && time.Now().After(stopAt) {
-			t.Logf("stopping after %d of %d seeds: the time is up", i, count)
+			t.Logf("stopping after %d of %d seeds: the time is up", stats.seeds, count)
 			break
 		}
-		seed := first + uint64(i)
+		seed, wasm, flags := m.seed, m.wasm, m.flags
 		stats.seeds++
-		wasm, flags, err := gen.generate(ctx, seed)
-		if errors.Is(err, errNoModule) {
+		if errors.Is(m.err, errNoModule) {
 			stats.ungenerated++
 			continue
 		}
-		if err != nil {
-			t.Fatal(err)
+		if m.err != nil {
+			t.Fatal(m.err)
 		}
 		note := func(finding string) string {
 			return fmt.Sprintf("seed: %d\ngenerator: %s smith %s (input: seedInput(%d), smith_gen_test.go)\nfinding: %s\n",
@@ -166,7 +188,9 @@ func runSmith(t *testing.T, defaultCount int, defaultSeed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkStart := time.Now()
 		v, err := d.check(ctx, wasm)
+		stats.spent[v] += time.Since(checkStart)
 		if err == nil {
 			clearInFlight()
 		} else {
@@ -194,11 +218,22 @@ func runSmith(t *testing.T, defaultCount int, defaultSeed uint64) {
 		}
 	}
 	stats.elapsed = time.Since(start)
+	stopGen()
+	for range modules {
+	}
 	d.close(ctx)
 	t.Logf("smith: %s (first seed %d, deadline %v, %s)", stats, first, deadline, gen.version)
 	if err := checkNoLeaks(before); err != nil {
 		t.Error(err)
 	}
+}
+
+// generated is a seed's module, or why it has none.
+type generated struct {
+	seed  uint64
+	wasm  []byte
+	flags []string
+	err   error
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -213,10 +248,11 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// smithDeadline is how long the original's call may run before it counts as
-// stopped. Most generated calls take microseconds; one that runs 250 ms is
-// almost always a loop that never ends, and each such module costs three
-// deadlines (the original's and twice that for the instrumented).
+// smithDeadline is the CPU time the original's call may take before it
+// counts as stopped. Most generated calls take microseconds; one that runs
+// 250 ms is almost always a loop that never ends, and each such module
+// costs three of these (the original's, and twice that for the
+// instrumented module).
 func smithDeadline(t *testing.T) time.Duration {
 	v := os.Getenv("ANVIL_SMITH_DEADLINE")
 	if v == "" {
