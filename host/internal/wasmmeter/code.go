@@ -1,6 +1,7 @@
 package wasmmeter
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -375,7 +376,7 @@ func (w *bodyRewriter) decode(r *reader, numLocals uint32) (uint32, [3]bool, err
 		case 0x25, 0x26: // table.get table.set
 			_, err = w.tableIndex(r)
 		case opMemorySize, 0x40: // memory.size memory.grow
-			err = memIndex(r)
+			err = w.memIndex(r)
 			if op == 0x40 {
 				ev.kind = evMemGrow
 				need[0] = true
@@ -404,7 +405,7 @@ func (w *bodyRewriter) decode(r *reader, numLocals uint32) (uint32, [3]bool, err
 		case opPrefixMisc:
 			err = w.misc(r, &ev, &need)
 		case 0xFD:
-			err = simd(r)
+			err = w.simd(r)
 		case 0x06, 0x07, 0x08, 0x09, 0x0A, 0x18, 0x19, 0x1F:
 			return 0, need, unsupported("exception handling")
 		case 0x12, 0x13:
@@ -418,7 +419,7 @@ func (w *bodyRewriter) decode(r *reader, numLocals uint32) (uint32, [3]bool, err
 		default:
 			switch {
 			case op >= 0x28 && op <= 0x3E: // loads and stores
-				err = memarg(r)
+				err = w.memarg(r)
 			case op >= 0x45 && op <= 0xC4: // numeric, sign extension
 			default:
 				return 0, need, fmt.Errorf("offset %#x: unknown opcode %#x", r.base+start, op)
@@ -490,15 +491,21 @@ func (w *bodyRewriter) elemIndex(r *reader) error {
 	return err
 }
 
-func memIndex(r *reader) error {
+func (w *bodyRewriter) memIndex(r *reader) error {
 	x, err := r.u32()
-	if err == nil && x != 0 {
+	if err != nil {
+		return err
+	}
+	if x != 0 {
 		return unsupported("multi-memory")
 	}
-	return err
+	if w.m.numMemories == 0 {
+		return errors.New("memory instruction in a module without memory")
+	}
+	return nil
 }
 
-func memarg(r *reader) error {
+func (w *bodyRewriter) memarg(r *reader) error {
 	align, err := r.u32()
 	if err != nil {
 		return err
@@ -506,7 +513,19 @@ func memarg(r *reader) error {
 	if align&0x40 != 0 {
 		return unsupported("multi-memory")
 	}
+	if w.m.numMemories == 0 {
+		return errors.New("memory instruction in a module without memory")
+	}
 	_, err = r.u32()
+	return err
+}
+
+// dataIndex reads a data segment index, which needs the data count section.
+func (w *bodyRewriter) dataIndex(r *reader) error {
+	d, err := r.u32()
+	if err == nil && (!w.m.hasDataCount || d >= w.m.numData) {
+		err = fmt.Errorf("data segment %d out of range (or no data count section)", d)
+	}
 	return err
 }
 
@@ -520,19 +539,19 @@ func (w *bodyRewriter) misc(r *reader, ev *event, need *[3]bool) error {
 	switch sub {
 	case 0, 1, 2, 3, 4, 5, 6, 7: // trunc_sat
 	case 8: // memory.init
-		if _, err = r.u32(); err == nil {
-			err = memIndex(r)
+		if err = w.dataIndex(r); err == nil {
+			err = w.memIndex(r)
 		}
 		ev.kind = evMemBulk
 	case 9: // data.drop
-		_, err = r.u32()
+		err = w.dataIndex(r)
 	case 10: // memory.copy
-		if err = memIndex(r); err == nil {
-			err = memIndex(r)
+		if err = w.memIndex(r); err == nil {
+			err = w.memIndex(r)
 		}
 		ev.kind = evMemBulk
 	case 11: // memory.fill
-		err = memIndex(r)
+		err = w.memIndex(r)
 		ev.kind = evMemBulk
 	case 12: // table.init
 		if err = w.elemIndex(r); err == nil {
@@ -571,20 +590,20 @@ func (w *bodyRewriter) misc(r *reader, ev *event, need *[3]bool) error {
 }
 
 // simd decodes the immediates of an instruction after the 0xFD prefix.
-func simd(r *reader) error {
+func (w *bodyRewriter) simd(r *reader) error {
 	sub, err := r.u32()
 	if err != nil {
 		return err
 	}
 	switch {
 	case sub <= 11, sub == 92, sub == 93: // loads and stores, load32/64_zero
-		return memarg(r)
+		return w.memarg(r)
 	case sub == 12, sub == 13: // v128.const, i8x16.shuffle
 		return r.skip(16)
 	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
 		return r.skip(1)
 	case sub >= 84 && sub <= 91: // load_lane, store_lane
-		if err := memarg(r); err != nil {
+		if err := w.memarg(r); err != nil {
 			return err
 		}
 		return r.skip(1)

@@ -3,6 +3,7 @@ package wasmmeter
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -116,12 +117,25 @@ func (in *instance) call(name string, args ...uint64) outcome {
 	return outcome{results: res}
 }
 
-func (in *instance) memory() []byte {
-	if m := in.mod.ExportedMemory("memory"); m != nil {
-		b, _ := m.Read(0, m.Size())
-		return b
+// state is the exported memories and globals, which the rewrite must leave
+// as the original leaves them. The names come from the original module.
+func (in *instance) state(exports []export) []byte {
+	var b []byte
+	for _, e := range exports {
+		switch e.kind {
+		case 2:
+			m := in.mod.ExportedMemory(string(e.name))
+			mb, _ := m.Read(0, m.Size())
+			b = append(append(b, e.name...), mb...)
+		case 3:
+			g := in.mod.ExportedGlobal(string(e.name))
+			if g.Type() == api.ValueTypeExternref || g.Type() == 0x70 { // externref, funcref
+				continue // a pointer: differs between instances
+			}
+			b = binary.LittleEndian.AppendUint64(append(b, e.name...), g.Get())
+		}
 	}
-	return nil
+	return b
 }
 
 type testCall struct {
@@ -165,8 +179,12 @@ func compare(t *testing.T, orig []byte, opts Options, cs []testCall) *meter {
 			t.Errorf("%s%v: original %+v, metered %+v", c.name, c.args, want, got)
 		}
 	}
-	if !bytes.Equal(a.memory(), b.memory()) {
-		t.Errorf("memory differs after the calls")
+	m, err := parseModule(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.state(m.exports), b.state(m.exports)) {
+		t.Errorf("memory or globals differ after the calls")
 	}
 	return h
 }

@@ -144,7 +144,7 @@ func instrument(in []byte, opts Options) ([]byte, error) {
 	imports := m.rewriteImports(meterType, opts.Redirect)
 
 	var functions []byte
-	if numDefined > 0 || len(wrappers) > 0 {
+	if m.section(secFunction) != nil || numDefined > 0 || len(wrappers) > 0 {
 		functions = appendU32(nil, uint32(numDefined+len(wrappers)))
 		if s := m.section(secFunction); s != nil {
 			r := s.reader()

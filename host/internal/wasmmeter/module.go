@@ -12,7 +12,9 @@ const (
 	maxFunctions = 100_000
 	maxBodySize  = 256 << 10
 	maxLocals    = 50_000
-	maxDepth     = 100_000
+	// A body of maxBodySize bytes can nest about 87,000 blocks; the limit is
+	// below that so that it is the one a deep body meets.
+	maxDepth = 50_000
 	// Every guarded grow sums the sizes of all tables, so their number
 	// multiplies the code added per grow.
 	maxTables = 100
@@ -115,6 +117,8 @@ type module struct {
 	hasStart         bool
 	start            uint32
 	numElems         uint32
+	hasDataCount     bool
+	numData          uint32
 }
 
 func (m *module) section(id byte) *section {
@@ -183,6 +187,7 @@ func parseModule(in []byte) (*module, error) {
 		{secExport, m.parseExports},
 		{secStart, m.parseStart},
 		{secElement, m.parseElemCount},
+		{secDataCount, m.parseDataCount},
 	}
 	for _, step := range steps {
 		s := m.section(step.id)
@@ -230,7 +235,7 @@ func checkRefType(t byte) error {
 }
 
 func (m *module) parseTypes(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.count(2)
 	if err != nil {
 		return err
 	}
@@ -282,7 +287,7 @@ func (r *reader) limits() (min uint32, err error) {
 	switch flag {
 	case 0x00, 0x01:
 	case 0x02, 0x03:
-		return 0, unsupported("threads (shared memory)")
+		return 0, unsupported("threads")
 	case 0x04, 0x05, 0x06, 0x07:
 		return 0, unsupported("memory64")
 	default:
@@ -517,5 +522,14 @@ func (m *module) parseElemCount(r *reader) error {
 		return err
 	}
 	m.numElems = uint32(n)
+	return nil
+}
+
+func (m *module) parseDataCount(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	m.hasDataCount, m.numData = true, n
 	return nil
 }
