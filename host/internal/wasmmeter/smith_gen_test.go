@@ -65,10 +65,13 @@ func findSmith() (*smith, error) {
 // instrumented module, and a table without a maximum would let table.grow
 // allocate gigabytes in the test process.
 //
-// Per seed it also varies two things wasm-smith offers: disallow-traps
-// (guarded loads and divisions, so a call gets further before it stops)
-// and ensure-termination (a fuel global of wasm-smith's own, so the whole
-// module finishes and every call is compared).
+// Per seed it also varies what wasm-smith offers beyond that:
+// disallow-traps (guarded loads and divisions, so a call gets further
+// before it stops), ensure-termination (a fuel global of wasm-smith's own,
+// so the whole module finishes and every call is compared), padded LEB128
+// numbers (the rewriter reads and re-encodes every immediate), custom
+// sections (names the rewriter must keep in step), and bodies of up to
+// 1,000 instructions (deeper nesting, longer stretches between checks).
 func smithFlags(seed uint64) []string {
 	flags := []string{
 		"--export-everything", "true",
@@ -111,6 +114,15 @@ func smithFlags(seed uint64) []string {
 	}
 	if r.IntN(4) == 0 {
 		flags = append(flags, "--ensure-termination", "--fuel", strconv.Itoa(1000+r.IntN(1_000_000)))
+	}
+	if r.IntN(4) == 0 {
+		flags = append(flags, "--min-uleb-size", strconv.Itoa(2+r.IntN(4)))
+	}
+	if r.IntN(4) == 0 {
+		flags = append(flags, "--generate-custom-sections", "true")
+	}
+	if r.IntN(4) == 0 {
+		flags = append(flags, "--max-instructions", "1000")
 	}
 	return flags
 }

@@ -101,7 +101,7 @@ const rssGrowthBound = 768 << 10 // KiB
 // checkNoLeaks compares the process with a baseline taken before the run.
 // Goroutines that a closed call leaves (close-on-context-done's watchers)
 // end on their own shortly after; the wait for them is bounded.
-func checkNoLeaks(before hostUsage) error {
+func checkNoLeaks(before hostUsage) (hostUsage, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	after := readUsage()
 	for after.goroutines > before.goroutines && time.Now().Before(deadline) {
@@ -123,7 +123,7 @@ func checkNoLeaks(before hostUsage) error {
 		problems = append(problems, fmt.Sprintf("resident set: %d MiB before, %d MiB after (bound: +%d MiB)", before.rssKiB>>10, after.rssKiB>>10, rssGrowthBound>>10))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("the host leaked: %s", strings.Join(problems, "; "))
+		return after, fmt.Errorf("the host leaked: %s", strings.Join(problems, "; "))
 	}
-	return nil
+	return after, nil
 }

@@ -225,9 +225,11 @@ func runSmith(t *testing.T, defaultCount int, defaultSeed uint64) {
 	}
 	d.close(ctx)
 	t.Logf("smith: %s (first seed %d, deadline %v, %s)", stats, first, deadline, gen.version)
-	if err := checkNoLeaks(before); err != nil {
+	after, err := checkNoLeaks(before)
+	if err != nil {
 		t.Error(err)
 	}
+	t.Logf("smith: host before: %s; after: %s", before, after)
 }
 
 // generated is a seed's module, or why it has none.
