@@ -39,8 +39,8 @@ func findSmith() (*smith, error) {
 			cargoHome = filepath.Join(home, ".cargo")
 		}
 	}
-	if cargoHome != "" {
-		candidates = append(candidates, filepath.Join(cargoHome, "bin", "wasm-tools"))
+	if bin := filepath.Join(cargoHome, "bin", "wasm-tools"); cargoHome != "" && fileExists(bin) {
+		candidates = append(candidates, bin)
 	}
 	for _, bin := range candidates {
 		out, err := exec.Command(bin, "--version").Output()
@@ -162,4 +162,9 @@ func (s *smith) generate(ctx context.Context, seed uint64) ([]byte, []string, er
 		return nil, flags, fmt.Errorf("wasm-tools smith for seed %d wrote %d bytes that are not a binary module", seed, stdout.Len())
 	}
 	return stdout.Bytes(), flags, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -36,23 +36,28 @@ func saveCrasher(wasm []byte, note string) (string, error) {
 	return base + ".wasm", nil
 }
 
-// saveInFlight saves a module as a crasher before it runs, so that a run
-// the test process does not survive (a Go fatal error, the kernel's OOM
-// killer, a hang that even the watchdog cannot end because a stop-the-world
-// waits on a thread in guest code, go test's own timeout) still leaves it
-// behind. The returned func removes it again, unless it was a crasher
-// before.
+// saveInFlight saves a module beside the crashers, as <sha256>.inflight
+// (and .inflight.txt), before it runs, so that a run the test process does
+// not survive (a Go fatal error, the kernel's OOM killer, a hang that even
+// the watchdog cannot end because a stop-the-world waits on a thread in
+// guest code, go test's own timeout) still leaves it behind;
+// scripts/fuzz-wasm turns such a leftover into a crasher. TestSmithCrashers
+// does not replay .inflight files, so a run going on beside it does not
+// change what it replays. The returned func removes them again.
 func saveInFlight(wasm []byte, note string) (clear func(), err error) {
 	sum := sha256.Sum256(wasm)
-	base := filepath.Join(crasherDir, hex.EncodeToString(sum[:]))
-	if _, err := os.Stat(base + ".wasm"); err == nil {
-		return func() {}, nil
+	base := filepath.Join(crasherDir, hex.EncodeToString(sum[:])) + ".inflight"
+	if err := os.MkdirAll(crasherDir, 0o755); err != nil {
+		return nil, fmt.Errorf("saving the module in flight: %w", err)
 	}
-	if _, err := saveCrasher(wasm, note); err != nil {
-		return nil, err
+	if err := os.WriteFile(base, wasm, 0o644); err != nil {
+		return nil, fmt.Errorf("saving the module in flight: %w", err)
+	}
+	if err := os.WriteFile(base+".txt", []byte(note), 0o644); err != nil {
+		return nil, fmt.Errorf("saving the module in flight: %w", err)
 	}
 	return func() {
-		os.Remove(base + ".wasm")
+		os.Remove(base)
 		os.Remove(base + ".txt")
 	}, nil
 }

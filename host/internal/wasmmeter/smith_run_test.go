@@ -181,21 +181,22 @@ func runSmith(t *testing.T, defaultCount int, defaultSeed uint64) {
 			return fmt.Sprintf("seed: %d\ngenerator: %s smith %s (input: seedInput(%d), smith_gen_test.go)\nfinding: %s\n",
 				seed, gen.version, strings.Join(flags, " "), seed, finding)
 		}
+		var clearInFlight func()
 		d.onHang = func(what string) {
 			path, err := saveCrasher(wasm, note(what))
+			clearInFlight()
 			fmt.Fprintf(os.Stderr, "FAIL: seed %d: %s; saved as %s (%v)\n", seed, what, path, err)
 			os.Exit(1)
 		}
-		clearInFlight, err := saveInFlight(wasm, note("the test process ended while it ran this module (a crash, or a hang no bound could end)"))
+		clearInFlight, err = saveInFlight(wasm, note("the test process ended while it ran this module (a crash, or a hang no bound could end)"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkStart := time.Now()
 		v, err := d.check(ctx, wasm)
 		stats.spent[v] += time.Since(checkStart)
-		if err == nil {
-			clearInFlight()
-		} else {
+		clearInFlight()
+		if err != nil {
 			path, saveErr := saveCrasher(wasm, note(err.Error()))
 			if saveErr != nil {
 				t.Error(saveErr)
