@@ -394,6 +394,7 @@ func (d *differ) run(ctx context.Context, compiled wazero.CompiledModule, export
 				run.memories[e.name] = bytes.Clone(b)
 			}
 		case exportGlobal:
+			// Of a v128 global, wazero's API gives the low half only.
 			if g := mod.ExportedGlobal(e.name); g != nil {
 				run.globals[e.name] = globalValue{typ: g.Type(), val: g.Get()}
 			}
