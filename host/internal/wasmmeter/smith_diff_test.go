@@ -12,15 +12,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
 	"github.com/agentanvil/anvil/host/internal/cputime"
-	"github.com/agentanvil/anvil/host/internal/wazero"
-	"github.com/agentanvil/anvil/host/internal/wazero/api"
-	"github.com/agentanvil/anvil/host/internal/wazero/experimental"
-	"github.com/agentanvil/anvil/host/internal/wazero/sys"
 )
 
 // The differential runs a module as it is and as Instrument rewrites it, on
-// the host's copy of wazero with its optimizing compiler (the engine plugins
+// wazero with its optimizing compiler (the engine plugins
 // run on), and compares what each export call did.
 //
 // Bounding the original. WithCloseOnContextDone stops a call only at loop
