@@ -340,7 +340,7 @@ var docs = map[string]string{
 
 	// error
 	"Error":           "The typed error of the ABI. Errors crossing the boundary are data, carried the same way by every transport.",
-	"Error.code":      "Classification. Known codes: metric_error, invalid_config, missing_field, judge_error, judge_truncated, judge_unavailable, request_too_large, budget_exhausted, capability_denied, cache_miss (metric errors: the guest reports them, or receives them from a host function); trap, abi_violation, output_too_large, timeout (set by the host only). Readers must accept codes they do not know and treat them as metric_error.",
+	"Error.code":      "Classification. Known codes: metric_error, invalid_config, missing_field, judge_error, judge_truncated, judge_unavailable, request_too_large, budget_exhausted, capability_denied, cache_miss (metric errors: the guest reports them, or receives them from a host function); trap, abi_violation, output_too_large, timeout, fuel_exhausted (set by the host only). Readers must accept codes they do not know and treat them as metric_error.",
 	"Error.message":   "Human-readable message; says what failed and, where it can, what to do about it.",
 	"Error.plugin":    "\"name@version\" of the plugin the error concerns. Filled in by the host; a guest leaves it absent.",
 	"Error.digest":    "Digest of the plugin module (\"sha256:<hex>\"). Filled in by the host; a guest leaves it absent.",
