@@ -12,12 +12,12 @@ import (
 // (textcheck, 4.7 MB of Wasm) keeps while its instance is warm: wazero's
 // decoded module, the engine's tables, the instance, Extism's kernel. The
 // garbage collector lets the heap grow to twice what is live, so every
-// MiB here is two of the Wasm run's peak RSS. Upstream wazero keeps a
-// compiled module's function bodies and decodes each data segment into an
-// allocation of its own (a Go guest has tens of thousands), which is most
-// of it; docs/RATIONALE.md, "Why upstream wazero and go-sdk, unpatched?",
-// says what dropping them would take upstream.
-const maxRetainedHeapGoGuest = 13 << 20
+// MiB here is two of the Wasm run's peak RSS. The metering rewrite joins a
+// Go guest's tens of thousands of data segments into a few (wazero keeps
+// each as an allocation of its own); upstream wazero also keeps a compiled
+// module's function bodies, which is most of the rest (docs/RATIONALE.md,
+// "Why does the host run on upstream wazero and go-sdk, unpatched?").
+const maxRetainedHeapGoGuest = 10 << 20
 
 // TestLoadedGoGuestRetainsLittleHeap is the CI check on that bound. It
 // counts live bytes after a collection, not time, so it holds on a loaded

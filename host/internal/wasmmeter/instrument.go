@@ -195,6 +195,7 @@ func instrument(in []byte, opts Options) ([]byte, error) {
 	}
 
 	payloads := [numSecIDs][]byte{
+		secData:     m.joinData(),
 		secType:     types,
 		secImport:   imports,
 		secFunction: functions,
