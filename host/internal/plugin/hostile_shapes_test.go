@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/duration"
+	"github.com/agentanvil/anvil/host/internal/wasmtest"
 )
 
 // Hand-assembled hostile guests (asm_test.go): shapes of work a Go guest
@@ -231,64 +232,27 @@ func wantLoadRefusal(words ...string) func(*shapeReport) error {
 
 // --- the attacks ---
 
-// treeModule adds a call tree of depth functions of type (i32) -> i32,
-// each calling the next twice, the last calling leaf twice (leaf: a
-// function of the same type), and returns the root's index. No loop: a
-// call tree of depth d makes 2^d leaf calls.
-func treeModule(m *wasmModule, depth int, leaf uint32) uint32 {
-	root := m.nextFunc()
-	for i := range depth {
-		next := root + uint32(i) + 1
-		if i == depth-1 {
-			next = leaf
-		}
-		// f(x) = next(x) ^ next(x+1): both calls' results are used, so
-		// neither can be dropped.
-		body := wcode{}.get(0).call(next).get(0).i32(1).op(opI32Add).call(next).op(opI32Xor)
-		m.addFunc(vI32, vI32, nil, body)
-	}
-	return root
-}
-
-// arithmetic: x*31 rotl 7.
-func arithmetic(m *wasmModule) uint32 {
-	return m.addFunc(vI32, vI32, nil, wcode{}.get(0).i32(31).op(opI32Mul).i32(7).op(opI32Rotl))
-}
-
-// calltreeModule: 45 functions, each calling the next twice, the last
-// doing a little arithmetic: 2^44 calls, no loop. inDescribe runs it in
-// anvil_describe, at load.
+// calltreeModule: the call tree of wasmtest.CallTreePlugin; inDescribe
+// runs it in anvil_describe, at load.
 func calltreeModule(inDescribe bool) func() []byte {
-	return func() []byte {
-		g := newShapeGuest()
-		// f_0 … f_43 call their successor, f_44 is the arithmetic: the
-		// tree's functions come first, the leaf right after them.
-		leaf := g.m.nextFunc() + 44
-		root := treeModule(g.m, 44, leaf)
-		arithmetic(g.m)
-		attack := wcode{}.i32(1).call(root).op(opDrop)
-		if inDescribe {
-			return g.finish("calltree-describe", attack, wcode{}, []byte(`{"score":1,"reason":"measured"}`))
-		}
-		return g.finish("calltree", nil, attack, []byte(`{"score":1,"reason":"the tree ended"}`))
-	}
+	return func() []byte { return wasmtest.CallTreePlugin(inDescribe) }
 }
 
 // mutualModule: f(n) calls g(n-1) twice, g(n) calls f(n-1) twice, both
 // stop at 0; f(1000): recursion 1000 deep, 2^1000 calls, no loop.
 func mutualModule() []byte {
-	g := newShapeGuest()
-	f := g.m.nextFunc()
-	body := func(other uint32) wcode {
-		c := wcode{}.get(0).op(opI32Eqz).op(opIf, blockEmpty, opReturn, opEnd)
+	g := wasmtest.NewGuest()
+	f := g.M.NextFunc()
+	body := func(other uint32) wasmtest.Code {
+		c := wasmtest.Code{}.Get(0).Op(wasmtest.OpI32Eqz).Op(wasmtest.OpIf, wasmtest.BlockEmpty, wasmtest.OpReturn, wasmtest.OpEnd)
 		for range 2 {
-			c = c.get(0).i32(1).op(opI32Sub).call(other)
+			c = c.Get(0).I32(1).Op(wasmtest.OpI32Sub).Call(other)
 		}
 		return c
 	}
-	g.m.addFunc(vI32, vNone, nil, body(f+1))
-	g.m.addFunc(vI32, vNone, nil, body(f))
-	return g.finish("mutual", nil, wcode{}.i32(1000).call(f), []byte(`{"score":1,"reason":"the recursion ended"}`))
+	g.M.AddFunc(wasmtest.I32, wasmtest.None, nil, body(f+1))
+	g.M.AddFunc(wasmtest.I32, wasmtest.None, nil, body(f))
+	return g.Finish("mutual", nil, wasmtest.Code{}.I32(1000).Call(f), []byte(`{"score":1,"reason":"the recursion ended"}`))
 }
 
 // straightlineBytes is the size of the straight-line function's body,
@@ -298,52 +262,52 @@ const straightlineBytes = 200 << 10
 // straightlineModule: one function of ~200 KiB of dependent arithmetic
 // and no branch, called from a call tree 30 deep (2^30 calls of it).
 func straightlineModule() []byte {
-	g := newShapeGuest()
-	leaf := g.m.nextFunc() + 30
-	root := treeModule(g.m, 30, leaf)
-	body := wcode{}.get(0)
+	g := wasmtest.NewGuest()
+	leaf := g.M.NextFunc() + 30
+	root := wasmtest.Tree(g.M, 30, leaf)
+	body := wasmtest.Code{}.Get(0)
 	for i := int32(0); len(body) < straightlineBytes; i++ {
 		// A chain no compiler can fold: multiply, xor and rotate by
 		// constants that differ at every step.
-		body = body.i32(2*i + 3).op(opI32Mul).i32(i ^ 0x5a5a).op(opI32Xor).i32(i%31 + 1).op(opI32Rotl)
+		body = body.I32(2*i + 3).Op(wasmtest.OpI32Mul).I32(i ^ 0x5a5a).Op(wasmtest.OpI32Xor).I32(i%31 + 1).Op(wasmtest.OpI32Rotl)
 	}
-	g.m.addFunc(vI32, vI32, nil, body)
-	return g.finish("straightline", nil, wcode{}.i32(1).call(root).op(opDrop), []byte(`{"score":1,"reason":"the tree ended"}`))
+	g.M.AddFunc(wasmtest.I32, wasmtest.I32, nil, body)
+	return g.Finish("straightline", nil, wasmtest.Code{}.I32(1).Call(root).Op(wasmtest.OpDrop), []byte(`{"score":1,"reason":"the tree ended"}`))
 }
 
 const shapeMemPages = 1024 // memory_pages of every attack: 64 MiB
 
 // fill: memory.fill of the whole memory (64 MiB) with the value on top
 // of the stack... with the given value local.
-func fill(c wcode, value wcode) wcode {
-	c = c.i32(0)
+func fill(c wasmtest.Code, value wasmtest.Code) wasmtest.Code {
+	c = c.I32(0)
 	c = append(c, value...)
-	return c.i32(shapeMemPages<<16).fc(fcMemoryFill, 0)
+	return c.I32(shapeMemPages<<16).Fc(wasmtest.FCMemoryFill, 0)
 }
 
 // fillLoopModule: a loop filling the whole 64 MiB memory twenty times an
 // iteration, forever. It has a loop header, but each iteration is 1.3 GB
 // of writes between two of them.
 func fillLoopModule() []byte {
-	g := newShapeGuest()
-	g.m.memory(shapeMemPages)
-	attack := wcode{}.op(opLoop, blockEmpty)
+	g := wasmtest.NewGuest()
+	g.M.Memory(shapeMemPages)
+	attack := wasmtest.Code{}.Op(wasmtest.OpLoop, wasmtest.BlockEmpty)
 	for i := range 20 {
-		attack = fill(attack, wcode{}.i32(int32(i)))
+		attack = fill(attack, wasmtest.Code{}.I32(int32(i)))
 	}
-	attack = attack.br(0).op(opEnd)
-	return g.finish("fill-loop", nil, attack, []byte(`{"score":1,"reason":"the loop ended"}`))
+	attack = attack.Br(0).Op(wasmtest.OpEnd)
+	return g.Finish("fill-loop", nil, attack, []byte(`{"score":1,"reason":"the loop ended"}`))
 }
 
 // fillLeavesModule: a call tree 30 deep whose 2^30 leaves each fill the
 // whole 64 MiB memory; no loop.
 func fillLeavesModule() []byte {
-	g := newShapeGuest()
-	g.m.memory(shapeMemPages)
-	leaf := g.m.nextFunc() + 30
-	root := treeModule(g.m, 30, leaf)
-	g.m.addFunc(vI32, vI32, nil, fill(wcode{}, wcode{}.get(0)).get(0))
-	return g.finish("fill-leaves", nil, wcode{}.i32(1).call(root).op(opDrop), []byte(`{"score":1,"reason":"the tree ended"}`))
+	g := wasmtest.NewGuest()
+	g.M.Memory(shapeMemPages)
+	leaf := g.M.NextFunc() + 30
+	root := wasmtest.Tree(g.M, 30, leaf)
+	g.M.AddFunc(wasmtest.I32, wasmtest.I32, nil, fill(wasmtest.Code{}, wasmtest.Code{}.Get(0)).Get(0))
+	return g.Finish("fill-leaves", nil, wasmtest.Code{}.I32(1).Call(root).Op(wasmtest.OpDrop), []byte(`{"score":1,"reason":"the tree ended"}`))
 }
 
 // Extism's kernel (extism-runtime.wasm, v1.7.0) keeps its allocations in
@@ -371,49 +335,49 @@ const (
 
 // kernelHeaderModule: alloc a block, rewrite its header, alloc again.
 func kernelHeaderModule() []byte {
-	g := newShapeGuest()
-	attack := wcode{}.i64(kernelFirst).call(g.alloc).set(0).
-		get(0).i64(kernelBlockHeader).op(opI64Sub).i64(kernelLoopHeader).call(g.storeU64).
-		i64(kernelSecond).call(g.alloc).op(opDrop)
-	return g.finish("kernel-header", nil, attack, []byte(`{"score":1,"reason":"the kernel survived"}`))
+	g := wasmtest.NewGuest()
+	attack := wasmtest.Code{}.I64(kernelFirst).Call(g.Alloc).Set(0).
+		Get(0).I64(kernelBlockHeader).Op(wasmtest.OpI64Sub).I64(kernelLoopHeader).Call(g.StoreU64).
+		I64(kernelSecond).Call(g.Alloc).Op(wasmtest.OpDrop)
+	return g.Finish("kernel-header", nil, attack, []byte(`{"score":1,"reason":"the kernel survived"}`))
 }
 
 // tableGrowLoopModule: table.grow by 1M null references, forever.
 func tableGrowLoopModule() []byte {
-	g := newShapeGuest()
-	g.m.table(0)
-	attack := wcode{}.op(opLoop, blockEmpty).op(opRefNull, funcRef).i32(1<<20).fc(fcTableGrow, 0).op(opDrop).br(0).op(opEnd)
-	return g.finish("table-grow", nil, attack, []byte(`{"score":1,"reason":"the loop ended"}`))
+	g := wasmtest.NewGuest()
+	g.M.Table(0)
+	attack := wasmtest.Code{}.Op(wasmtest.OpLoop, wasmtest.BlockEmpty).Op(wasmtest.OpRefNull, wasmtest.FuncRef).I32(1<<20).Fc(wasmtest.FCTableGrow, 0).Op(wasmtest.OpDrop).Br(0).Op(wasmtest.OpEnd)
+	return g.Finish("table-grow", nil, attack, []byte(`{"score":1,"reason":"the loop ended"}`))
 }
 
 // tableGrowHugeModule: one table.grow of 2^31-16 null references (16 GiB
 // of host memory at 8 bytes each); the guest answers with what it saw.
 func tableGrowHugeModule() []byte {
-	g := newShapeGuest()
-	g.m.table(0)
-	attack := wcode{}.op(opRefNull, funcRef).i32(1<<31-16).fc(fcTableGrow, 0).i32(-1).op(opI32Eq).op(opIf, blockEmpty)
-	attack = g.output(attack, 0, fmt.Appendf(nil, `{"score":1,"reason":%q}`, answerRefused)).op(opElse)
-	attack = g.output(attack, 0, fmt.Appendf(nil, `{"score":0,"reason":%q}`, answerGrown)).op(opEnd)
-	return g.finish("table-grow-huge", nil, attack, nil)
+	g := wasmtest.NewGuest()
+	g.M.Table(0)
+	attack := wasmtest.Code{}.Op(wasmtest.OpRefNull, wasmtest.FuncRef).I32(1<<31-16).Fc(wasmtest.FCTableGrow, 0).I32(-1).Op(wasmtest.OpI32Eq).Op(wasmtest.OpIf, wasmtest.BlockEmpty)
+	attack = g.Output(attack, 0, fmt.Appendf(nil, `{"score":1,"reason":%q}`, answerRefused)).Op(wasmtest.OpElse)
+	attack = g.Output(attack, 0, fmt.Appendf(nil, `{"score":0,"reason":%q}`, answerGrown)).Op(wasmtest.OpEnd)
+	return g.Finish("table-grow-huge", nil, attack, nil)
 }
 
 // memoryGrowModule: memory.grow by one page, forever.
 func memoryGrowModule() []byte {
-	g := newShapeGuest()
-	g.m.memory(1)
-	attack := wcode{}.op(opLoop, blockEmpty).i32(1).op(opMemoryGrow, 0).op(opDrop).br(0).op(opEnd)
-	return g.finish("memory-grow", nil, attack, []byte(`{"score":1,"reason":"the loop ended"}`))
+	g := wasmtest.NewGuest()
+	g.M.Memory(1)
+	attack := wasmtest.Code{}.Op(wasmtest.OpLoop, wasmtest.BlockEmpty).I32(1).Op(wasmtest.OpMemoryGrow, 0).Op(wasmtest.OpDrop).Br(0).Op(wasmtest.OpEnd)
+	return g.Finish("memory-grow", nil, attack, []byte(`{"score":1,"reason":"the loop ended"}`))
 }
 
 // manyTablesModule: 300 tables of 10M elements each, every one within
 // the per-table limit of checkModuleShape.
 func manyTablesModule(n int) func() []byte {
 	return func() []byte {
-		g := newShapeGuest()
+		g := wasmtest.NewGuest()
 		for range n {
-			g.m.table(maxTableElements)
+			g.M.Table(maxTableElements)
 		}
-		return g.finish("many-tables", nil, wcode{}, []byte(`{"score":1,"reason":"measured"}`))
+		return g.Finish("many-tables", nil, wasmtest.Code{}, []byte(`{"score":1,"reason":"measured"}`))
 	}
 }
 
@@ -668,7 +632,7 @@ func shapeChild(name string) int {
 		return fail(fmt.Errorf("benign plugin: %w", err))
 	}
 	wasm := c.module()
-	if !isWasm(wasm) {
+	if !wasmtest.IsWasm(wasm) {
 		return fail(errors.New("the assembler made no module"))
 	}
 	path := filepath.Join(os.Getenv("ANVIL_SHAPE_TMP"), name+".wasm")
@@ -788,7 +752,7 @@ func (s *shapeServices) Judge(_ context.Context, reqs []abi.JudgeRequest) []abi.
 }
 
 func (s *shapeServices) Log(_ context.Context, _ string, rec abi.LogRecord) {
-	if rec.Message == shapeStarted {
+	if rec.Message == wasmtest.Started {
 		s.started()
 	}
 }
@@ -799,7 +763,7 @@ type startedHandler struct{ started func() }
 
 func (h startedHandler) Enabled(context.Context, slog.Level) bool { return true }
 func (h startedHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == shapeStarted {
+	if r.Message == wasmtest.Started {
 		h.started()
 	}
 	return nil
