@@ -135,7 +135,7 @@ func instrument(in []byte, opts Options) ([]byte, error) {
 		types = appendU32(nil, m.numTypes+1)
 		if s := m.section(secType); s != nil {
 			r := s.reader()
-			r.u32()
+			r.u32() // the count, read once already by parseTypes
 			types = append(types, s.payload[r.off:]...)
 		}
 		types = append(types, meterTypeBytes...)
@@ -148,7 +148,7 @@ func instrument(in []byte, opts Options) ([]byte, error) {
 		functions = appendU32(nil, uint32(numDefined+len(wrappers)))
 		if s := m.section(secFunction); s != nil {
 			r := s.reader()
-			r.u32()
+			r.u32() // the count, read once already by parseFunctions
 			functions = append(functions, s.payload[r.off:]...)
 		}
 		for _, f := range wrappers {
@@ -195,25 +195,21 @@ func instrument(in []byte, opts Options) ([]byte, error) {
 	}
 
 	payloads := [numSecIDs][]byte{
-		secType:      types,
-		secImport:    imports,
-		secFunction:  functions,
-		secGlobal:    globals,
-		secExport:    exports,
-		secStart:     start,
-		secElement:   elements,
-		secCode:      code,
-		secTable:     nil,
-		secMemory:    nil,
-		secData:      nil,
-		secDataCount: nil,
+		secType:     types,
+		secImport:   imports,
+		secFunction: functions,
+		secGlobal:   globals,
+		secExport:   exports,
+		secStart:    start,
+		secElement:  elements,
+		secCode:     code,
 	}
-	if types == nil {
-		if s := m.section(secType); s != nil {
-			payloads[secType] = s.payload
+	// What the rewrite leaves alone (the type section too when it already
+	// has the meter type).
+	for _, id := range []byte{secType, secTable, secMemory, secData, secDataCount} {
+		if payloads[id] != nil {
+			continue
 		}
-	}
-	for _, id := range []byte{secTable, secMemory, secData, secDataCount} {
 		if s := m.section(id); s != nil {
 			payloads[id] = s.payload
 		}
