@@ -134,11 +134,23 @@ func TestFirstPartyPass(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rep := run(t, Options{Path: c.path, Configs: configsFrom(t, c.configs), Verdicts: c.verdicts})
-			if !rep.OK() || rep.Skipped != c.skipped || rep.Transport != c.transport {
+			// A kind that makes no judge call is cut short by a 1 ms
+			// deadline only when its call takes longer: on a fast machine
+			// none may, and the check says so and skips.
+			fast := map[string]bool{}
+			for _, r := range rep.Results {
+				if strings.HasSuffix(r.Name, "/after-timeout") && r.Status == Skip && strings.Contains(r.Message, "finished within 1 ms") {
+					fast[r.Name] = true
+				}
+			}
+			if !rep.OK() || rep.Skipped != c.skipped+len(fast) || rep.Transport != c.transport {
 				t.Fatalf("want 0 failed, %d skipped over %s; got %d failed, %d skipped over %s:\n%s",
 					c.skipped, c.transport, rep.Failed, rep.Skipped, rep.Transport, dump(rep))
 			}
 			for name, text := range c.want {
+				if fast[name] {
+					continue
+				}
 				r := result(t, rep, name)
 				if r.Status != Pass || !strings.Contains(r.Message, text) {
 					t.Errorf("%s: %s %q; want PASS containing %q", name, r.Status, r.Message, text)
