@@ -74,8 +74,7 @@ func (w *wasmPlugin) meterFunctions() []extism.HostFunction {
 		extism.NewHostFunctionWithStack(wasmmeter.EnterName, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 			m := meterOf(ctx)
 			if m == nil {
-				stopIfDone(ctx)
-				stack[0] = meterSlice
+				unaccounted(ctx, stack)
 				return
 			}
 			outer := int64(stack[0])
@@ -90,8 +89,7 @@ func (w *wasmPlugin) meterFunctions() []extism.HostFunction {
 		extism.NewHostFunctionWithStack(wasmmeter.YieldName, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 			m := meterOf(ctx)
 			if m == nil {
-				stopIfDone(ctx)
-				stack[0] = meterSlice
+				unaccounted(ctx, stack)
 				return
 			}
 			m.spend(int64(stack[0]))
@@ -130,6 +128,13 @@ func meterOf(ctx context.Context) *meter {
 		return &st.meter
 	}
 	return nil
+}
+
+// unaccounted answers enter or yield outside an invocation (an
+// instance's start function): only the context bounds it.
+func unaccounted(ctx context.Context, stack []uint64) {
+	stopIfDone(ctx)
+	stack[0] = meterSlice
 }
 
 // stopIfDone ends the Wasm call underway when its context is done. The
