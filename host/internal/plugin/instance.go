@@ -51,6 +51,10 @@ func (w *wasmPlugin) newInstance(ctx context.Context) (*instance, error) {
 	// a deadline of its own, one that never ends would hold this forever.
 	ctx, cancel := context.WithTimeout(ctx, max(w.opts.Limits.Timeout.Std(), minWarmup))
 	defer cancel()
+	// The start function's metering calls yield, a go-sdk host function,
+	// and go-sdk refuses to run one without a plugin in the context; the
+	// meter reads none, and no plugin exists yet.
+	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), (*extism.Plugin)(nil))
 	p, err := w.compiled.Instance(experimental.WithMemoryAllocator(ctx, memoryAllocator()),
 		extism.PluginInstanceConfig{ModuleConfig: cfg})
 	if err != nil {

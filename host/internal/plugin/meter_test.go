@@ -3,11 +3,15 @@ package plugin
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/duration"
+	"github.com/agentanvil/anvil/host/internal/wasmtest"
 )
 
 // fuelServices records the fuel of each invocation, as the engine does.
@@ -71,5 +75,65 @@ func TestMaxFuel(t *testing.T) {
 	}
 	if looping.(*wasmPlugin).instances.Load() == before {
 		t.Error("the instance that ran out of fuel was kept")
+	}
+}
+
+// startLoopModule is a plugin whose start function counts down from n
+// (n <= 0: forever) while the module is instantiated, before any export.
+func startLoopModule(n int32) []byte {
+	g := wasmtest.NewGuest()
+	body := wasmtest.Code{}.I32(n).Set(0).Op(wasmtest.OpLoop, wasmtest.BlockEmpty)
+	if n > 0 {
+		body = body.Get(0).I32(1).Op(wasmtest.OpI32Sub).Tee(0).BrIf(0)
+	} else {
+		body = body.Br(0)
+	}
+	start := g.M.AddFunc(wasmtest.None, wasmtest.None, wasmtest.I32, body.Op(wasmtest.OpEnd))
+	g.M.SetStart(start)
+	return g.Finish("start", nil, wasmtest.Code{}, []byte(`{"score":1,"reason":"started"}`))
+}
+
+// TestStartFunctionIsMetered: a module's start function runs metered
+// while it is instantiated, outside any invocation (AssemblyScript
+// modules have one): work long enough to return to the host several
+// times loads and serves, and an endless one fails the load at the
+// instantiation's deadline.
+func TestStartFunctionIsMetered(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		n    int32
+		ok   bool
+	}{{"long", 3 * meterSlice, true}, {"endless", 0, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.ok && testing.Short() {
+				t.Skip("long test: scripts/test-long (the load waits for the instantiation's 10 s deadline)")
+			}
+			wasm := startLoopModule(tc.n)
+			path := filepath.Join(dir, tc.name+".wasm")
+			if err := os.WriteFile(path, wasm, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, err := testRT.Load(ctx, path, digestOf(wasm), Options{Limits: Limits{Timeout: duration.Duration(time.Second), PoolSize: 1}})
+			if !tc.ok {
+				if err == nil {
+					p.Close(ctx)
+					t.Fatal("a module whose start function never ends loaded")
+				}
+				if !strings.Contains(err.Error(), "deadline") {
+					t.Errorf("load error %v, want it to name the deadline", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(ctx)
+			res, err := p.Measure(ctx, &fuelServices{}, &abi.MeasureRequest{Kind: "shape", Metric: "m", Case: abi.TestCase{ID: "c"}})
+			if err != nil || res.Score == nil || *res.Score != 1 {
+				t.Fatalf("measure after a metered start: %+v, %v", res, err)
+			}
+		})
 	}
 }

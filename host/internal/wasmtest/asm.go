@@ -133,7 +133,13 @@ type Module struct {
 	hasMem  bool
 	exports []wasmExport
 	data    []wasmData
+	// start is the start function's index plus one (0: none).
+	start uint32
 }
+
+// SetStart makes f the module's start function, which runs while the
+// module is instantiated.
+func (m *Module) SetStart(f uint32) { m.start = f + 1 }
 
 func (m *Module) TypeOf(params, results []byte) uint32 {
 	t := funcType{params, results}
@@ -223,6 +229,10 @@ func (m *Module) Bytes() []byte {
 		b = ULEB(append(asmName(b, e.name), e.kind), uint64(e.index))
 	}
 	out = asmSection(out, 7, len(m.exports), b)
+	if m.start != 0 {
+		idx := ULEB(nil, uint64(m.start-1))
+		out = append(ULEB(append(out, 8), uint64(len(idx))), idx...)
+	}
 	b = nil
 	for _, f := range m.funcs {
 		var fb []byte
