@@ -127,11 +127,22 @@ type junitSuite struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
+	Time      junitSeconds  `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	Output    string        `xml:"system-out,omitempty"`
+}
+
+// junitSeconds is a testcase's time in seconds, written as a plain
+// decimal: JUnit's schema types time as xs:decimal, and encoding/xml's
+// float format ('g') writes a short run's "2e-06", which readers that
+// follow the schema refuse. Fixed microseconds: the shortest 'f' would
+// write the noise of dividing milliseconds by 1000 (0.00000010000000000000001).
+type junitSeconds float64
+
+func (s junitSeconds) MarshalXMLAttr(name xml.Name) (xml.Attr, error) {
+	return xml.Attr{Name: name, Value: strconv.FormatFloat(float64(s), 'f', 6, 64)}, nil
 }
 
 type junitMessage struct {
@@ -237,7 +248,7 @@ func junitOutcome(mr *engine.MetricResult) string {
 // its junitOutcome. The numbers are strconv's, not fmt's (the same digits,
 // fewer allocations per testcase); the concatenations allocate once each.
 func junitCaseOf(caseID string, mr *engine.MetricResult) junitCase {
-	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: junitSeconds(mr.LatencyMS / 1000)}
 	var scoreBuf, thresholdBuf [32]byte
 	score := append(scoreBuf[:0], '-')
 	if mr.Score != nil {
