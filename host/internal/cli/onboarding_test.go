@@ -249,6 +249,41 @@ func TestInitDAGAgainstAJudge(t *testing.T) {
 	}
 }
 
+// TestReportDAGCommandWorksInTheOutputDir: report.html tells the reader to
+// run `anvil-host dag render … --results results.jsonl`, a path relative to
+// the output directory, where there is no config: the command names the
+// config the run used by a path from there, and works there as printed.
+func TestReportDAGCommandWorksInTheOutputDir(t *testing.T) {
+	dir := initDir(t, "dag", "evals")
+	srv := judgetest.New(t)
+	srv.On(judgetest.ContainsMessage("address the question asked"), judgetest.Reply{Content: `{"reason": "It does not.", "verdict": false}`})
+
+	r := runBinary(t, dir, judgeEnv(srv), "run", "-c", filepath.Join("evals", "anvil.yaml"), "-o", filepath.Join("evals", "out"), "--no-progress")
+	if r.code != exitThreshold {
+		t.Fatalf("run: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "evals", "out", "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := regexp.MustCompile(`anvil-host (dag render [^<]*)`).FindAllStringSubmatch(string(page), -1)
+	if len(commands) == 0 {
+		t.Fatal("report.html names no dag render command")
+	}
+	want := "dag render answer_quality --results results.jsonl --case capital-fr -c ../anvil.yaml"
+	found := false
+	for _, c := range commands {
+		found = found || c[1] == want
+	}
+	if !found {
+		t.Fatalf("report.html's dag render commands %q; want one %q", commands, want)
+	}
+	r = runBinary(t, filepath.Join(dir, "evals", "out"), nil, strings.Fields(want)...)
+	if r.code != exitOK || !strings.Contains(r.stdout, "flowchart") {
+		t.Fatalf("the report's command in the output directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // TestConfigDiscovery: -c, else $ANVIL_CONFIG, else ./anvil.yaml, for
 // every command that reads a config; with none, an error naming all three.
 func TestConfigDiscovery(t *testing.T) {
