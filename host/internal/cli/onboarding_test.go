@@ -284,6 +284,56 @@ func TestReportDAGCommandWorksInTheOutputDir(t *testing.T) {
 	}
 }
 
+// TestNoKeySaidOnce: a judge without a key is explained once per run,
+// table or --json, not again in every skip note and verdict line; a run
+// whose metrics need no judge does not mention the key at all.
+func TestNoKeySaidOnce(t *testing.T) {
+	const advice = "set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server"
+	judged := initDir(t, "geval", ".")
+	unjudged := quickstart(t)
+	cfg := "version: 1\ndataset: cases.jsonl\njudges:\n  default: {api_key_env: OPENAI_API_KEY}\n" +
+		"plugins:\n  textcheck: {path: " + filepath.Join(wasmDir, "textcheck.wasm") + ", sha256_file: " + filepath.Join(wasmDir, "textcheck.wasm.sha256") + "}\n" +
+		"defaults: {judge: default}\nmetrics:\n  - {name: exact, kind: exact_match, gate: false, params: {ignore_case: true, trim: true}}\n"
+	if err := os.WriteFile(filepath.Join(unjudged, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		args     []string
+		code     int
+		stdout   int // times the advice is in stdout
+		stderr   int
+		mentions bool // whether OPENAI_API_KEY is named at all
+	}{
+		{"table", judged, nil, exitUnverified, 1, 0, true},
+		{"--json", judged, []string{"--json"}, exitUnverified, -1, 1, true},
+		{"no metric needs a judge", unjudged, nil, exitOK, 0, 0, false},
+		{"no metric needs a judge, --json", unjudged, []string{"--json"}, exitOK, -1, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBinary(t, tc.dir, nil, append([]string{"run", "-o", "out-" + strings.ReplaceAll(tc.name, " ", "_"), "--no-progress"}, tc.args...)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			// With --json stdout is the summary, data that keeps every reason.
+			if n := strings.Count(r.stdout, advice); tc.stdout >= 0 && n != tc.stdout {
+				t.Errorf("stdout says it %d times, want %d:\n%s", n, tc.stdout, r.stdout)
+			}
+			if n := strings.Count(r.stderr, advice); n != tc.stderr {
+				t.Errorf("stderr says it %d times, want %d:\n%s", n, tc.stderr, r.stderr)
+			}
+			out := r.stderr
+			if tc.stdout >= 0 {
+				out += r.stdout
+			}
+			if got := strings.Contains(out, "OPENAI_API_KEY"); got != tc.mentions {
+				t.Errorf("names OPENAI_API_KEY: %v, want %v\n%s\n%s", got, tc.mentions, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
 // TestConfigDiscovery: -c, else $ANVIL_CONFIG, else ./anvil.yaml, for
 // every command that reads a config; with none, an error naming all three.
 func TestConfigDiscovery(t *testing.T) {

@@ -130,7 +130,8 @@ func verdictExit(s *engine.Summary) error {
 	case engine.VerdictFailed:
 		return &exitError{code: exitThreshold, err: fmt.Errorf("a gated metric failed its threshold")}
 	default:
-		return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: %s", strings.Join(s.Unverified, "; "))}
+		why := report.WithoutJudgeNotes(s, strings.Join(s.Unverified, "; ")) // the judges' notes are printed above it
+		return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: %s", why)}
 	}
 }
 

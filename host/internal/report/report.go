@@ -19,6 +19,20 @@ import (
 // Table writes the end-of-run summary table, without colour.
 func Table(w io.Writer, s *engine.Summary) error { return TableWith(w, s, TableOptions{}) }
 
+// WithoutJudgeNotes is text, a reason printed after the judges' notes
+// ("judge NAME: NOTE"), with each note it quotes replaced by a reference
+// to that line: a judge without a key is the reason of every metric it
+// skips, and its whole advice once is enough. summary.json keeps the
+// reasons whole.
+func WithoutJudgeNotes(s *engine.Summary, text string) string {
+	for _, j := range s.Judges {
+		if j.Note != "" {
+			text = strings.ReplaceAll(text, j.Note, "judge "+strconv.Quote(j.Name)+" is "+j.Source+", see \"judge "+j.Name+":\" above")
+		}
+	}
+	return text
+}
+
 // TableWith writes the end-of-run summary table styled by o: the metrics,
 // then per metric its intervals, spread, panel agreement and first
 // failing cases, then notes and the run's verdict.
@@ -45,11 +59,11 @@ func TableWith(w io.Writer, s *engine.Summary, o TableOptions) error {
 	qualityLines(w, s)
 	for _, m := range s.Metrics {
 		if m.Skipped > 0 {
-			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, m.SkipReason)
+			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, WithoutJudgeNotes(s, m.SkipReason))
 		}
 	}
 	for _, why := range s.Unverified {
-		fmt.Fprintf(w, "UNVERIFIED: %s\n", why)
+		fmt.Fprintf(w, "UNVERIFIED: %s\n", WithoutJudgeNotes(s, why))
 	}
 	if u := s.Judge.UsageUnknown; u > 0 {
 		fmt.Fprintf(w, "note: %d judge request(s) had no usage in the reply: their tokens and USD are estimated from the text\n", u)
