@@ -114,7 +114,12 @@ not calibrate's verdict: it still exits 0.`,
 			}
 			if summary != nil {
 				// The report reads calibration.json beside the results.
-				if err := report.Write(resultsDir, summary); err != nil {
+				// Both branches read the config found here.
+				configPath, err := lf.configPath()
+				if err != nil {
+					return err
+				}
+				if err := report.WriteWithConfig(resultsDir, summary, configPath); err != nil {
 					return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
 				}
 			}
@@ -195,7 +200,7 @@ func runForCalibration(ctx context.Context, cmd *cobra.Command, lf *loadFlags, r
 	if err != nil {
 		return nil, "", runFailure(cmd.OutOrStdout(), stderr, false, err)
 	}
-	if err := report.Write(ro.OutputDir, s); err != nil {
+	if err := report.WriteWithConfig(ro.OutputDir, s, cfg.File); err != nil {
 		return nil, "", &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
 	}
 	for _, j := range s.Judges {

@@ -249,6 +249,91 @@ func TestInitDAGAgainstAJudge(t *testing.T) {
 	}
 }
 
+// TestReportDAGCommandWorksInTheOutputDir: report.html tells the reader to
+// run `anvil-host dag render … --results results.jsonl`, a path relative to
+// the output directory, where there is no config: the command names the
+// config the run used by a path from there, and works there as printed.
+func TestReportDAGCommandWorksInTheOutputDir(t *testing.T) {
+	dir := initDir(t, "dag", "evals")
+	srv := judgetest.New(t)
+	srv.On(judgetest.ContainsMessage("address the question asked"), judgetest.Reply{Content: `{"reason": "It does not.", "verdict": false}`})
+
+	r := runBinary(t, dir, judgeEnv(srv), "run", "-c", filepath.Join("evals", "anvil.yaml"), "-o", filepath.Join("evals", "out"), "--no-progress")
+	if r.code != exitThreshold {
+		t.Fatalf("run: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "evals", "out", "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := regexp.MustCompile(`anvil-host (dag render [^<]*)`).FindAllStringSubmatch(string(page), -1)
+	if len(commands) == 0 {
+		t.Fatal("report.html names no dag render command")
+	}
+	want := "dag render answer_quality --results results.jsonl --case capital-fr -c ../anvil.yaml"
+	found := false
+	for _, c := range commands {
+		found = found || c[1] == want
+	}
+	if !found {
+		t.Fatalf("report.html's dag render commands %q; want one %q", commands, want)
+	}
+	r = runBinary(t, filepath.Join(dir, "evals", "out"), nil, strings.Fields(want)...)
+	if r.code != exitOK || !strings.Contains(r.stdout, "flowchart") {
+		t.Fatalf("the report's command in the output directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestNoKeySaidOnce: a judge without a key is explained once per run,
+// table or --json, not again in every skip note and verdict line; a run
+// whose metrics need no judge does not mention the key at all.
+func TestNoKeySaidOnce(t *testing.T) {
+	const advice = "set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server"
+	judged := initDir(t, "geval", ".")
+	unjudged := quickstart(t)
+	cfg := "version: 1\ndataset: cases.jsonl\njudges:\n  default: {api_key_env: OPENAI_API_KEY}\n" +
+		"plugins:\n  textcheck: {path: " + filepath.Join(wasmDir, "textcheck.wasm") + ", sha256_file: " + filepath.Join(wasmDir, "textcheck.wasm.sha256") + "}\n" +
+		"defaults: {judge: default}\nmetrics:\n  - {name: exact, kind: exact_match, gate: false, params: {ignore_case: true, trim: true}}\n"
+	if err := os.WriteFile(filepath.Join(unjudged, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		args     []string
+		code     int
+		stdout   int // times the advice is in stdout
+		stderr   int
+		mentions bool // whether OPENAI_API_KEY is named at all
+	}{
+		{"table", judged, nil, exitUnverified, 1, 0, true},
+		{"--json", judged, []string{"--json"}, exitUnverified, -1, 1, true},
+		{"no metric needs a judge", unjudged, nil, exitOK, 0, 0, false},
+		{"no metric needs a judge, --json", unjudged, []string{"--json"}, exitOK, -1, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBinary(t, tc.dir, nil, append([]string{"run", "-o", "out-" + strings.ReplaceAll(tc.name, " ", "_"), "--no-progress"}, tc.args...)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			// With --json stdout is the summary, data that keeps every reason.
+			if n := strings.Count(r.stdout, advice); tc.stdout >= 0 && n != tc.stdout {
+				t.Errorf("stdout says it %d times, want %d:\n%s", n, tc.stdout, r.stdout)
+			}
+			if n := strings.Count(r.stderr, advice); n != tc.stderr {
+				t.Errorf("stderr says it %d times, want %d:\n%s", n, tc.stderr, r.stderr)
+			}
+			out := r.stderr
+			if tc.stdout >= 0 {
+				out += r.stdout
+			}
+			if got := strings.Contains(out, "OPENAI_API_KEY"); got != tc.mentions {
+				t.Errorf("names OPENAI_API_KEY: %v, want %v\n%s\n%s", got, tc.mentions, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
 // TestConfigDiscovery: -c, else $ANVIL_CONFIG, else ./anvil.yaml, for
 // every command that reads a config; with none, an error naming all three.
 func TestConfigDiscovery(t *testing.T) {

@@ -161,3 +161,68 @@ func TestScaffoldsFollowTheContract(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonBuildSaysWhyTheSDKDoesNotImport: the Python scaffold's
+// build.sh checks that its interpreter imports anvil_sdk. When the SDK is
+// found but something it imports is not (grpcio, say), the message is that
+// import error, not advice to install the SDK or set ANVIL_SDK, which is
+// already right. A made-up module stands in for grpc, so the test does
+// not depend on what this machine's python3 has installed.
+func TestPythonBuildSaysWhyTheSDKDoesNotImport(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	files, err := renderScaffold("python", scaffoldData{Name: "my-plugin", Kind: "my_plugin", AnvilModule: AnvilModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f.path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.path), f.body, f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		init   string // anvil_sdk/__init__.py; "" for no SDK at all
+		want   string
+		unwant string
+	}{
+		{"no SDK", "", "cannot import anvil_sdk: pip install anvil-plugin-sdk, or set ANVIL_SDK", "No module named"},
+		{"the SDK, without a dependency", "import grpc_missing_in_this_test\n",
+			"No module named 'grpc_missing_in_this_test'", "set ANVIL_SDK"},
+		// Whether or not this python3 has grpc, the import below fails naming a
+		// grpc module, and the message says what to install.
+		{"the SDK, without grpc", "import grpc.missing_in_this_test\n", "-m pip install grpcio protobuf)", "set ANVIL_SDK"},
+		{"the SDK failing otherwise", "raise RuntimeError('broken sdk')\n", "RuntimeError: broken sdk", "set ANVIL_SDK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sdk := t.TempDir()
+			if tc.init != "" {
+				if err := os.MkdirAll(filepath.Join(sdk, "anvil_sdk"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(sdk, "anvil_sdk", "__init__.py"), []byte(tc.init), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			build := exec.Command("bash", "./build.sh")
+			build.Dir = dir
+			build.Env = append(os.Environ(), "PYTHON="+py, "ANVIL_SDK="+sdk)
+			out, err := build.CombinedOutput()
+			if err == nil {
+				t.Fatalf("build.sh succeeded:\n%s", out)
+			}
+			if !strings.Contains(string(out), tc.want) || strings.Contains(string(out), tc.unwant) {
+				t.Errorf("build.sh says\n%s\nwant %q in it, and not %q", out, tc.want, tc.unwant)
+			}
+		})
+	}
+}

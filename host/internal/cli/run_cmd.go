@@ -130,7 +130,8 @@ func verdictExit(s *engine.Summary) error {
 	case engine.VerdictFailed:
 		return &exitError{code: exitThreshold, err: fmt.Errorf("a gated metric failed its threshold")}
 	default:
-		return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: %s", strings.Join(s.Unverified, "; "))}
+		why := report.WithoutJudgeNotes(s, strings.Join(s.Unverified, "; ")) // the judges' notes are printed above it
+		return &exitError{code: exitUnverified, err: fmt.Errorf("could not verify: %s", why)}
 	}
 }
 
@@ -217,7 +218,7 @@ process writes the same outputs; see docs/cluster.md.
 				// returns all the same.
 				adjust = append(adjust, func(o *engine.Options) { o.CompileInBackground = true })
 			}
-			_, eng, err := lf.load(ctx, stderr, adjust...)
+			cfg, eng, err := lf.load(ctx, stderr, adjust...)
 			if err != nil {
 				return err
 			}
@@ -249,7 +250,7 @@ process writes the same outputs; see docs/cluster.md.
 			if err != nil {
 				return runFailure(cmd.OutOrStdout(), stderr, asJSON, err)
 			}
-			if err := report.Write(ro.OutputDir, s); err != nil {
+			if err := report.WriteWithConfig(ro.OutputDir, s, cfg.File); err != nil {
 				return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
 			}
 			if asJSON {

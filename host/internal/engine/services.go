@@ -170,7 +170,18 @@ func (js *judges) down(err error) {
 }
 
 // judgeReports says, per configured judge, where its answers come from.
+// The note (how to configure it, what the recording is) is only for a
+// judge some metric calls: a run that needs no judge is not told to set
+// a key it has no use for.
 func (e *Engine) judgeReports() []JudgeReport {
+	used := map[string]bool{}
+	for _, m := range e.all {
+		if m.needsJudge {
+			for _, name := range m.panel {
+				used[name] = true
+			}
+		}
+	}
 	var out []JudgeReport
 	for _, name := range sortedKeys(e.judges.byName) {
 		j := e.judges.byName[name]
@@ -179,6 +190,9 @@ func (e *Engine) judgeReports() []JudgeReport {
 			r.Source, r.Note = "recording", note
 		} else if why, ok := e.judges.unavailable[name]; ok {
 			r.Source, r.Note = "unavailable", why
+		}
+		if !used[name] {
+			r.Note = ""
 		}
 		out = append(out, r)
 	}

@@ -5,8 +5,8 @@
 // exact bytes and can run offline from the plugin cache.
 //
 // Invariants: the file is one JSON object decoded strictly — an unknown
-// field, a second value, a malformed digest or a missing field is an error
-// naming the file and the field; it lives beside the config file
+// field, a key given twice, a second value, a malformed digest or a
+// missing field is an error naming the file and the field; it lives beside the config file
 // (Path); it is written atomically with sorted keys, so it diffs well
 // under version control. The lock is a claim too: whoever loads from it
 // cross-checks every field against the manifest it names, so an entry
@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/agentanvil/anvil/host/internal/strictjson"
 )
 
 // Name is the lockfile's name beside anvil.yaml; another config file
@@ -111,6 +113,17 @@ func Parse(path string, b []byte) (*Lock, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%s: data after the lock object (regenerate it: `anvil-host lock --update`)", path)
+	}
+	// encoding/json keeps the last of a key given twice ("digest" edited
+	// in by hand below the one lock wrote): refuse it, as the host's other
+	// readers do, rather than pin to whichever came last.
+	if err := strictjson.Check(b); err != nil {
+		var dup *strictjson.DuplicateKeyError
+		if errors.As(err, &dup) {
+			line := bytes.Count(b[:min(int(dup.Offset), len(b))], []byte("\n")) + 1
+			return nil, fmt.Errorf("%s: line %d: %w (regenerate it: `anvil-host lock --update`)", path, line, err)
+		}
+		return nil, fmt.Errorf("%s: %w (regenerate it: `anvil-host lock --update`)", path, err)
 	}
 	if err := l.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w (regenerate it: `anvil-host lock --update`)", path, err)

@@ -2,6 +2,7 @@ package lockfile_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,10 +66,47 @@ func TestParseRefuses(t *testing.T) {
 		{"no signer", `,"signer":"unsigned"`, ``, "signer are required"},
 		{"size", `"size":1,"module"`, `"size":0,"module"`, "size and module.size must be positive"},
 		{"trailing data", `}}}`, `}}} {}`, "data after the lock object"},
+		{"duplicate digest", `"digest":"` + d1 + `"`, `"digest":"` + d2 + `","digest":"` + d1 + `"`, `line 1: duplicate key "digest" at $.plugins.p.digest`},
+		{"duplicate in another case", `"signer"`, `"Signer":"x","signer"`, `line 1: duplicate key "signer" at $.plugins.p.signer`},
+		{"duplicate plugin", `"plugins":{`, `"plugins":{"p":null,`, `line 1: duplicate key "p" at $.plugins.p`},
+		{"duplicate version", `"version":1`, `"version":2,"version":1`, `line 1: duplicate key "version" at $.version`},
 	} {
 		_, err := lockfile.Parse("anvil.lock", []byte(strings.Replace(good, c.from, c.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "anvil.lock: ") {
 			t.Errorf("%s: %v; want an error naming anvil.lock and %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestParseNamesTheDuplicateKeysLine: in a lock as Write lays it out, a
+// key given twice is refused with the line of its second occurrence (the
+// one encoding/json would have kept, silently).
+func TestParseNamesTheDuplicateKeysLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "anvil.lock")
+	if err := lockfile.Write(path, &lockfile.Lock{Plugins: map[string]*lockfile.Entry{"textcheck": entry()}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ key, line string }{
+		{"digest", `"digest": "` + d1 + `",`},
+		{"abi", `"abi": "1.1",`},
+	} {
+		i := strings.Index(string(b), c.line)
+		if i < 0 {
+			t.Fatalf("no %s in\n%s", c.line, b)
+		}
+		edited := string(b[:i]) + c.line + "\n      " + string(b[i:])
+		wantLine := strings.Count(edited[:i], "\n") + 2
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := lockfile.Read(path)
+		want := fmt.Sprintf("%s: line %d: duplicate key %q at $.plugins.textcheck.%s", path, wantLine, c.key, c.key)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s twice: %v; want %s", c.key, err, want)
 		}
 	}
 }

@@ -45,6 +45,17 @@ func HTML(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
 
 func writeHTML(w io.Writer, s *engine.Summary, cases []engine.CaseResult, extras pageExtras) error {
 	p := buildPage(s, cases)
+	if extras.config != "" {
+		// dag render reads the graph from the config; run beside
+		// results.jsonl it would find none without -c.
+		for gi := range p.Groups {
+			for ri := range p.Groups[gi].Rows {
+				if d := p.Groups[gi].Rows[ri].DAG; d != nil {
+					d.Command += " -c " + shellQuote(extras.config)
+				}
+			}
+		}
+	}
 	addQuality(p, s, extras)
 	if err := htmlTemplate.Execute(w, p); err != nil {
 		return fmt.Errorf("write report.html: %w", err)

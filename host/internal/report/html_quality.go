@@ -19,6 +19,9 @@ type pageExtras struct {
 	// (comparison.go); compareNote says why one present was not shown.
 	comparison  *compare.Report
 	compareNote string
+	// config is the run's config file as a path from the output
+	// directory, for the dag render commands; "" when not known.
+	config string
 }
 
 // addQuality adds what the page shows of judgement quality: each metric's

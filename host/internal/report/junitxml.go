@@ -119,7 +119,7 @@ func appendJUnitCase(b []byte, tc *junitCase) []byte {
 	b = appendXMLAttr(b, "\n    <testcase name=\"", tc.Name)
 	b = appendXMLAttr(b, ` classname="`, tc.Classname)
 	b = append(b, ` time="`...)
-	b = strconv.AppendFloat(b, tc.Time, 'g', -1, 64) // marshalSimple's format; no byte of it is escaped
+	b = strconv.AppendFloat(b, float64(tc.Time), 'f', 6, 64) // junitSeconds.MarshalXMLAttr's format; no byte of it is escaped
 	b = append(b, `">`...)
 	children := false
 	for _, m := range [...]struct {

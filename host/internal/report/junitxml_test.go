@@ -151,7 +151,7 @@ func writeJUnitReference(w io.Writer, counts *junitCounts, each Results) error {
 // junitCaseOfReference is junitCaseOf as it was, with fmt: the testcase
 // junitCaseOf must make, and the count junitOutcome must give.
 func junitCaseOfReference(caseID string, mr *engine.MetricResult) (junitCase, string) {
-	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: junitSeconds(mr.LatencyMS / 1000)}
 	score := "-"
 	if mr.Score != nil {
 		score = fmt.Sprintf("%.3f", *mr.Score)
@@ -279,7 +279,7 @@ func FuzzJUnitCase(f *testing.F) {
 	f.Add(uint8(0x49), "x", "y", "m", "t", "", "out", 1e-7)
 	f.Fuzz(func(t *testing.T, opt uint8, name, class, msg, typ, text, out string, secs float64) {
 		m := &junitMessage{Message: msg, Type: typ, Text: text}
-		tc := junitCase{Name: name, Classname: class, Time: secs, Output: out}
+		tc := junitCase{Name: name, Classname: class, Time: junitSeconds(secs), Output: out}
 		if opt&1 != 0 {
 			tc.Failure = m
 		}
@@ -436,5 +436,31 @@ func BenchmarkJUnit(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/case")
 		})
+	}
+}
+
+// TestJUnitTimeIsADecimal: a testcase's time is seconds written as a plain
+// decimal, never in exponent form: JUnit's schema types it xs:decimal and
+// readers that follow it refuse "2e-06".
+func TestJUnitTimeIsADecimal(t *testing.T) {
+	for _, tc := range []struct {
+		latencyMS float64
+		want      string
+	}{
+		{0.002, `time="0.000002"`},
+		{0.0001, `time="0.000000"`},
+		{0, `time="0.000000"`},
+		{1500, `time="1.500000"`},
+		{1e24, `time="1000000000000000000000.000000"`},
+	} {
+		s := &engine.Summary{Cases: 1, Metrics: []engine.MetricSummary{{Metric: "m", Verdict: engine.VerdictInformational}}}
+		cases := []engine.CaseResult{{CaseID: "c", Metrics: []engine.MetricResult{{Metric: "m", Status: engine.StatusPassed, LatencyMS: tc.latencyMS}}}}
+		var b bytes.Buffer
+		if err := JUnit(&b, s, cases); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("latency %v ms: junit.xml has no %s:\n%s", tc.latencyMS, tc.want, b.String())
+		}
 	}
 }

@@ -19,6 +19,20 @@ import (
 // Table writes the end-of-run summary table, without colour.
 func Table(w io.Writer, s *engine.Summary) error { return TableWith(w, s, TableOptions{}) }
 
+// WithoutJudgeNotes is text, a reason printed after the judges' notes
+// ("judge NAME: NOTE"), with each note it quotes replaced by a reference
+// to that line: a judge without a key is the reason of every metric it
+// skips, and its whole advice once is enough. summary.json keeps the
+// reasons whole.
+func WithoutJudgeNotes(s *engine.Summary, text string) string {
+	for _, j := range s.Judges {
+		if j.Note != "" {
+			text = strings.ReplaceAll(text, j.Note, "judge "+strconv.Quote(j.Name)+" is "+j.Source+", see \"judge "+j.Name+":\" above")
+		}
+	}
+	return text
+}
+
 // TableWith writes the end-of-run summary table styled by o: the metrics,
 // then per metric its intervals, spread, panel agreement and first
 // failing cases, then notes and the run's verdict.
@@ -45,11 +59,11 @@ func TableWith(w io.Writer, s *engine.Summary, o TableOptions) error {
 	qualityLines(w, s)
 	for _, m := range s.Metrics {
 		if m.Skipped > 0 {
-			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, m.SkipReason)
+			fmt.Fprintf(w, "note: %s: %d of %d skipped: %s\n", m.Metric, m.Skipped, m.N, WithoutJudgeNotes(s, m.SkipReason))
 		}
 	}
 	for _, why := range s.Unverified {
-		fmt.Fprintf(w, "UNVERIFIED: %s\n", why)
+		fmt.Fprintf(w, "UNVERIFIED: %s\n", WithoutJudgeNotes(s, why))
 	}
 	if u := s.Judge.UsageUnknown; u > 0 {
 		fmt.Fprintf(w, "note: %d judge request(s) had no usage in the reply: their tokens and USD are estimated from the text\n", u)
@@ -127,11 +141,22 @@ type junitSuite struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
+	Time      junitSeconds  `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	Output    string        `xml:"system-out,omitempty"`
+}
+
+// junitSeconds is a testcase's time in seconds, written as a plain
+// decimal: JUnit's schema types time as xs:decimal, and encoding/xml's
+// float format ('g') writes a short run's "2e-06", which readers that
+// follow the schema refuse. Fixed microseconds: the shortest 'f' would
+// write the noise of dividing milliseconds by 1000 (0.00000010000000000000001).
+type junitSeconds float64
+
+func (s junitSeconds) MarshalXMLAttr(name xml.Name) (xml.Attr, error) {
+	return xml.Attr{Name: name, Value: strconv.FormatFloat(float64(s), 'f', 6, 64)}, nil
 }
 
 type junitMessage struct {
@@ -237,7 +262,7 @@ func junitOutcome(mr *engine.MetricResult) string {
 // its junitOutcome. The numbers are strconv's, not fmt's (the same digits,
 // fewer allocations per testcase); the concatenations allocate once each.
 func junitCaseOf(caseID string, mr *engine.MetricResult) junitCase {
-	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: mr.LatencyMS / 1000}
+	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: junitSeconds(mr.LatencyMS / 1000)}
 	var scoreBuf, thresholdBuf [32]byte
 	score := append(scoreBuf[:0], '-')
 	if mr.Score != nil {

@@ -25,7 +25,14 @@ const MaxDetailsBytes = 256 << 10
 // (the first two skip the metrics' details) — so what it
 // holds is one case at a time plus the MaxReportCases cases report.html
 // shows, whatever the run's size.
-func Write(dir string, s *engine.Summary) error {
+func Write(dir string, s *engine.Summary) error { return WriteWithConfig(dir, s, "") }
+
+// WriteWithConfig is Write for a run of the config file at configPath
+// (as the run's -c named it, from the working directory): report.html's
+// `anvil-host dag render` commands name it with -c, by a path from dir,
+// since they are run there (beside results.jsonl), where no config is.
+// An empty configPath leaves -c out.
+func WriteWithConfig(dir string, s *engine.Summary, configPath string) error {
 	// The counting and choosing walks read outcomes only (no details);
 	// the chosen cases are then read whole, and only they.
 	path := filepath.Join(dir, "results.jsonl")
@@ -50,6 +57,7 @@ func Write(dir string, s *engine.Summary) error {
 	}
 	attachCases(dir, shown)
 	var extras pageExtras
+	extras.config = configFrom(dir, configPath)
 	extras.calibration, extras.note = readCalibration(dir)
 	extras.comparison, extras.compareNote = readComparison(dir, s)
 	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return writeHTML(w, s, shown, extras) })
@@ -176,4 +184,22 @@ func trimCase(c *abi.TestCase) *abi.TestCase {
 		}
 	}
 	return out
+}
+
+// configFrom is configPath as a path from dir: relative when there is
+// one (the output directory and its config move together, as a CI
+// artifact or a copied tree), else absolute, else as given.
+func configFrom(dir, configPath string) string {
+	if configPath == "" {
+		return ""
+	}
+	absConfig, err1 := filepath.Abs(configPath)
+	absDir, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return configPath
+	}
+	if rel, err := filepath.Rel(absDir, absConfig); err == nil {
+		return rel
+	}
+	return absConfig
 }

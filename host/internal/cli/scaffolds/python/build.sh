@@ -12,8 +12,33 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 py=${PYTHON:-/usr/bin/python3}
 sdk=${ANVIL_SDK:-{{if .AnvilDir}}{{.AnvilDir}}/sdk/python/src{{end}}}
-if ! PYTHONPATH="$sdk" "$py" -B -c 'import anvil_sdk' 2>/dev/null; then
+# Exit 3 is "no anvil_sdk at all": the advice is to install it or point
+# ANVIL_SDK at it. Anything else (the SDK found, but grpc missing, say) is
+# said as the import error itself: that advice would be wrong then.
+rc=0
+why=$(PYTHONPATH="$sdk" "$py" -B -c '
+import sys
+try:
+    import anvil_sdk
+except ModuleNotFoundError as e:
+    if e.name == "anvil_sdk":
+        sys.exit(3)
+    hint = " (the plugin needs grpcio and protobuf: " + sys.executable + " -m pip install grpcio protobuf)" if (e.name or "").split(".")[0] in ("grpc", "google") else ""
+    print(type(e).__name__ + ": " + str(e) + hint)
+    sys.exit(4)
+except Exception as e:
+    print(type(e).__name__ + ": " + str(e))
+    sys.exit(4)
+' 2>&1) || rc=$?
+case $rc in
+0) ;;
+3)
 	echo "build.sh: $py cannot import anvil_sdk: pip install anvil-plugin-sdk, or set ANVIL_SDK to the anvil repository's sdk/python/src" >&2
 	exit 1
-fi
+	;;
+*)
+	echo "build.sh: $py cannot import anvil_sdk${sdk:+ from $sdk}: $why" >&2
+	exit 1
+	;;
+esac
 PYTHONPATH="$sdk" PYTHONDONTWRITEBYTECODE=1 "$py" -B -m anvil_sdk.pack src --plugin plugin:plugin --python "$py" -o bin/{{.Name}}.pyz
