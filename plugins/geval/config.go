@@ -15,16 +15,16 @@ const (
 	DefaultMax         = 10
 )
 
-// Config is the configuration of the geval metric kind. Exactly one of
-// Criteria and EvaluationSteps is needed; both is an invalid_config error,
-// because one of them would be silently ignored.
+// Config is the configuration of the geval metric kind. Criteria or
+// EvaluationSteps is needed; when both are given the steps win and the
+// criteria are ignored with a warning (never silently).
 type Config struct {
 	// Name and Description name the metric inside the scoring prompt.
 	Name        string `json:"name,omitempty" jsonschema_description:"Name of the quality being judged (e.g. Correctness); shown to the judge in the scoring prompt."`
 	Description string `json:"description,omitempty" jsonschema_description:"One-line description of the metric; shown to the judge in the scoring prompt."`
 
-	Criteria        string   `json:"criteria,omitempty" jsonschema_description:"What to judge, in plain language. Evaluation steps are generated from it once per run (and cached across runs). Give criteria or evaluation_steps, not both."`
-	EvaluationSteps []string `json:"evaluation_steps,omitempty" jsonschema_description:"Explicit evaluation steps the judge follows, in order. When given, no steps are generated. Give criteria or evaluation_steps, not both." jsonschema:"minItems=1"`
+	Criteria        string   `json:"criteria,omitempty" jsonschema_description:"What to judge, in plain language. Evaluation steps are generated from it once per run (and cached across runs). Give criteria or evaluation_steps; with both, the steps win (with a warning)."`
+	EvaluationSteps []string `json:"evaluation_steps,omitempty" jsonschema_description:"Explicit evaluation steps the judge follows, in order. When given, no steps are generated and criteria, if also given, are ignored (with a warning)." jsonschema:"minItems=1"`
 
 	EvaluationParams []string `json:"evaluation_params" jsonschema:"required,minItems=1" jsonschema_description:"Test-case fields the judge sees, in order: input, actual_output, expected_output, context, retrieval_context, tools_called, expected_tools, or a free-form field of the case. A case lacking one is recorded as missing_field."`
 
@@ -87,7 +87,10 @@ func resolve(cfg *Config) (*setup, error) {
 	criteria := strings.TrimSpace(cfg.Criteria)
 	if len(cfg.EvaluationSteps) > 0 {
 		if criteria != "" {
-			return nil, invalid("evaluation_steps", "give criteria or evaluation_steps, not both: the steps would be used and the criteria silently ignored")
+			// The design: steps win. A config that grew steps beside its
+			// criteria still runs, but never silently: the warning reaches
+			// validate and run alike (both call this check).
+			s.warnings = append(s.warnings, "both criteria and evaluation_steps are given: the evaluation_steps are used and the criteria ignored")
 		}
 		for i, st := range cfg.EvaluationSteps {
 			st = strings.TrimSpace(st)

@@ -279,8 +279,7 @@ func TestInvalidConfig(t *testing.T) {
 		{"no params", `{"criteria":"c"}`, "evaluation_params", "evaluation_params is required"},
 		{"duplicate param", `{"criteria":"c","evaluation_params":["input","input"]}`, "evaluation_params", "twice"},
 		{"empty step", `{"evaluation_steps":["a"," "],"evaluation_params":["input"]}`, "evaluation_steps", "evaluation_steps[1] is empty"},
-		{"criteria and steps", `{"criteria":"c","evaluation_steps":["s"],"evaluation_params":["input"]}`, "evaluation_steps", "not both"},
-		{"criteria and empty step", `{"criteria":"c","evaluation_steps":[" "],"evaluation_params":["input"]}`, "evaluation_steps", "not both"},
+		{"criteria and empty step", `{"criteria":"c","evaluation_steps":[" "],"evaluation_params":["input"]}`, "evaluation_steps", "evaluation_steps[0] is empty"},
 		{"unknown field", `{"criteria":"c","evaluation_params":["input"],"threshold":0.5}`, "threshold", "unknown field"},
 		{"overlapping rubric", `{"criteria":"c","evaluation_params":["input"],"rubric":[{"score_range":[0,5],"expected_outcome":"bad"},{"score_range":[5,10],"expected_outcome":"good"}]}`, "rubric", "rubric"},
 		{"rubric band with one bound", `{"criteria":"c","evaluation_params":["input"],"rubric":[{"score_range":[0],"expected_outcome":"bad"}]}`, "rubric", "want [start, end]"},
@@ -302,6 +301,40 @@ func TestInvalidConfig(t *testing.T) {
 			}
 			if len(h.calls) != 0 {
 				t.Errorf("%d judge calls on an invalid config", len(h.calls))
+			}
+		})
+	}
+}
+
+// Both criteria and steps: the design says the steps win, with a warning
+// (validate and run both see it), and no judge call is made for steps.
+func TestCriteriaAndStepsStepsWin(t *testing.T) {
+	for _, tc := range []struct {
+		name, cfg string
+		warn      bool
+	}{
+		{"both", `{"criteria":"c","evaluation_steps":["s1","s2"],"evaluation_params":["input"]}`, true},
+		{"steps only", `{"evaluation_steps":["s1","s2"],"evaluation_params":["input"]}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &scripted{}
+			pr := prep(t, h, tc.cfg)
+			if pr.Error != nil {
+				t.Fatalf("prepare error %v, want none", pr.Error)
+			}
+			var pd geval.PrepareDetails
+			if err := json.Unmarshal(pr.Details, &pd); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(pd.Steps, "|"); got != "s1|s2" || pd.StepsSource != geval.StepsProvided {
+				t.Errorf("steps %q from %q, want s1|s2 provided", got, pd.StepsSource)
+			}
+			got := strings.Contains(strings.Join(pd.Warnings, "\n"), "criteria ignored")
+			if got != tc.warn {
+				t.Errorf("warnings %q: criteria-ignored warning %v, want %v", pd.Warnings, got, tc.warn)
+			}
+			if len(h.calls) != 0 {
+				t.Errorf("%d judge calls, want 0 (the steps are given)", len(h.calls))
 			}
 		})
 	}

@@ -87,6 +87,20 @@ func (f *loadFlags) load(ctx context.Context, stderr io.Writer, adjust ...func(*
 	return cfg, eng, nil
 }
 
+// checkKinds runs every metric kind's own params check (validate, and run
+// before its first judge call), printing its warnings; a config the kind
+// refuses is exit 2.
+func checkKinds(ctx context.Context, eng *engine.Engine, stderr io.Writer) ([]string, error) {
+	warns, err := eng.CheckKinds(ctx)
+	for _, w := range warns {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if err != nil {
+		return warns, usageErr(err)
+	}
+	return warns, nil
+}
+
 // compileCacheDir is where wazero keeps compiled plugins across runs.
 func compileCacheDir() string {
 	if d := os.Getenv("ANVIL_COMPILE_CACHE"); d != "" {
@@ -223,6 +237,9 @@ process writes the same outputs; see docs/cluster.md.
 				return err
 			}
 			defer eng.Close(context.WithoutCancel(ctx))
+			if _, err := checkKinds(ctx, eng, stderr); err != nil {
+				return err
+			}
 			if ro.OutputDir == "" {
 				ro.OutputDir = eng.OutputDir()
 			}

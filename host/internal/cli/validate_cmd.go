@@ -72,7 +72,10 @@ func newValidateCmd() *cobra.Command {
 		Use:   "validate",
 		Short: "Check the config, plugins (digests, ABI), DAGs and the dataset without running anything",
 		Long: `Load the config as run would — plugins verified and described, params checked
-against each kind's schema, DAGs validated — then read the whole dataset:
+against each kind's schema and by the kind's own check (the one run makes
+before its first judge call; its warnings are printed), the case fields a
+metric names checked against a test case's fields (a misspelling is an
+error with the nearest name), DAGs validated — then read the whole dataset:
 every record must parse, and for each metric the fields cases lack are
 listed (those cases would be skipped for that metric). Nothing calls the
 judge, and no API key is needed.
@@ -140,6 +143,12 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 	defer eng.Close(context.WithoutCancel(ctx))
 	rep.Config, rep.ConfigHash = cfg.File, eng.ConfigHash()
 	rep.Warnings = append(rep.Warnings, eng.Warnings()...)
+	// The kinds' own checks, as run makes them before its first judge call.
+	warns, err := checkKinds(ctx, eng, stderr)
+	rep.Warnings = append(rep.Warnings, warns...)
+	if err != nil {
+		return fail(err)
+	}
 	for _, m := range cfg.Metrics {
 		vm := validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated(), Samples: m.Samples}
 		if len(m.Judges) > 1 {

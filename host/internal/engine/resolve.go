@@ -254,6 +254,9 @@ func (e *Engine) resolveMetric(mc *config.Metric) (*metric, error) {
 	if err := checkParams(e.cfg.File, &mc.Params, params, ref.desc.ConfigSchema, "metric "+mc.Name); err != nil {
 		return nil, err
 	}
+	if err := checkFields(e.cfg.File, mc.Line, mc.Name, mc.Kind, &mc.Params, params, ref.desc.RequiredFields); err != nil {
+		return nil, err
+	}
 	if err := checkRepeats(where, m); err != nil {
 		return nil, err
 	}

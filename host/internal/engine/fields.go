@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// maxFieldTypo is the largest edit distance at which a field name that is
+// not a standard one is taken for a misspelling of one. Farther names are
+// free-form fields (TestCase.Extra), which G-Eval's evaluation_params may
+// name; "expected_outptu" is 2 edits from expected_output.
+const maxFieldTypo = 2
+
+// checkFields checks the test-case fields a metric names — its kind's
+// RequiredFields and its params' evaluation_params (the one params key
+// the ABI gives to case fields) — against the standard field names. A
+// misspelt one would make every case be skipped for the metric after the
+// judge was paid for the rest, so it is a config error, found before any
+// judge call.
+func checkFields(file string, line int, metric, kind string, params *yaml.Node, paramsJSON []byte, required []string) error {
+	for _, f := range required {
+		if near, ok := misspelt(f); ok {
+			return fmt.Errorf("%s:%d: metric %s: kind %s requires case field %q, which is not a test-case field: did you mean %s?", file, line, metric, kind, f, near)
+		}
+	}
+	var p struct {
+		EvaluationParams []string `json:"evaluation_params"`
+	}
+	if json.Unmarshal(paramsJSON, &p) != nil {
+		return nil // not a list of names: the kind's schema says so
+	}
+	for i, f := range p.EvaluationParams {
+		near, ok := misspelt(f)
+		if !ok {
+			continue
+		}
+		at := params.Line
+		if n := lookup(params, []string{"evaluation_params", strconv.Itoa(i)}); n != nil {
+			at = n.Line
+		}
+		if at == 0 {
+			at = line
+		}
+		return fmt.Errorf("%s:%d: metric %s: evaluation_params: %q is not a test-case field: did you mean %s? (fields: %v)",
+			file, at, metric, f, near, abi.StandardFields)
+	}
+	return nil
+}
+
+// misspelt reports whether name is not a standard field but within
+// maxFieldTypo edits of one, and the nearest such.
+func misspelt(name string) (nearest string, ok bool) {
+	best := maxFieldTypo + 1
+	for _, f := range abi.StandardFields {
+		if f == name {
+			return "", false
+		}
+		if d := levenshtein(name, f); d < best {
+			best, nearest = d, f
+		}
+	}
+	return nearest, best <= maxFieldTypo
+}
+
+// levenshtein is the edit distance between a and b (bytes: field names
+// are ASCII).
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
