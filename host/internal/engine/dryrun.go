@@ -18,6 +18,11 @@ import (
 // would drift from what the kinds actually send.
 type dryRun struct {
 	outputTokens int // assumed size of one uncached reply
+	// replaying is the judges that, having no key, answer from their
+	// offline_recording. Estimate prices what the configured judge would
+	// cost, so the recording's answers are not taken as free cache hits:
+	// they would make every keyless estimate $0, --cache off or not.
+	replaying map[*judge.Judge]bool
 }
 
 // Estimate is the projected cost of one metric.
@@ -40,10 +45,13 @@ type Estimate struct {
 }
 
 func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeRequest, sample int) abi.JudgeResponse {
-	if cached, ok := j.CachedSample(ctx, req, sample); ok {
-		// Served from the cache in a real run too: free, and no tokens spent.
-		cached.Usage = abi.Usage{Model: j.Model(), CacheHit: true}
-		return cached
+	// A replaying judge's recording is not the cache a keyed run uses.
+	if !d.replaying[j] {
+		if cached, ok := j.CachedSample(ctx, req, sample); ok {
+			// Served from the cache in a real run too: free, and no tokens spent.
+			cached.Usage = abi.Usage{Model: j.Model(), CacheHit: true}
+			return cached
+		}
 	}
 	f, err := j.Forecast(req)
 	if err != nil {

@@ -86,6 +86,10 @@ func appendMetricResult(b []byte, m *MetricResult) ([]byte, bool) {
 	b = jsonw.AppendInt(b, u.Attempts)
 	b = append(b, `,"cache_hits":`...)
 	b = jsonw.AppendInt(b, u.CacheHits)
+	if u.Replayed != 0 {
+		b = append(b, `,"replayed":`...)
+		b = jsonw.AppendInt(b, u.Replayed)
+	}
 	b = append(b, `,"input_tokens":`...)
 	b = jsonw.AppendInt(b, u.InputTokens)
 	b = append(b, `,"output_tokens":`...)

@@ -110,7 +110,7 @@ func TestLineEncoderKnowsEveryField(t *testing.T) {
 		{MetricResult{}, "metric kind status gated score,omitempty threshold reason,omitempty score_mode,omitempty " +
 			"error_class,omitempty verdict_note,omitempty error,omitempty details,omitempty usage latency_ms fuel,omitempty " +
 			"spread,omitempty panel,omitempty aggregate,omitempty dag_spread,omitempty -"},
-		{JudgeUsage{}, "requests calls http_attempts cache_hits input_tokens output_tokens usd usage_unknown,omitempty"},
+		{JudgeUsage{}, "requests calls http_attempts cache_hits replayed,omitempty input_tokens output_tokens usd usage_unknown,omitempty"},
 	} {
 		typ := reflect.TypeOf(tc.v)
 		var tags []string

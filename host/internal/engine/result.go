@@ -77,8 +77,12 @@ type JudgeUsage struct {
 	// Calls is upstream chat completions.
 	Calls int `json:"calls"`
 	// Attempts is HTTP attempts, retries included.
-	Attempts  int `json:"http_attempts"`
+	Attempts int `json:"http_attempts"`
+	// CacheHits were answered from the judge cache; Replayed from a
+	// recorded judge session (offline_recording), which is not a cache the
+	// run filled, so it is counted apart.
 	CacheHits int `json:"cache_hits"`
+	Replayed  int `json:"replayed,omitempty"`
 	// InputTokens, OutputTokens and USD are as the judge reported them;
 	// UsageUnknown counts requests whose reply had no usage block, which
 	// makes these lower bounds.
@@ -88,11 +92,16 @@ type JudgeUsage struct {
 	UsageUnknown int     `json:"usage_unknown,omitempty"`
 }
 
-func (u *JudgeUsage) add(r abi.Usage) {
+// add counts one response; replayed says its judge answers from a
+// recorded session, whose hits are replays rather than cache hits.
+func (u *JudgeUsage) add(r abi.Usage, replayed bool) {
 	u.Requests++
 	u.Calls += r.Calls
 	u.Attempts += r.Attempts
-	if r.CacheHit {
+	switch {
+	case r.CacheHit && replayed:
+		u.Replayed++
+	case r.CacheHit:
 		u.CacheHits++
 	}
 	if r.UsageUnknown {
@@ -108,6 +117,7 @@ func (u *JudgeUsage) merge(o JudgeUsage) {
 	u.Calls += o.Calls
 	u.Attempts += o.Attempts
 	u.CacheHits += o.CacheHits
+	u.Replayed += o.Replayed
 	u.UsageUnknown += o.UsageUnknown
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens

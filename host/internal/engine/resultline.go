@@ -645,6 +645,9 @@ func (d *lineDecoder) usage(u *JudgeUsage) bool {
 		case "usage_unknown":
 			bit = 128
 			u.UsageUnknown, ok = d.int()
+		case "replayed":
+			bit = 256
+			u.Replayed, ok = d.int()
 		default:
 			return false
 		}

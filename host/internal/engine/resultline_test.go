@@ -29,7 +29,7 @@ func TestDecodeLineFastTakesWriterLines(t *testing.T) {
 			Metric: "exact", Kind: "exact_match", Status: StatusFailed, Score: &score, Threshold: 0.5,
 			Reason:  "actual_output differs at character 0: got \"Mountain\"…, want \"But\"… <&>\u2028",
 			Details: json.RawMessage(`{"first_difference":0,"s":["\u003c"]}`), LatencyMS: 1.113,
-			Usage: JudgeUsage{Requests: 1, Calls: 2, Attempts: 3, CacheHits: 1, InputTokens: 684, OutputTokens: 36, USD: 0.00012419999999999998, UsageUnknown: 1},
+			Usage: JudgeUsage{Requests: 1, Calls: 2, Attempts: 3, CacheHits: 1, Replayed: 2, InputTokens: 684, OutputTokens: 36, USD: 0.00012419999999999998, UsageUnknown: 1},
 		}, {
 			Metric: "m2", Kind: "geval", Status: StatusError, ErrorClass: "judge", VerdictNote: "note", ScoreMode: "weighted", Gated: true,
 			Threshold: math.SmallestNonzeroFloat64,

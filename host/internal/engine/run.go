@@ -122,6 +122,11 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	defer unwatchPlugins()
 
 	waitPrepared := e.startPrepares(runCtx, nil)
+	// unwritten is the judge work of cases the run stopped before writing:
+	// the server received those requests (the very ones that opened a
+	// breaker among them), so the summary counts them too.
+	var unwrittenMu sync.Mutex
+	var unwritten JudgeUsage
 	cases := make(chan *abi.TestCase)
 	errc := make(chan error, 1)
 	var dispatchErr error
@@ -157,7 +162,14 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 			for c := range cases {
 				r := e.evaluate(runCtx, c, nil)
 				if runCtx.Err() != nil {
-					return // stopped: a half-evaluated case is not written
+					// Stopped: a half-evaluated case is not written, but
+					// what it spent is counted.
+					unwrittenMu.Lock()
+					for _, mr := range r.Metrics {
+						unwritten.merge(mr.Usage)
+					}
+					unwrittenMu.Unlock()
+					return
 				}
 				if err := w.write(r); err != nil {
 					select {
@@ -181,7 +193,7 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	default:
 	}
 
-	meta := runMeta{started: started, resume: resume, gaps: check.Gaps, outDir: outDir}
+	meta := runMeta{started: started, resume: resume, gaps: check.Gaps, outDir: outDir, unwritten: unwritten}
 	var stopped *RunError
 	switch {
 	case writeErr != nil:
@@ -223,6 +235,8 @@ type runMeta struct {
 	gaps       []FieldGap
 	incomplete *Incomplete
 	outDir     string
+	// unwritten is the judge work of cases stopped before being written.
+	unwritten JudgeUsage
 }
 
 // writeSummary summarises results.jsonl and writes summary.json.
@@ -239,6 +253,15 @@ func (e *Engine) writeSummary(outDir string, meta runMeta) (*Summary, error) {
 	s.Judges = e.judgeReports()
 	s.Cache = e.cacheReport()
 	s.Graphs = e.dagOutlines()
+	if meta.unwritten != (JudgeUsage{}) {
+		// Requests and attempts must match what the server received; the
+		// per-metric figures stay those of the written results.
+		s.Judge.merge(meta.unwritten)
+		if meta.incomplete != nil {
+			u := meta.unwritten
+			meta.incomplete.UnwrittenJudge = &u
+		}
+	}
 	s.decide(meta.incomplete)
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := writeFileSync(filepath.Join(outDir, "summary.json"), append(b, '\n')); err != nil {

@@ -63,7 +63,8 @@ func (s *services) fuelSpent() uint64 {
 
 func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse {
 	out := make([]abi.JudgeResponse, len(reqs))
-	var grouped []int // requests for the group's judge, asked together
+	replayed := make([]bool, len(reqs)) // answered by a recorded session
+	var grouped []int                   // requests for the group's judge, asked together
 	var wg sync.WaitGroup
 	for i := range reqs {
 		name := reqs[i].Judge
@@ -71,6 +72,7 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 			name = s.defaultJudge
 		}
 		j := s.judges.byName[name]
+		_, replayed[i] = s.judges.recorded[name]
 		if _, off := s.judges.unavailable[name]; off && s.dryRun == nil {
 			j = nil
 		}
@@ -107,8 +109,8 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 	}
 	wg.Wait()
 	s.mu.Lock()
-	for _, r := range out {
-		s.usage.add(r.Usage)
+	for i, r := range out {
+		s.usage.add(r.Usage, replayed[i])
 	}
 	s.mu.Unlock()
 	return out

@@ -65,6 +65,10 @@ type Incomplete struct {
 	Reason string `json:"reason"`
 	// Resume is the command that finishes the run.
 	Resume string `json:"resume"`
+	// UnwrittenJudge is the judge work of cases the run stopped before
+	// writing (they run again on resume); Summary.Judge includes it, the
+	// metrics' own figures do not.
+	UnwrittenJudge *JudgeUsage `json:"unwritten_judge,omitempty"`
 }
 
 // JudgeReport says where a judge's answers came from.

@@ -19,10 +19,11 @@ type Totals struct {
 	CacheHits int64 `json:"cache_hits"`
 	// Shared were answered by joining an identical request already in flight.
 	Shared int64 `json:"shared"`
-	// Calls is upstream chat completions sent (a repair, a sample, a call
-	// made again in a weaker structured-output mode is a call; a retry is
-	// not; a request refused before sending makes none). It equals the sum
-	// of Usage.Calls over the judge's responses.
+	// Calls is upstream chat completions sent (a repair or a sample is a
+	// call; a retry is not, nor is a send the server rejected for its
+	// structured-output mode and that is made again in a weaker one: those
+	// are attempts of the one call; a request refused before sending makes
+	// none). It equals the sum of Usage.Calls over the judge's responses.
 	Calls int64 `json:"calls"`
 	// Attempts is HTTP attempts, retries included.
 	Attempts int64 `json:"attempts"`
@@ -106,6 +107,14 @@ func (u *usage) add(in, out, attempts int, unknown bool) {
 	u.outputTokens += out
 	u.attempts += attempts
 	u.unknown = u.unknown || unknown
+	u.mu.Unlock()
+}
+
+// addAttempts counts HTTP attempts of a call not yet finished: a call the
+// server rejected for its structured-output mode, which is made again.
+func (u *usage) addAttempts(attempts int) {
+	u.mu.Lock()
+	u.attempts += attempts
 	u.mu.Unlock()
 }
 

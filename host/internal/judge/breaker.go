@@ -28,6 +28,9 @@ type breaker struct {
 	first string
 	// open is the error every call gets once the breaker is open.
 	open atomic.Pointer[abi.Error]
+	// notify is set when the breaker opens and cleared by the one caller
+	// that then calls OnUnavailable (notifyUnavailable).
+	notify atomic.Bool
 }
 
 // unavailable returns a copy of the open breaker's error, nil while closed.
@@ -90,7 +93,18 @@ func (j *Judge) trip(ctx context.Context, f *failure, err *abi.Error) {
 	j.log.LogAttrs(ctx, slog.LevelWarn, "judge unavailable; every further request fails at once",
 		slog.String("judge", j.cfg.Name), slog.String("model", j.cfg.Model), slog.String("base_url", j.cfg.BaseURL),
 		slog.Int("failures_in_a_row", breakerThreshold), slog.String("cause", cause))
-	if j.onUnavailable != nil {
+	// OnUnavailable cancels the run, so it waits until the request that
+	// tripped the breaker has its response: called from here, the caller
+	// waiting on this call would give up first and drop its usage, and the
+	// summary would count fewer requests than the server received.
+	b.notify.Store(true)
+}
+
+// notifyUnavailable calls OnUnavailable once the breaker has opened. The
+// public entry points defer it, so it runs after their response (and its
+// usage) is complete.
+func (j *Judge) notifyUnavailable() {
+	if j.onUnavailable != nil && j.breaker.notify.CompareAndSwap(true, false) {
 		j.onUnavailable(j.Unavailable())
 	}
 }

@@ -12,7 +12,9 @@ import (
 // counted; every call sent, failed or not, is counted in the judge's totals
 // and in u. When the server rejects the structured-output mode, the judge
 // weakens it for the rest of the run and the call is made again in the
-// weaker mode: a second call, counted as one.
+// weaker mode: the same call, so one call whose rejected sends count only
+// as attempts (the server served no completion for them, and counting them
+// as calls reported more calls than completions).
 func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (completion, *abi.Error) {
 	if err := j.unavailable(); err != nil {
 		return completion{}, err
@@ -45,21 +47,24 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 		comp, attempts, f := j.withRetry(ctx, body, p.tokenNeed())
 		release()
 
-		j.counters.calls.Add(1)
 		j.counters.attempts.Add(int64(attempts))
 		if f == nil {
+			j.counters.calls.Add(1)
 			j.trip(ctx, nil, nil)
 			j.account(p, c, comp, attempts, u)
 			return comp, nil
 		}
-		u.add(0, 0, attempts, false)
 		err := j.failureError(f, attempts)
 		j.trip(ctx, f, err)
 		if p.schema != nil && formatRejected(mode, f) {
+			// Made again below: these attempts belong to that call.
+			u.addAttempts(attempts)
 			j.degrade(ctx, mode, f)
 			degraded = true
 			continue
 		}
+		j.counters.calls.Add(1)
+		u.add(0, 0, attempts, false)
 		if degraded && f.kind == failRejected {
 			err.Message += "; the server had already rejected response_format " + string(p.mode) +
 				" for this request: if it takes no structured output at all, set supports_json_schema: false (and supports_json_mode: false)"

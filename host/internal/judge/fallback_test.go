@@ -19,7 +19,7 @@ func TestJSONSchemaRejectedFallsBackToJSONMode(t *testing.T) {
 			h.srv.On(judgetest.ResponseFormatType("json_schema"), judgetest.SchemaRejection(flavor))
 			h.srv.SetDefault(judgetest.Reply{Content: `{"reason": "ok", "score": 7}`})
 
-			var calls []int
+			var calls, attempts []int
 			for i := range 3 {
 				resp := h.judge.Do(context.Background(), schemaRequest(fmt.Sprintf("grade %d", i)))
 				mustOK(t, resp)
@@ -27,11 +27,16 @@ func TestJSONSchemaRejectedFallsBackToJSONMode(t *testing.T) {
 					t.Errorf("JSON = %s", resp.JSON)
 				}
 				calls = append(calls, resp.Usage.Calls)
+				attempts = append(attempts, resp.Usage.Attempts)
 			}
-			// The rejected call and its retry in JSON mode, then JSON mode
-			// for the rest of the run.
-			if fmt.Sprint(calls) != "[2 1 1]" || h.srv.Calls() != 4 {
-				t.Errorf("usage calls %v, server calls %d; want [2 1 1], 4", calls, h.srv.Calls())
+			// The rejected call is made again in JSON mode, then JSON mode
+			// for the rest of the run: the server served three completions
+			// (three calls) over four HTTP attempts.
+			if fmt.Sprint(calls) != "[1 1 1]" || fmt.Sprint(attempts) != "[2 1 1]" || h.srv.Calls() != 4 {
+				t.Errorf("usage calls %v, attempts %v, server calls %d; want [1 1 1], [2 1 1], 4", calls, attempts, h.srv.Calls())
+			}
+			if tot := h.judge.Totals(); tot.Calls != 3 || tot.Attempts != int64(h.srv.Calls()) {
+				t.Errorf("totals: calls %d, attempts %d; want 3 completions served and %d attempts (what the server received)", tot.Calls, tot.Attempts, h.srv.Calls())
 			}
 			sent := h.srv.Requests()
 			for i, r := range sent[1:] {
@@ -69,6 +74,11 @@ func TestFallbackIsSaidOnceUnderConcurrency(t *testing.T) {
 	if rejected := h.srv.Calls() - len(reqs); rejected < 1 || rejected > 8 {
 		t.Errorf("%d rejected calls; want 1 to 8", rejected)
 	}
+	// Rejected calls made again are attempts, not calls: one call per
+	// completion served, one attempt per request the server received.
+	if tot := h.judge.Totals(); tot.Calls != int64(len(reqs)) || tot.Attempts != int64(h.srv.Calls()) {
+		t.Errorf("totals: calls %d, attempts %d; want %d and %d", tot.Calls, tot.Attempts, len(reqs), h.srv.Calls())
+	}
 }
 
 func TestFallbackGoesDownToPromptMode(t *testing.T) {
@@ -80,8 +90,9 @@ func TestFallbackGoesDownToPromptMode(t *testing.T) {
 	resp := h.judge.Do(context.Background(), schemaRequest("grade"))
 	mustOK(t, resp)
 	sent := h.srv.Requests()
-	if resp.Usage.Calls != 3 || len(sent) != 3 || sent[2].ResponseFormat != nil {
-		t.Fatalf("calls %d, sent %d, last response_format %+v; want 3 calls ending in prompt mode", resp.Usage.Calls, len(sent), sent[len(sent)-1].ResponseFormat)
+	if resp.Usage.Calls != 1 || resp.Usage.Attempts != 3 || len(sent) != 3 || sent[2].ResponseFormat != nil {
+		t.Fatalf("calls %d, attempts %d, sent %d, last response_format %+v; want 1 call in 3 attempts ending in prompt mode",
+			resp.Usage.Calls, resp.Usage.Attempts, len(sent), sent[len(sent)-1].ResponseFormat)
 	}
 	if n := strings.Count(h.logs.String(), fallbackWarning); n != 2 {
 		t.Errorf("%d fallback warnings; want one per step (2)", n)

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -199,5 +200,27 @@ func TestCallsCountUpstreamCompletions(t *testing.T) {
 	tot := h.judge.Totals()
 	if tot.Calls != int64(calls) || tot.Attempts != int64(attempts) || tot.USD != usd || h.srv.Calls() != calls || tot.Requests != 5 {
 		t.Errorf("totals %+v, server %d; want calls %d, attempts %d, usd %v over 5 requests", tot, h.srv.Calls(), calls, attempts, usd)
+	}
+}
+
+// A 500 whose body names the error's kind in "error" and says what went
+// wrong in "message" (Spring, Express and many gateways answer so) keeps
+// the message, cleaned as any server words are.
+func TestServerErrorKeepsTheMessageBesideABareError(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxRetries = -1 })
+	message := "CUDA out of memory for key " + testKey + "\x1b[31m\r\nforged: level=INFO " + strings.Repeat("padding ", 500)
+	body, err := json.Marshal(map[string]any{"status": 500, "error": "Internal Server Error", "message": message})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv.SetDefault(judgetest.Reply{Status: 500, RawBody: string(body), ContentType: "application/json"})
+	resp := h.judge.Do(context.Background(), userRequest("x"))
+	wantError(t, resp, abi.CodeJudge, "server error (HTTP 500)", "Internal Server Error: CUDA out of memory for key [redacted]", "forged: level=INFO")
+	msg := resp.Error.Message
+	if strings.ContainsAny(msg, "\x1b\r\n\x00") {
+		t.Errorf("control characters kept: %q", msg)
+	}
+	if len(msg) > maxServerWords+200 {
+		t.Errorf("message is %d bytes; want the server's words bounded to about %d", len(msg), maxServerWords)
 	}
 }

@@ -141,6 +141,7 @@ func (j *Judge) Do(ctx context.Context, req abi.JudgeRequest) abi.JudgeResponse 
 // a cache entry) of its own, so a cached run replays the same spread and a
 // sample is never answered with another's reply. Sample 0 is Do.
 func (j *Judge) DoSample(ctx context.Context, req abi.JudgeRequest, sample int) abi.JudgeResponse {
+	defer j.notifyUnavailable()
 	j.counters.requests.Add(1)
 	resp := j.safely(func() abi.JudgeResponse {
 		p, err := j.plan(req, sample)

@@ -131,9 +131,11 @@ func WithSpendLimit(usd float64) Option {
 // opens: after a few calls in a row failed in a way retrying cannot fix
 // (connection refused, no such host, TLS, HTTP 401/403/404). The judge
 // then fails every request at once with judge_unavailable; err is that
-// error, naming the cause. f runs on the goroutine of the request that
-// tripped the breaker and must not block (cancelling the run's context is
-// what it is for); Judge.Unavailable reports the same error at any time.
+// error, naming the cause. f runs on the goroutine of a request that
+// finished after the breaker opened (the one that tripped it, once its
+// response and usage are complete) and must not block (cancelling the
+// run's context is what it is for); Judge.Unavailable reports the same
+// error at any time.
 func OnUnavailable(f func(err error)) Option {
 	return func(o *options) { o.onUnavailable = f }
 }

@@ -21,6 +21,7 @@ import (
 // once. Without supports_n, in replay mode, or for the score-sampling
 // fallback (which already asks for n choices), each sample is DoSample.
 func (j *Judge) DoSamples(ctx context.Context, req abi.JudgeRequest, samples []int) []abi.JudgeResponse {
+	defer j.notifyUnavailable()
 	out := make([]abi.JudgeResponse, len(samples))
 	each := func(idx []int) {
 		for _, i := range idx {

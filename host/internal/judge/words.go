@@ -25,7 +25,9 @@ const (
 
 // serverWords extracts what a server said in body: the message of an
 // OpenAI-style {"error": {"message": …}}, a bare {"error": "…"}, a FastAPI
-// {"detail": [{"loc": …, "msg": …}]}, a top-level "message", the text of
+// {"detail": [{"loc": …, "msg": …}]}, a top-level "message" (after a bare
+// "error" naming the status, as in {"error": "Internal Server Error",
+// "message": …}), the text of
 // an HTML page, or the body as text. The result is one line of printable
 // text; the judge bounds it after redacting the key.
 func serverWords(body []byte) string {
@@ -52,6 +54,16 @@ func serverWords(body []byte) string {
 	return oneLine(text)
 }
 
+// firstOf is the value of the first of keys that m has.
+func firstOf(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
 // jsonWords finds the message in a decoded JSON error body.
 func jsonWords(v any, depth int) string {
 	if depth > maxWordsDepth {
@@ -65,6 +77,14 @@ func jsonWords(v any, depth int) string {
 			if s := jsonWords(x[key], depth+1); s != "" {
 				if loc, ok := x["loc"].([]any); ok && key == "msg" {
 					return locString(loc) + ": " + s
+				}
+				if kind, ok := x["error"].(string); ok && key == "error" {
+					// {"error": "Internal Server Error", "message": "…"}
+					// (Spring, Express, many gateways): the bare error is
+					// only the status's name; the message says what broke.
+					if m := jsonWords(firstOf(x, "message", "detail"), depth+1); m != "" && m != kind {
+						return kind + ": " + m
+					}
 				}
 				return s
 			}

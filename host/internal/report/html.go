@@ -86,6 +86,7 @@ type page struct {
 	Requests     int
 	Attempts     int
 	CacheHits    int
+	Replayed     int // answered by a recorded judge session, not the cache
 	Tokens       int
 	InputTokens  int
 	OutputTokens int
@@ -117,6 +118,7 @@ type metricView struct {
 	Skipped                  int
 	Modes                    string
 	Calls, CacheHits, Tokens int
+	Replayed                 int
 	USD                      string
 	Gate                     string
 	GateClass                string
@@ -250,6 +252,7 @@ func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
 	p := &page{
 		Passed: s.Passed, Cases: s.Cases,
 		Calls: s.Judge.Calls, Requests: s.Judge.Requests, Attempts: s.Judge.Attempts, CacheHits: s.Judge.CacheHits,
+		Replayed:    s.Judge.Replayed,
 		InputTokens: s.Judge.InputTokens, OutputTokens: s.Judge.OutputTokens,
 		Tokens: s.Judge.InputTokens + s.Judge.OutputTokens, USD: usd(s.Judge.USD),
 		JudgeErrors: s.JudgeErrors, PluginErrors: s.PluginErrors, MetricErrors: s.MetricErrors,
@@ -287,7 +290,8 @@ func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
 			Name: m.Metric, Kind: m.Kind, N: m.N, Mean: num(m.Mean), P50: num(m.P50), PassRate: pct(m.PassRate),
 			Threshold: fmt.Sprintf("%.2f", m.Threshold), Passed: m.Passed, Failed: m.Failed, Errors: m.Errors,
 			Skipped: m.Skipped, Modes: modes(m.ScoreModes), Calls: m.Judge.Calls, CacheHits: m.Judge.CacheHits,
-			Tokens: m.Judge.InputTokens + m.Judge.OutputTokens, USD: usd(m.Judge.USD), Gated: m.Gated,
+			Replayed: m.Judge.Replayed,
+			Tokens:   m.Judge.InputTokens + m.Judge.OutputTokens, USD: usd(m.Judge.USD), Gated: m.Gated,
 		}
 		mv.Anchor = "metric-" + strconv.Itoa(len(p.Metrics)+1)
 		mv.Gate, mv.GateClass = gate(m)

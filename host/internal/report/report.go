@@ -79,11 +79,25 @@ func TableWith(w io.Writer, s *engine.Summary, o TableOptions) error {
 	if r := s.Resume; r != nil && r.TornLineBytes > 0 {
 		fmt.Fprintf(w, "note: resume: dropped a torn last line of results.jsonl (%d bytes); that case was evaluated again\n", r.TornLineBytes)
 	}
-	_, err := fmt.Fprintf(w, "\n%d cases · %d judge calls (%d requests, %d cached, %d HTTP attempts) · %d tokens · %s · judge errors %d · plugin errors %d · metric errors %d · %s\n",
-		s.Cases, s.Judge.Calls, s.Judge.Requests, s.Judge.CacheHits, s.Judge.Attempts,
+	_, err := fmt.Fprintf(w, "\n%d cases · %d judge calls (%d requests, %s%d HTTP attempts) · %d tokens · %s · judge errors %d · plugin errors %d · metric errors %d · %s\n",
+		s.Cases, s.Judge.Calls, s.Judge.Requests, answeredWithoutCalls(s.Judge), s.Judge.Attempts,
 		s.Judge.InputTokens+s.Judge.OutputTokens, usd(s.Judge.USD),
 		s.JudgeErrors, s.PluginErrors, s.MetricErrors, o.paint(strings.ToUpper(s.Verdict), verdictClass(s.Verdict)))
 	return err
+}
+
+// answeredWithoutCalls says how many requests the cache and a recorded
+// session answered: a replayed recording is not a cache hit, and a run
+// that only replayed must not read as cached.
+func answeredWithoutCalls(u engine.JudgeUsage) string {
+	var out string
+	if u.CacheHits > 0 || u.Replayed == 0 {
+		out = fmt.Sprintf("%d cached, ", u.CacheHits)
+	}
+	if u.Replayed > 0 {
+		out += fmt.Sprintf("%d replayed, ", u.Replayed)
+	}
+	return out
 }
 
 func num(v *float64) string {
