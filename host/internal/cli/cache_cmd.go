@@ -117,8 +117,17 @@ func newCacheCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: unreadable (%v); removed it\n", path, err)
 				return nil
 			}
-			defer st.Close()
 			n, err := st.Clear(cmd.Context())
+			st.Close()
+			if err != nil && store.IsCorrupt(err) {
+				// The header was intact, the pages are not: the file has
+				// to go, as one that does not open at all.
+				if rerr := store.Reset(path); rerr != nil {
+					return &exitError{code: exitUnverified, err: fmt.Errorf("%v; %w", err, rerr)}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: damaged (%v); removed it\n", path, err)
+				return nil
+			}
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // sqliteMagic opens every SQLite database file.
@@ -76,4 +79,20 @@ func (s *Store) EachJudge(ctx context.Context, fn func(Entry) error) error {
 		return fmt.Errorf("read judge cache: %w", err)
 	}
 	return nil
+}
+
+// IsCorrupt reports whether err says the store's file is damaged (SQLite's
+// SQLITE_CORRUPT or SQLITE_NOTADB, extended codes included): a file that
+// opened, because its header is intact, but whose pages are not a database
+// any more. Reset is then the way back.
+func IsCorrupt(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return true
+	}
+	return false
 }
