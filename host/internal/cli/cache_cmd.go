@@ -54,6 +54,14 @@ func newCacheCmd() *cobra.Command {
 		}
 		return engine.StorePath(cfg, ""), nil
 	}
+	// damaged gives an error of a store that opened the advice an
+	// unreadable one gets, when the store's pages are what failed.
+	damaged := func(err error) error {
+		if store.IsCorrupt(err) {
+			return &exitError{code: exitUnverified, err: fmt.Errorf("%w (`anvil-host cache clear` resets a damaged store)", err)}
+		}
+		return err
+	}
 	open := func(cmd *cobra.Command) (*store.Store, string, error) {
 		path, err := storePath(cmd)
 		if err != nil {
@@ -77,7 +85,7 @@ func newCacheCmd() *cobra.Command {
 			defer st.Close()
 			s, err := st.Stats(cmd.Context())
 			if err != nil {
-				return err
+				return damaged(err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -168,6 +176,9 @@ export that store.`,
 			}
 			n, err := engine.ExportRecording(cmd.Context(), st, note, w)
 			if err != nil {
+				if de := damaged(err); de != err {
+					return de
+				}
 				return &exitError{code: exitUnverified, err: err}
 			}
 			if outFile != "" {

@@ -42,7 +42,12 @@ func TestCacheClearOnADamagedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := runBinary(t, dir, nil, "cache", "clear")
+	// What reads it says what to do, and what that is works.
+	r := runBinary(t, dir, nil, "cache", "stats")
+	if r.code != exitUnverified || !strings.Contains(r.stderr, "cache clear") {
+		t.Fatalf("cache stats on a damaged store: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runBinary(t, dir, nil, "cache", "clear")
 	if r.code != exitOK || !strings.Contains(r.stdout, "removed it") {
 		t.Fatalf("cache clear on a damaged store: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
