@@ -50,10 +50,35 @@ func (s *ScriptedJudge) Close() { s.server.Close() }
 // Calls is the number of HTTP completions the server answered.
 func (s *ScriptedJudge) Calls() int { return s.server.Calls() }
 
+// scoreHint is how a request that asks the host for a score but the judge
+// for plain text (the ABI allows a score without a schema) tells the
+// scripted server, which sees only the HTTP request, what integer to
+// write: the middle of the score's range.
+var scoreHint = regexp.MustCompile(`\[conformance: answer (-?[0-9]+)\]`)
+
+// withScoreHint adds scoreHint's message to a request with a score and no
+// schema; other requests go as the plugin made them.
+func withScoreHint(req abi.JudgeRequest) abi.JudgeRequest {
+	if req.Score == nil || len(req.Schema) > 0 {
+		return req
+	}
+	mid := req.Score.Min + (req.Score.Max-req.Score.Min)/2
+	msgs := append([]abi.Message(nil), req.Messages...)
+	req.Messages = append(msgs, abi.Message{Role: "system", Content: fmt.Sprintf("[conformance: answer %d]", mid)})
+	return req
+}
+
 // schemaReply answers a request with a value its response schema accepts,
-// or plain text when it asks for none.
+// or plain text when it asks for none (with the score a scoreHint asks for).
 func schemaReply(req judgetest.RecordedRequest) judgetest.Reply {
 	rf := req.ResponseFormat
+	if rf == nil || rf.Type == "" || rf.Type == "text" {
+		for _, m := range req.Messages {
+			if h := scoreHint.FindStringSubmatch(m.Content); h != nil {
+				return judgetest.Reply{Content: "conformance reply. Score: " + h[1]}
+			}
+		}
+	}
 	switch {
 	case rf != nil && rf.JSONSchema != nil && len(rf.JSONSchema.Schema) > 0:
 		var schema any
@@ -187,7 +212,7 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			out[i] = s.judge.judge.Do(ctx, reqs[i])
+			out[i] = s.judge.judge.Do(ctx, withScoreHint(reqs[i]))
 		}(i)
 	}
 	wg.Wait()
