@@ -71,6 +71,9 @@ func runCommand(t testing.TB, wasm []byte, h *meter, args ...string) (string, ui
 // same and exits the same when metered, under many small slices, and uses
 // the same fuel each time.
 func TestGoProgramBehavesTheSame(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long (builds a Go program)")
+	}
 	wasm := buildGoProgram(t)
 	metered := mustInstrument(t, wasm, Options{MemoryBudget: 1 << 30})
 	for _, args := range [][]string{nil, {"exit3"}} {

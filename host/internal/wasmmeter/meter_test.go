@@ -304,6 +304,9 @@ func buildGoGuest(t testing.TB) []byte {
 }
 
 func TestGoGuestValidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test: scripts/test-long (builds a Go guest)")
+	}
 	wasm := buildGoGuest(t)
 	for _, opts := range []Options{{}, {MemoryBudget: 1 << 30}} {
 		metered := mustInstrument(t, wasm, opts)
