@@ -201,22 +201,27 @@ func (w *wasmPlugin) kernelFunction(name string) func(context.Context, *extism.C
 			if !k.blocks.holds(off, size) {
 				refuse(ctx, "[%d, +%d) is outside every block the guest holds", off, size)
 			}
+			// A held block lies inside the kernel's memory, below 4 GiB.
 			ok := false
 			if size == 8 {
 				ok = k.mem.WriteUint64Le(uint32(off), stack[1])
 			} else {
 				ok = k.mem.WriteByte(uint32(off), byte(stack[1]))
 			}
-			if !ok || off > 1<<32-size {
+			if !ok {
 				refuse(ctx, "[%d, +%d) is outside the kernel's memory", off, size)
 			}
 		}
 	case "load_u64":
 		return func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 			k := kernelOf(ctx)
-			v, ok := k.mem.ReadUint64Le(uint32(stack[0]))
-			if !ok || stack[0] > 1<<32-8 {
-				refuse(ctx, "%d is outside the kernel's memory", stack[0])
+			off := stack[0]
+			if off > 1<<32-8 {
+				refuse(ctx, "%d is outside the kernel's memory", off)
+			}
+			v, ok := k.mem.ReadUint64Le(uint32(off))
+			if !ok {
+				refuse(ctx, "%d is outside the kernel's memory", off)
 			}
 			stack[0] = v
 		}
@@ -225,8 +230,11 @@ func (w *wasmPlugin) kernelFunction(name string) func(context.Context, *extism.C
 			k := kernelOf(ctx)
 			base, _ := ctx.Value(extism.InputOffsetKey("inputOffset")).(uint64)
 			off := base + stack[0]
+			if off < base || off > 1<<32-8 {
+				refuse(ctx, "input offset %d is outside the kernel's memory", stack[0])
+			}
 			v, ok := k.mem.ReadUint64Le(uint32(off))
-			if !ok || off > 1<<32-8 || off < base {
+			if !ok {
 				refuse(ctx, "input offset %d is outside the kernel's memory", stack[0])
 			}
 			stack[0] = v
@@ -308,11 +316,6 @@ func (t *blockTable) holds(off, n uint64) bool {
 
 // find returns the index of the block containing off.
 func (t *blockTable) find(off uint64) (int, bool) {
-	// The kernel allocates upwards, so the highest block is where a guest
-	// most often writes.
-	if n := len(t.r); n > 0 && t.r[n-1].start <= off && off < t.r[n-1].end {
-		return n - 1, true
-	}
 	i, _ := slices.BinarySearchFunc(t.r, off, func(b blockRange, x uint64) int {
 		if b.start <= x {
 			return -1
