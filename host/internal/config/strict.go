@@ -457,7 +457,7 @@ func suggest(key string, fields map[string]reflect.StructField, at place) string
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if d := editDistance(strings.ToLower(key), k); d < bestD {
+		if d := EditDistance(strings.ToLower(key), k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -467,9 +467,10 @@ func suggest(key string, fields map[string]reflect.StructField, at place) string
 	return fmt.Sprintf(" (did you mean %q?)", at.key(best).path)
 }
 
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of adjacent characters.
-func editDistance(a, b string) int {
+// EditDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of adjacent characters. It
+// is what every "did you mean" of the host measures.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)

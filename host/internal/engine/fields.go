@@ -8,12 +8,14 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/config"
 )
 
 // maxFieldTypo is the largest edit distance at which a field name that is
 // not a standard one is taken for a misspelling of one. Farther names are
 // free-form fields (TestCase.Extra), which G-Eval's evaluation_params may
-// name; "expected_outptu" is 2 edits from expected_output.
+// name; "expected_outptu" is 1 edit (a transposition) from
+// expected_output, "retreival_context" 1 from retrieval_context.
 const maxFieldTypo = 2
 
 // checkFields checks the test-case fields a metric names — its kind's
@@ -60,31 +62,9 @@ func misspelt(name string) (nearest string, ok bool) {
 		if f == name {
 			return "", false
 		}
-		if d := levenshtein(name, f); d < best {
+		if d := config.EditDistance(name, f); d < best {
 			best, nearest = d, f
 		}
 	}
 	return nearest, best <= maxFieldTypo
-}
-
-// levenshtein is the edit distance between a and b (bytes: field names
-// are ASCII).
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
