@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
-	"github.com/agentanvil/anvil/host/internal/store"
 )
 
 // Without a key, a run replays the judge's offline_recording; estimate
@@ -21,19 +19,10 @@ func TestEstimateWithoutAKeyPricesTheJudgeNotItsRecording(t *testing.T) {
 	srv := fakeJudge(t)
 	cfg := configFor(srv.URL(), true, correctness)
 	e := newEnv(t, cfg)
-	e.run(t, "rw", engine.RunOptions{})
-	st, err := store.Open(context.Background(), e.store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec bytes.Buffer
-	if _, err := engine.ExportRecording(context.Background(), st, "recorded in a test", &rec); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	rec := record(t, e)
 	cfg = strings.Replace(cfg, srv.URL(), "https://judge.example/v1", 1)
 	cfg = strings.Replace(cfg, "    api_key_env: ANVIL_TEST_KEY\n", "    api_key_env: ANVIL_TEST_KEY\n    offline_recording: session.jsonl\n", 1)
-	writeFiles(t, e.dir, map[string]string{"anvil.yaml": cfg, "session.jsonl": rec.String()})
+	writeFiles(t, e.dir, map[string]string{"anvil.yaml": cfg, "session.jsonl": rec})
 	var priced []*engine.Estimate
 	for _, cache := range []string{"", "off"} {
 		cfg, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))

@@ -22,21 +22,12 @@ func TestReplayedRecordingIsReportedAsReplayed(t *testing.T) {
 	srv := fakeJudge(t)
 	cfg := configFor(srv.URL(), true, correctness)
 	e := newEnv(t, cfg)
-	e.run(t, "rw", engine.RunOptions{}) // fills the store
-	st, err := store.Open(context.Background(), e.store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec bytes.Buffer
-	if _, err := engine.ExportRecording(context.Background(), st, "recorded in a test", &rec); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
+	rec := record(t, e)
 	srv.Close()
 
 	// No key, the recording named: the run replays it.
 	cfg = strings.Replace(cfg, "    api_key_env: ANVIL_TEST_KEY\n", "    api_key_env: ANVIL_TEST_NO_KEY\n    offline_recording: session.jsonl\n", 1)
-	writeFiles(t, e.dir, map[string]string{"anvil.yaml": cfg, "session.jsonl": rec.String()})
+	writeFiles(t, e.dir, map[string]string{"anvil.yaml": cfg, "session.jsonl": rec})
 	loaded, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -77,3 +68,21 @@ func TestReplayedRecordingIsReportedAsReplayed(t *testing.T) {
 		t.Errorf("table says:\n%s\nwant the answers reported as replayed, not cached", table.String())
 	}
 }
+
+// record runs e against its judge with the cache on and returns the store
+// exported as a recorded judge session.
+func record(t *testing.T, e env) string {
+	t.Helper()
+	e.run(t, "rw", engine.RunOptions{}) // fills the store
+	st, err := store.Open(context.Background(), e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var rec bytes.Buffer
+	if _, err := engine.ExportRecording(context.Background(), st, "recorded in a test", &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec.String()
+}
+
