@@ -66,16 +66,23 @@ metrics:
 	return dir
 }
 
+// boundedRun is `anvil-host run` on dir's config with args, killed if it
+// has not ended within 2 minutes (ctx is then done).
+func boundedRun(t *testing.T, dir string, args ...string) (context.Context, *exec.Cmd) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, binary, append([]string{"run", "-c", "anvil.yaml", "-o", "out", "--no-progress"}, args...)...)
+	cmd.Dir, cmd.Env = dir, baseEnv(dir)
+	return ctx, cmd
+}
+
 // TestStuckGuestDoesNotHoldTheRun: a plugin whose code has no loop at
 // all (which wazero's own deadline check never reaches, and which froze
 // the whole host when a garbage collection started during it) is stopped
 // at its deadline on every case, and the other metric scores every case.
 func TestStuckGuestDoesNotHoldTheRun(t *testing.T) {
 	dir := stuckGuestConfig(t, 6, "300ms")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress", "--concurrency", "2")
-	cmd.Dir, cmd.Env = dir, baseEnv(dir)
+	ctx, cmd := boundedRun(t, dir, "--concurrency", "2")
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("the run did not finish within 2 minutes (a guest held it):\n%s", out)
@@ -113,10 +120,7 @@ func TestStuckGuestDoesNotHoldTheRun(t *testing.T) {
 // code far from its deadline ends the run promptly with exit 130.
 func TestInterruptWhileAGuestIsStuck(t *testing.T) {
 	dir := stuckGuestConfig(t, 4, "10m")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress", "--log-level", "info")
-	cmd.Dir, cmd.Env = dir, baseEnv(dir)
+	ctx, cmd := boundedRun(t, dir, "--log-level", "info")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
