@@ -16,9 +16,12 @@
 // numbers a double holds, fields in range) and the fields of an error the
 // host owns are the host's; nothing a guest says makes the host open a
 // file or a URL (schemas compile with no loader) or copy more than
-// max_output_bytes out of guest memory (bounds.go); and a module is sized,
+// max_output_bytes out of guest memory (bounds.go); a module is sized,
 // its structure checked and its compilation bounded in time before it can
-// cost the host more than its limits.
+// cost the host more than its limits; and every module is metered when it
+// is loaded (meter.go), so a deadline or max_fuel stops a guest of any
+// shape and no garbage collection waits on one, while the guest's calls
+// into its Extism kernel cannot corrupt it (kernel.go).
 //
 // A Wasm plugin may be announced before it is compiled (LoadDeferred: its
 // descriptor remembered beside the compile cache, or read in wazero's
