@@ -45,11 +45,7 @@ func runCommand(t testing.TB, wasm []byte, h *meter, args ...string) (string, ui
 	defer r.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, r)
 	if h != nil {
-		_, err := r.NewHostModuleBuilder(ImportModule).
-			NewFunctionBuilder().WithFunc(h.enter).Export(EnterName).
-			NewFunctionBuilder().WithFunc(h.yield).Export(YieldName).
-			NewFunctionBuilder().WithFunc(h.leave).Export(LeaveName).
-			Instantiate(ctx)
+		err := h.serve(ctx, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,11 +118,7 @@ func BenchmarkGoProgram(b *testing.B) {
 			defer r.Close(ctx)
 			wasi_snapshot_preview1.MustInstantiate(ctx, r)
 			if c.h != nil {
-				_, err := r.NewHostModuleBuilder(ImportModule).
-					NewFunctionBuilder().WithFunc(c.h.enter).Export(EnterName).
-					NewFunctionBuilder().WithFunc(c.h.yield).Export(YieldName).
-					NewFunctionBuilder().WithFunc(c.h.leave).Export(LeaveName).
-					Instantiate(ctx)
+				err := c.h.serve(ctx, r)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -28,6 +28,16 @@ type meter struct {
 
 var errFuelOut = errors.New("test meter: fuel out")
 
+// serve instantiates the meter imports in r, answered by m.
+func (m *meter) serve(ctx context.Context, r wazero.Runtime) error {
+	_, err := r.NewHostModuleBuilder(ImportModule).
+		NewFunctionBuilder().WithFunc(m.enter).Export(EnterName).
+		NewFunctionBuilder().WithFunc(m.yield).Export(YieldName).
+		NewFunctionBuilder().WithFunc(m.leave).Export(LeaveName).
+		Instantiate(ctx)
+	return err
+}
+
 func (h *meter) enter(_ context.Context, outer int64) int64 {
 	h.enters++
 	h.outer = append(h.outer, outer)
@@ -69,11 +79,7 @@ func instantiate(t testing.TB, wasm []byte, h *meter) (*instance, error) {
 	ctx := context.Background()
 	r := wazero.NewRuntime(ctx)
 	if h != nil {
-		_, err := r.NewHostModuleBuilder(ImportModule).
-			NewFunctionBuilder().WithFunc(h.enter).Export(EnterName).
-			NewFunctionBuilder().WithFunc(h.yield).Export(YieldName).
-			NewFunctionBuilder().WithFunc(h.leave).Export(LeaveName).
-			Instantiate(ctx)
+		err := h.serve(ctx, r)
 		if err != nil {
 			t.Fatal(err)
 		}
