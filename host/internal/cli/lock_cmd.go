@@ -57,7 +57,7 @@ Exit codes: 0 written; 2 config error, trust policy refusal or a moved tag
 			case err != nil:
 				old = nil // --update rewrites a broken lock
 			}
-			client, err := newRegistryClient()
+			client, err := newRegistryClient(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

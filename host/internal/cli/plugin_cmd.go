@@ -88,7 +88,7 @@ Exit 0 when it is, 1 when it is not.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(keys) > 0 {
-				line, err := verifySignature(cmd.Context(), args[0], digest, keys)
+				line, err := verifySignature(cmd.Context(), cmd.ErrOrStderr(), args[0], digest, keys)
 				if err != nil {
 					var ee *exitError
 					if errors.As(err, &ee) {

@@ -27,7 +27,7 @@ a plugin artifact is listed with why.`,
 			if err != nil {
 				return err
 			}
-			client, err := newRegistryClient()
+			client, err := newRegistryClient(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -26,7 +26,7 @@ pulled and locked plugin runs without the registry.`,
 			if err != nil {
 				return err
 			}
-			client, err := newRegistryClient()
+			client, err := newRegistryClient(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -37,11 +39,15 @@ func openPluginCache() (*plugincache.Cache, error) {
 	return c, nil
 }
 
-func newRegistryClient() (*oci.Client, error) {
+// newRegistryClient is the registry client of the plugin commands; what
+// it tolerates rather than fails (a registry refusing to delete an old
+// referrers index) is a warning on stderr.
+func newRegistryClient(stderr io.Writer) (*oci.Client, error) {
 	c, err := oci.NewClient()
 	if err != nil {
 		return nil, usageErr(err)
 	}
+	c.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return c, nil
 }
 
@@ -76,7 +82,7 @@ module gives the same manifest digest. Prints the pinned reference.`,
 			if err != nil {
 				return verifyFailed(cmd.ErrOrStderr(), err)
 			}
-			client, err := newRegistryClient()
+			client, err := newRegistryClient(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

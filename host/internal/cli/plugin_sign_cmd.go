@@ -74,7 +74,7 @@ Prints what was signed.`,
 			if err != nil {
 				return err
 			}
-			client, err := newRegistryClient()
+			client, err := newRegistryClient(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 // by one of keys, then that it is a loadable plugin — for a reference,
 // one whose module's descriptor matches its manifest's annotations. It
 // returns the line to print.
-func verifySignature(ctx context.Context, target, pinned string, keyPaths []string) (string, error) {
+func verifySignature(ctx context.Context, stderr io.Writer, target, pinned string, keyPaths []string) (string, error) {
 	policy := &trust.Policy{RequireAll: true}
 	for _, k := range keyPaths {
 		pub, err := trust.LoadPublicKey(k)
@@ -54,7 +55,7 @@ func verifySignature(ctx context.Context, target, pinned string, keyPaths []stri
 	if err != nil {
 		return "", err
 	}
-	client, err := newRegistryClient()
+	client, err := newRegistryClient(stderr)
 	if err != nil {
 		return "", err
 	}

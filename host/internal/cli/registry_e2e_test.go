@@ -124,6 +124,22 @@ func TestRegistryE2E(t *testing.T) {
 		_, stderr, code = e.anvil(teamB, nil, "lock", "-c", "mallory.yaml")
 		wantRefusal(t, "lock", stderr, code, 2, "rule trust.require_signatures", "signer ed25519:", "not trusted publishers", "team-a=ed25519:")
 	})
+	t.Run("a second signature", func(t *testing.T) {
+		// The registry has no referrers API and refuses deletes (405, its
+		// default): a second referrer replaces the referrers index and
+		// cannot delete the old one. The signature lands all the same.
+		e.t = t
+		e.must(work, "plugin", "keygen", "second-signer")
+		_, stderr, code := e.anvil(work, nil, "plugin", "sign", "--key", "second-signer.key", textcheckRef)
+		if code != 0 || !strings.Contains(stderr, "refused to delete the previous referrers index") {
+			t.Fatalf("second sign: exit %d, want 0 with a warning; stderr:\n%s", code, stderr)
+		}
+		for _, key := range []string{"team-a.pub", "second-signer.pub"} {
+			if out := e.must(work, "plugin", "verify", textcheckRef, "--key", key); !strings.Contains(out, "ok ") {
+				t.Errorf("verify with %s after the second signature: %s", key, out)
+			}
+		}
+	})
 	t.Run("signature missing", func(t *testing.T) {
 		e.t = t
 		e.must(work, "plugin", "push", "bin/wasm/textcheck.wasm", "oci://"+reg.addr+"/team-a/unsigned:1.0")

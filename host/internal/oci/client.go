@@ -2,6 +2,7 @@ package oci
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"oras.land/oras-go/v2/registry/remote"
@@ -18,6 +19,16 @@ type Client struct {
 	HTTP *http.Client
 	// UserAgent names Anvil to the registry.
 	UserAgent string
+	// Logger receives what was tolerated rather than failed; nil
+	// discards it.
+	Logger *slog.Logger
+}
+
+func (c *Client) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
 }
 
 // NewClient reads credentials as docker and oras do: $DOCKER_CONFIG or

@@ -1,17 +1,23 @@
 package oci_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/oci"
@@ -243,5 +249,102 @@ func TestSummaryCheck(t *testing.T) {
 		Kinds: []abi.KindDescriptor{{Name: "keyword_coverage", Role: abi.RoleMetric, Capabilities: []abi.Capability{abi.CapJudge}}}}
 	if got := oci.SummaryOf(perKind).Capabilities; len(got) != 1 || got[0] != "judge" {
 		t.Errorf("per-kind capability not summarised: %v", got)
+	}
+}
+
+// TestSignatureOnRegistryRefusingDeletes signs a plugin twice on a
+// registry without the referrers API that refuses DELETE with 405, as
+// the distribution registry does by default: the second signature
+// replaces the referrers index, whose old version cannot be deleted. Both
+// signatures land and read back, and the push succeeds with a warning.
+func TestSignatureOnRegistryRefusingDeletes(t *testing.T) {
+	ctx := context.Background()
+	reg := registry.New(registry.WithReferrersSupport(false), registry.Logger(log.New(io.Discard, "", 0)))
+	var deletes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			deletes.Add(1)
+			http.Error(w, `{"errors":[{"code":"UNSUPPORTED","message":"The operation is unsupported."}]}`, http.StatusMethodNotAllowed)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	ref, err := oci.ParseRef("oci://"+strings.TrimPrefix(srv.URL, "http://")+"/team-a/kw:1.0", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	c := &oci.Client{Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+	desc, err := c.Push(ctx, ref, oci.Artifact{Module: []byte("\x00asm\x01\x00\x00\x00"), Transport: oci.TransportWasm, Summary: judgeSummary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	for _, doc := range []string{`{"version":1,"by":"team-a"}`, `{"version":1,"by":"team-b"}`} {
+		if _, err := c.PushSignature(ctx, ref.WithDigest(desc.Digest.String()), desc, []byte(doc)); err != nil {
+			t.Fatalf("signing with %s: %v", doc, err)
+		}
+		docs = append(docs, doc)
+	}
+	if deletes.Load() == 0 {
+		t.Fatal("the registry was never asked to delete the old referrers index: the test does not exercise the 405")
+	}
+	if !strings.Contains(logged.String(), "refused to delete the previous referrers index") {
+		t.Errorf("no warning about the kept index; log: %s", logged.String())
+	}
+	sigs, err := c.Signatures(ctx, ref, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range sigs {
+		got = append(got, string(s))
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, docs) {
+		t.Errorf("signatures = %q, want %q", got, docs)
+	}
+}
+
+// TestPlainWasmArtifactIsRefusedWithTheFix pushes a module as a plain
+// CNCF Wasm artifact, the way oras or wkg push one — no Anvil annotations
+// — and pulls it: the refusal names every missing annotation and the
+// command that writes them.
+func TestPlainWasmArtifactIsRefusedWithTheFix(t *testing.T) {
+	ctx := context.Background()
+	ref, err := oci.ParseRef("oci://"+newRegistry(t, false)+"/team-a/plain:1.0", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &oci.Client{}
+	repo, err := c.Repository(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, err := oras.PushBytes(ctx, repo, oci.WasmLayer, []byte("\x00asm\x01\x00\x00\x00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := oras.PushBytes(ctx, repo, oci.WasmConfig, []byte(`{"architecture":"wasm","os":"wasip1","layerDigests":["`+layer.Digest.String()+`"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, desc, ref.Tag); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.FetchPlugin(ctx, ref)
+	if err == nil {
+		t.Fatal("a plain Wasm artifact was accepted without its descriptor annotations")
+	}
+	for _, want := range []string{oci.AnnotationName, oci.AnnotationVersion, oci.AnnotationABI, oci.AnnotationKinds,
+		oci.AnnotationCapabilities, "anvil-host plugin push MODULE.wasm"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q: %v", want, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,9 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
 )
 
 // reproducibleCreated is the manifest's created annotation: fixed, so the
@@ -166,10 +169,32 @@ func (c *Client) PushSignature(ctx context.Context, r Ref, subject ocispec.Descr
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
 	}
-	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, SignatureArtifact, oras.PackManifestOptions{
+	// Packed in memory first, so the manifest's descriptor is known even
+	// when the push below ends with a tolerated error.
+	packed := memory.New()
+	desc, err := oras.PackManifest(ctx, packed, oras.PackManifestVersion1_1, SignatureArtifact, oras.PackManifestOptions{
 		Subject: &subject, Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &cfg,
 		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: reproducibleCreated}})
 	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+	}
+	manifest, err := content.FetchAll(ctx, packed, desc)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+	}
+	err = repo.Push(ctx, desc, bytes.NewReader(manifest))
+	var referrersErr *remote.ReferrersError
+	switch {
+	case errors.As(err, &referrersErr) && referrersErr.IsReferrersIndexDelete():
+		// A registry without the referrers API keeps a subject's
+		// referrers in an index under a tag; adding one writes a new
+		// index and deletes the old, which registries that refuse
+		// deletes (405) do not allow. The signature and the new index
+		// have landed; the old index is unreferenced garbage. oras
+		// tolerates it the same way.
+		c.logger().Warn("signature pushed; the registry refused to delete the previous referrers index, which stays as unreferenced garbage",
+			"ref", r.String(), "signature", desc.Digest.String(), "error", referrersErr.Err)
+	case err != nil && !errors.Is(err, errdef.ErrAlreadyExists):
 		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
 	}
 	return desc, nil

@@ -71,7 +71,10 @@ func summaryFrom(a map[string]string) (Summary, error) {
 	s := Summary{Name: get(AnnotationName), Version: get(AnnotationVersion), ABI: get(AnnotationABI),
 		Kinds: splitList(get(AnnotationKinds)), Capabilities: splitList(get(AnnotationCapabilities))}
 	if len(missing) > 0 {
-		return Summary{}, fmt.Errorf("manifest lacks the descriptor annotations %s (not pushed by `anvil-host plugin push`?)", strings.Join(missing, ", "))
+		return Summary{}, fmt.Errorf("manifest lacks the descriptor annotations %s, which Anvil requires: the trust policy "+
+			"decides from them before any of the plugin's code runs. A plain Wasm artifact (oras push, wkg) does not carry them; "+
+			"push the module with `anvil-host plugin push MODULE.wasm oci://REGISTRY/REPO:TAG`, which reads its descriptor and writes them",
+			strings.Join(missing, ", "))
 	}
 	// The values reach terminals (plugin ls, lock, messages): a registry
 	// must not be able to send control sequences through them.
