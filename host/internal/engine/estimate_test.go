@@ -193,7 +193,7 @@ func TestEstimateSaysWhatItDoesNotPredict(t *testing.T) {
 	e := newEnv(t, configFor(srv.URL(), true, correctness))
 	rep := estimateOf(t, e)
 	notes := strings.Join(rep.Notes, "\n")
-	for _, want := range []string{"upstream completions", "repair", "not predicted", "150 tokens"} {
+	for _, want := range []string{"upstream completions", "repair", "sample top-up", "json_schema", "not predicted", "150 tokens"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
