@@ -2,8 +2,8 @@
 // Anvil's host spends its CPU on, so a bench/ row can be read against the
 // machine it ran on: the same build gave 0.60–0.70 ms per judge call on
 // one VM and 0.27–0.47 ms on the next, and a system call cost 10–16 µs on
-// the first and well under 1 µs on the second (bench/README.md, sessions
-// 8 and 9). Without these numbers such a change reads as the code's.
+// the first and well under 1 µs on the second (bench/README.md, History,
+// 2026-12-02). Without these numbers such a change reads as the code's.
 //
 //	machinecost [-dir DIR] [-json] [-scale N]
 //

@@ -329,8 +329,8 @@ func excerpt(s string, at int) string {
 //	fmt.Sprintf("actual_output differs from expected_output at character %d: got %s, want %s", at, got, want)
 //
 // without fmt, whose format scanning and reflection cost a Wasm guest a
-// loop turn per byte and a call per verb, each leaving the compiled code
-// under the host's termination check (bench/README.md, "Wasm path").
+// loop turn per byte and a call per verb, each of them metered (bench/README.md,
+// History, "Wasm path: direct I/O and the pool").
 func mismatchReason(at int, got, want string) string {
 	return "actual_output differs from expected_output at character " + strconv.Itoa(at) + ": got " + got + ", want " + want
 }
