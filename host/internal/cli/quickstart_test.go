@@ -51,7 +51,7 @@ func recordQuickstart(t *testing.T) {
 // says so, the gate passes, and the report is written. If this fails after
 // a change to prompts or the cache key, re-record with
 //
-//	go test ./cmd/anvil-host -run TestQuickstartRecording -update-recording
+//	go test ./host/internal/cli -run TestQuickstartRecording -update-recording
 func TestQuickstartRecording(t *testing.T) {
 	if *updateRecording {
 		recordQuickstart(t)

@@ -9,7 +9,7 @@ import (
 // The mean and Pearson's r are computed here rather than by gonum's stat
 // package, whose import brings gonum's mat, LAPACK, BLAS and LP packages
 // into every build of anvil-host — about 7 s of CPU on a cold first build
-// (bench/README.md, "First run under 90 s"; docs/RATIONALE.md). Both are
+// (bench/README.md, "First run: README's main command, cold"; docs/RATIONALE.md). Both are
 // gonum's own algorithms, and the tests check them against gonum's stat
 // bit for bit.
 
