@@ -18,6 +18,7 @@ import (
 	"github.com/openai/openai-go/option"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
 )
 
 // call is one upstream chat completion the judge wants made: the plan's
@@ -156,16 +157,14 @@ func (f *failure) unfixable() bool {
 const maxErrorBodyBytes = maxWordsInput
 
 // attempt makes one HTTP request and classifies the outcome.
-func (j *Judge) attempt(ctx context.Context, body []byte, need tokenNeed) (completion, *failure) {
+func (j *Judge) attempt(ctx context.Context, body []byte, need openaiwire.Need) (completion, *failure) {
 	var httpResp *http.Response
 	// openai-go sends the request (its body encoded by the judge, see
-	// wire.go); the body comes back raw and
-	// is decoded here in one pass into only what the judge uses (see
-	// decodeCompletion). openai-go's own decoder costs ~6x the CPU of
-	// encoding/json on a reply with top_logprobs (20 alternatives per
-	// token), and encoding/json ~10x that of the one-pass decoder
-	// (bench/README.md); reading the raw body also keeps the server's
-	// words when the body is not a completion.
+	// wire.go); the body comes back raw and is decoded by openaiwire into
+	// only what the judge uses (decodeCompletion): openai-go's own decoder
+	// decodes every alternative of every token through reflection, which
+	// cost more CPU than the rest of the call (bench/README.md), and the
+	// raw body keeps the server's words when it is not a completion.
 	// The body is left to us (a **http.Response destination) and read into
 	// a pooled buffer.
 	var bodyResp *http.Response

@@ -43,11 +43,11 @@
 //     trailing commas dropped). A server that rejects the mode with a 400
 //     or 422 naming it gets the next weaker mode, for that request and the
 //     rest of the run, with one WARN per step; the cache key keeps the
-//     configured mode. The reply's content is parsed once: the canonical
-//     object the response carries, the value the schema validates and the
-//     score field read from it all come from that parse, and whatever the
-//     one-pass parser is unsure of, every refusal included, is parsed by
-//     encoding/json instead (replyobject.go). The reply is validated
+//     configured mode. The reply's content is parsed once, strictly (a
+//     repeated name, invalid UTF-8 or a lone surrogate escape is a parse
+//     problem like any other): the canonical object the response carries,
+//     the value the schema validates and the score field read from it all
+//     come from that parse (replyobject.go). The reply is validated
 //     against the schema; a reply
 //     that does not parse or validate gets exactly one repair attempt
 //     showing the model its reply and the error, then a judge_error saying
@@ -57,19 +57,21 @@
 //     capped at max_top_logprobs. A score is located and weighted by package
 //     score, never here; judges without logprobs fall back to the raw
 //     integer, or to the mean of several samples when the request asks.
-//   - A reply body (at most 64 MiB) is decoded in one pass, with a handful
-//     of allocations however many alternatives it carries; unless the
-//     caller reads the tokens, only what package score reads of them is
-//     kept. Whatever the one-pass decoder is unsure of is decoded by
-//     encoding/json instead, so both agree on every body, failures word
-//     for word (replydecode.go).
-//   - The request body is encoded here, byte for byte what openai-go
-//     makes of the same request with its own types, and openai-go sends
-//     it (wire.go). Body and cache key are written by hand, byte for byte
-//     json.Marshal of the structs that describe them (appendjson.go),
-//     each message's text escaped once per request for both.
+//   - The wire format is package openaiwire's, on
+//     github.com/go-json-experiment/json; the judge writes no JSON by
+//     hand. A reply body (at most 64 MiB) is decoded strictly (a repeated
+//     name, invalid UTF-8, a mistyped value is an unparseable reply), with
+//     a handful of allocations however many alternatives it carries;
+//     unless the caller reads the tokens, only what package score reads of
+//     them is kept, and the other alternative lists are checked as JSON
+//     and passed over (reply.go). The request body is byte for byte what
+//     openai-go makes of the same request with its own types (but for
+//     invalid UTF-8, sent as U+FFFD either way), and openai-go sends it
+//     (wire.go).
 //   - The cache is content-addressed: sha256 of the model, messages,
-//     schema, schema mode and every sampling parameter. A hit makes no HTTP
+//     schema, schema mode and every sampling parameter, as JSON whose
+//     bytes are the ones encoding/json made before the move to
+//     go-json-experiment, so a store keeps its hits (plan.go). A hit makes no HTTP
 //     call and reports CacheHit, USD 0, calls and attempts 0, latency 0. Errors are never
 //     cached. Replay mode answers from the cache alone, so a run can be
 //     replayed offline.

@@ -1,16 +1,16 @@
 package judge
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"strconv"
+	"math"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/internal/jsonw"
+	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
 	"github.com/agentanvil/anvil/score"
 )
 
@@ -60,42 +60,65 @@ type plan struct {
 	// numberTokens is the judge's number_tokens as the cache key records it
 	// (numberTokensKey), for a logprob-weighted score only.
 	numberTokens string
-	// key addresses the cache.
+	// key addresses the cache; empty when the plan was resolved without
+	// one (Forecast).
 	key string
-	// wire is the escaped text the key and the bodies share, nil when the
-	// plan was resolved without a key (Forecast).
-	wire *wireText
 	// inputTokens estimates the request's input (messages and schema, in
 	// any mode) before extra messages: for the size checks and pacing.
 	inputTokens int
 }
 
-// keyMaterial is hashed into the cache key. Field order is fixed by the
-// struct, and the schema is canonicalised, so equal requests hash equally.
-// cacheKey writes json.Marshal's bytes for it by hand; the struct is what
-// they must match (FuzzCacheKey, TestEncodedTypesKnown) and what encodes
-// the key when encoding/json would refuse it.
+// keyMaterial is hashed into the cache key: its JSON (keyOptions), with
+// fields in a fixed order and the schema canonicalised, so equal requests
+// hash equally. Its bytes are what encoding/json made of it before the
+// judge moved to go-json-experiment (TestCacheKeysUnchanged pins them,
+// TestKeyBytesAreEncodingJSONs compares them on generated requests), so
+// a store keeps its hits; changing them needs a new cacheKeyVersion.
 type keyMaterial struct {
-	Version           string          `json:"v"`
-	Model             string          `json:"model"`
-	Messages          []abi.Message   `json:"messages"`
-	Schema            json.RawMessage `json:"schema,omitempty"`
-	SchemaName        string          `json:"schema_name,omitempty"`
-	SchemaMode        schemaMode      `json:"schema_mode,omitempty"`
-	Strict            bool            `json:"strict,omitempty"`
-	Temperature       *float64        `json:"temperature,omitempty"`
-	MaxTokens         int             `json:"max_tokens,omitempty"`
-	TopLogprobs       int             `json:"top_logprobs,omitempty"`
-	ReturnTokens      bool            `json:"return_tokens,omitempty"`
-	OmitTokens        bool            `json:"omit_tokens,omitempty"`
-	Samples           int             `json:"samples,omitempty"`
-	SampleTemperature float64         `json:"sample_temperature,omitempty"`
-	Score             *abi.ScoreSpec  `json:"score,omitempty"`
-	NumberTokens      string          `json:"number_tokens,omitempty"`
+	Version  string        `json:"v"`
+	Model    string        `json:"model"`
+	Messages []abi.Message `json:"messages,format:emitnull"`
+	// Schema is nil when the request has none.
+	Schema            jsontext.Value `json:"schema,omitzero"`
+	SchemaName        string         `json:"schema_name,omitempty"`
+	SchemaMode        schemaMode     `json:"schema_mode,omitempty"`
+	Strict            bool           `json:"strict,omitzero"`
+	Temperature       *float64       `json:"temperature,omitzero"`
+	MaxTokens         int            `json:"max_tokens,omitzero"`
+	TopLogprobs       int            `json:"top_logprobs,omitzero"`
+	ReturnTokens      bool           `json:"return_tokens,omitzero"`
+	OmitTokens        bool           `json:"omit_tokens,omitzero"`
+	Samples           int            `json:"samples,omitzero"`
+	SampleTemperature float64        `json:"sample_temperature,omitzero"`
+	Score             *keyScore      `json:"score,omitzero"`
+	NumberTokens      string         `json:"number_tokens,omitempty"`
 	// Sample tells apart a metric's repeated scorings of one request;
 	// omitted for the first, so its key is the key it always had.
-	Sample int `json:"sample,omitempty"`
+	Sample int `json:"sample,omitzero"`
 }
+
+// keyScore is an abi.ScoreSpec as the key writes it: the key's bytes do
+// not follow abi's tags, and a field the spec gains must be added here
+// (TestScoreSpecFieldsKnown).
+type keyScore struct {
+	Min               int      `json:"min"`
+	Max               int      `json:"max"`
+	Field             string   `json:"field,omitempty"`
+	Samples           int      `json:"samples,omitzero"`
+	SampleTemperature *float64 `json:"sample_temperature,omitzero"`
+}
+
+// keyOptions write the key material's strings as encoding/json did: HTML
+// characters and U+2028, U+2029 escaped. Invalid UTF-8 becomes U+FFFD, as
+// it did, but written as the character where encoding/json wrote the
+// escape \ufffd: the key of a prompt with invalid UTF-8 is not the one it
+// had (a miss, never a wrong hit: two prompts that share a key now are
+// sent as the same text).
+var keyOptions = json.JoinOptions(
+	jsontext.EscapeForHTML(true),
+	jsontext.EscapeForJS(true),
+	jsontext.AllowInvalidUTF8(true),
+)
 
 // plan resolves req as the sample-th scoring of it (see DoSample), or
 // explains why it cannot be sent.
@@ -192,7 +215,6 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 	if !withKey && p.keyEncodes() {
 		return p, nil
 	}
-	p.wire = p.newWireText()
 	key, err := p.cacheKey(j.cfg.Model, p.leansTokens())
 	if err != nil {
 		return nil, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", err)
@@ -201,33 +223,35 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 	return p, nil
 }
 
-// keyEncodes reports whether cacheKey cannot fail for p: encoding/json
-// refuses only the key material's floats when they are NaN or infinite
-// (strings, ints and bools always encode; the schema is the canonical
-// form canonicalJSON produced).
+// keyEncodes reports whether cacheKey cannot fail for p: JSON refuses
+// only the key material's floats when they are NaN or infinite (strings,
+// ints and bools always encode; the schema is the canonical form
+// canonicalJSON produced).
 func (p *plan) keyEncodes() bool {
-	if p.temperature != nil && !jsonw.Finite(*p.temperature) {
+	if p.temperature != nil && !finite(*p.temperature) {
 		return false
 	}
-	if !jsonw.Finite(p.sampleTemperature) {
+	if !finite(p.sampleTemperature) {
 		return false
 	}
-	if p.score != nil && p.score.SampleTemperature != nil && !jsonw.Finite(*p.score.SampleTemperature) {
+	if p.score != nil && p.score.SampleTemperature != nil && !finite(*p.score.SampleTemperature) {
 		return false
 	}
 	return true
 }
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // wantsTokens says the response carries the reply's tokens.
 func (p *plan) wantsTokens() bool { return p.returnTokens && !p.omitTokens }
 
 // tokenNeed is how much of a reply's logprobs the request reads: all of
 // them when the caller gets the tokens, else what scoring needs.
-func (p *plan) tokenNeed() tokenNeed {
+func (p *plan) tokenNeed() openaiwire.Need {
 	if p.wantsTokens() {
-		return needAllTokens
+		return openaiwire.NeedAll
 	}
-	return needScoreTokens
+	return openaiwire.NeedScore
 }
 
 // leansTokens says the request is one that would return the tokens but
@@ -237,129 +261,10 @@ func (p *plan) tokenNeed() tokenNeed {
 func (p *plan) leansTokens() bool { return p.returnTokens && p.omitTokens }
 
 // cacheKey addresses p's reply in the cache; omitTokens marks a reply kept
-// without its tokens (see leansTokens). It hashes json.Marshal's bytes for
-// keyMaterial, written by hand; what encoding/json refuses (keyEncodes, a
-// schema that is not JSON) is left to it, for its error.
+// without its tokens (see leansTokens). It is the hex sha256 of p's key
+// material as JSON.
 func (p *plan) cacheKey(model string, omitTokens bool) (string, error) {
-	if !p.keyEncodes() {
-		return p.marshalKey(model, omitTokens)
-	}
-	var schema []byte
-	if p.schema != nil {
-		var ok bool
-		if schema, ok = p.schemaForm(); !ok {
-			return p.marshalKey(model, omitTokens)
-		}
-	}
-	// Most keys fit the stack buffer: a G-Eval prompt is ~2.5 KB.
-	b := p.appendKeyMaterial(make([]byte, 0, 4096), schema, model, omitTokens)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// appendKeyMaterial appends json.Marshal's bytes for p's keyMaterial,
-// schema being p's schemaForm; the caller checks that it encodes.
-func (p *plan) appendKeyMaterial(b, schema []byte, model string, omitTokens bool) []byte {
-	b = append(b, `{"v":`...)
-	b = jsonw.AppendString(b, cacheKeyVersion)
-	b = append(b, `,"model":`...)
-	b = jsonw.AppendString(b, model)
-	b = append(b, `,"messages":`...)
-	if p.req.Messages == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, m := range p.req.Messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"role":`...)
-			b = jsonw.AppendString(b, m.Role)
-			b = append(b, `,"content":`...)
-			b = p.appendContent(b, i, m.Content)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	if p.schema != nil {
-		if len(p.schema.canonical) > 0 {
-			b = append(b, `,"schema":`...)
-			b = append(b, schema...)
-		}
-		if p.schemaName != "" {
-			b = append(b, `,"schema_name":`...)
-			b = jsonw.AppendString(b, p.schemaName)
-		}
-	}
-	if p.mode != "" {
-		b = append(b, `,"schema_mode":`...)
-		b = jsonw.AppendString(b, string(p.mode))
-	}
-	if p.strict {
-		b = append(b, `,"strict":true`...)
-	}
-	if p.temperature != nil {
-		b = append(b, `,"temperature":`...)
-		b = jsonw.AppendFloat(b, *p.temperature)
-	}
-	b = appendIntMember(b, `,"max_tokens":`, p.maxTokens)
-	b = appendIntMember(b, `,"top_logprobs":`, p.topLogprobs)
-	if p.returnTokens {
-		b = append(b, `,"return_tokens":true`...)
-	}
-	if omitTokens {
-		b = append(b, `,"omit_tokens":true`...)
-	}
-	b = appendIntMember(b, `,"samples":`, p.samples)
-	if p.sampleTemperature != 0 {
-		b = append(b, `,"sample_temperature":`...)
-		b = jsonw.AppendFloat(b, p.sampleTemperature)
-	}
-	if p.score != nil {
-		b = append(b, `,"score":`...)
-		b = appendScoreSpec(b, p.score)
-	}
-	if p.numberTokens != "" {
-		b = append(b, `,"number_tokens":`...)
-		b = jsonw.AppendString(b, p.numberTokens)
-	}
-	b = appendIntMember(b, `,"sample":`, p.sample)
-	return append(b, '}')
-}
-
-// appendIntMember appends an int member tagged omitempty: nothing for 0.
-func appendIntMember(b []byte, name string, v int) []byte {
-	if v == 0 {
-		return b
-	}
-	return strconv.AppendInt(append(b, name...), int64(v), 10)
-}
-
-// appendScoreSpec appends s as json.Marshal writes an abi.ScoreSpec
-// (TestScoreSpecFieldsKnown fails when the type gains a field this does
-// not write); the caller checks its temperature is finite.
-func appendScoreSpec(b []byte, s *abi.ScoreSpec) []byte {
-	b = append(b, `{"min":`...)
-	b = strconv.AppendInt(b, int64(s.Min), 10)
-	b = append(b, `,"max":`...)
-	b = strconv.AppendInt(b, int64(s.Max), 10)
-	if s.Field != "" {
-		b = append(b, `,"field":`...)
-		b = jsonw.AppendString(b, s.Field)
-	}
-	b = appendIntMember(b, `,"samples":`, s.Samples)
-	if s.SampleTemperature != nil {
-		b = append(b, `,"sample_temperature":`...)
-		b = jsonw.AppendFloat(b, *s.SampleTemperature)
-	}
-	return append(b, '}')
-}
-
-// marshalKey is cacheKey by encoding/json, from keyMaterial: the reference
-// the hand-written encoder matches (FuzzCacheKey), and the encoder of what
-// it leaves to encoding/json.
-func (p *plan) marshalKey(model string, omitTokens bool) (string, error) {
-	b, err := json.Marshal(p.keyMaterial(model, omitTokens))
+	b, err := p.keyJSON(model, omitTokens)
 	if err != nil {
 		return "", err
 	}
@@ -367,51 +272,36 @@ func (p *plan) marshalKey(model string, omitTokens bool) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// keyMaterial is what p's cache key hashes.
-func (p *plan) keyMaterial(model string, omitTokens bool) keyMaterial {
+// keyJSON is what p's cache key hashes.
+func (p *plan) keyJSON(model string, omitTokens bool) ([]byte, error) {
 	km := keyMaterial{
-		OmitTokens:        omitTokens,
-		Version:           cacheKeyVersion,
-		Model:             model,
-		Messages:          p.req.Messages,
-		SchemaMode:        p.mode,
-		Strict:            p.strict,
-		Temperature:       p.temperature,
-		MaxTokens:         p.maxTokens,
-		TopLogprobs:       p.topLogprobs,
-		ReturnTokens:      p.returnTokens,
-		Samples:           p.samples,
-		SampleTemperature: p.sampleTemperature,
-		Score:             p.score,
-		NumberTokens:      p.numberTokens,
-		Sample:            p.sample,
+		OmitTokens:   omitTokens,
+		Version:      cacheKeyVersion,
+		Model:        model,
+		Messages:     p.req.Messages,
+		SchemaMode:   p.mode,
+		Strict:       p.strict,
+		Temperature:  p.temperature,
+		MaxTokens:    p.maxTokens,
+		TopLogprobs:  p.topLogprobs,
+		ReturnTokens: p.returnTokens,
+		Samples:      p.samples,
+		NumberTokens: p.numberTokens,
+		Sample:       p.sample,
+	}
+	if p.sampleTemperature != 0 { // encoding/json omitted a -0 too
+		km.SampleTemperature = p.sampleTemperature
 	}
 	if p.schema != nil {
-		km.Schema = p.schema.canonical
+		if len(p.schema.canonical) > 0 {
+			km.Schema = p.schema.canonical
+		}
 		km.SchemaName = p.schemaName
 	}
-	return km
-}
-
-// canonicalJSON re-encodes a JSON document with sorted object keys and no
-// insignificant whitespace, keeping numbers exactly as written.
-func canonicalJSON(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	if s := p.score; s != nil {
+		km.Score = &keyScore{Min: s.Min, Max: s.Max, Field: s.Field, Samples: s.Samples, SampleTemperature: s.SampleTemperature}
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after the JSON value")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return json.Marshal(&km, keyOptions)
 }
 
 // schemaName makes a provider-acceptable response_format name:

@@ -12,40 +12,63 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// referenceParse is the reply's parse as it was before the one-pass
-// parser: the tolerant parse by encoding/json, then the library's decode
-// of its canonical bytes for the schema.
+// referenceParse is the reply's parse as encoding/json made it before
+// the judge moved its JSON to go-json-experiment: the tolerant parse by
+// encoding/json, then the schema library's decode of its canonical bytes.
 func referenceParse(content string) (json.RawMessage, any, error) {
 	start := strings.IndexByte(content, '{')
 	end := strings.LastIndexByte(content, '}')
 	if start < 0 || end < start {
 		return nil, nil, errors.New("no JSON object found in the reply")
 	}
-	obj, err := referenceObject(content[start : end+1])
+	canonical := func(b []byte) ([]byte, error) {
+		if !json.Valid(b) {
+			var v any
+			return nil, json.Unmarshal(b, &v)
+		}
+		return v1Canonical(b)
+	}
+	b := []byte(content[start : end+1])
+	obj, err := canonical(b)
+	if err != nil {
+		if fixed, changed := stripTrailingCommas(b); changed {
+			obj, err = canonical(fixed)
+		}
+	}
+	if err == nil && obj[0] != '{' {
+		err = errors.New("not a JSON object")
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(obj.canonical))
-	return obj.canonical, v, err
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(obj))
+	return obj, v, err
 }
 
 // checkSameParse holds parseObject, structuredObject and scoreField to the
-// reference on one reply: the same bytes, the same value, the same error
-// word for word, the same schema verdict and the same score field.
+// reference on one reply: the same bytes, the same value, the same schema
+// verdict and the same score field; a reply only the reference takes is
+// one that repeats a name or holds invalid UTF-8 or a lone surrogate
+// escape, which the judge refuses (strictRefusal).
 func checkSameParse(t *testing.T, cs *compiledSchema, content string) {
 	t.Helper()
 	wantObj, wantValue, wantErr := referenceParse(content)
 	got, err := parseObject(content)
-	if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-		t.Fatalf("parseObject(%q) error %v; the reference says %v", content, err, wantErr)
+	switch {
+	case err != nil && wantErr == nil:
+		if !strictRefusal([]byte(content), err) {
+			t.Fatalf("parseObject(%q): %v; the reference makes %q", content, err, wantObj)
+		}
+		return
+	case err == nil && wantErr != nil:
+		t.Fatalf("parseObject(%q) = %q; the reference refuses it: %v", content, got.canonical, wantErr)
+	case err != nil:
+		return
 	}
 	if !bytes.Equal(got.canonical, wantObj) {
 		t.Fatalf("parseObject(%q) = %q; the reference makes %q", content, got.canonical, wantObj)
 	}
-	if err != nil {
-		return
-	}
-	if got.value != nil && !reflect.DeepEqual(got.value, wantValue) {
+	if !reflect.DeepEqual(got.value, wantValue) {
 		t.Fatalf("parseObject(%q) value %#v; the library decodes %#v", content, got.value, wantValue)
 	}
 
@@ -63,12 +86,8 @@ func checkSameParse(t *testing.T, cs *compiledSchema, content string) {
 			fields = append(fields, k)
 		}
 	}
-	value := got.value
-	if value == nil {
-		value = wantValue
-	}
 	for _, f := range fields {
-		g, w := scoreField(value, f), rawScore(wantObj, f)
+		g, w := scoreField(got.value, f), rawScore(wantObj, f)
 		if (g == nil) != (w == nil) || (g != nil && *g != *w) {
 			t.Fatalf("scoreField(%q, %q) = %v; rawScore says %v", content, f, show(g), show(w))
 		}
@@ -151,16 +170,15 @@ func TestParseObjectMatchesReference(t *testing.T) {
 	for _, s := range parseObjectSeeds {
 		checkSameParse(t, cs, s)
 	}
-	// The common replies take the one-pass path, not the reference.
-	for _, s := range []string{benchVerdict, "```json\n{\"reason\": \"ok\", \"score\": 7,}\n```", `{"s": "\u00e9\n"}`} {
-		if obj, err := parseObject(s); err != nil || obj.value == nil {
-			t.Errorf("parseObject(%q) took the reference path (%v)", s, err)
-		}
+	// A repeated name is refused, not merged: which of two scores the
+	// judge meant is not for the host to guess.
+	if _, err := parseObject(`{"score": 7, "score": 8}`); err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Errorf("a repeated score was taken (%v)", err)
 	}
 }
 
-// FuzzParseObject compares the one-pass parse of a reply with the
-// reference (encoding/json and the schema library's decode) on any text.
+// FuzzParseObject compares the parse of a reply with the reference
+// (encoding/json and the schema library's decode) on any text.
 func FuzzParseObject(f *testing.F) {
 	for _, s := range parseObjectSeeds {
 		f.Add(s)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
 )
 
 // Backoff bounds. Full jitter: the wait before retry k is uniform in
@@ -25,7 +27,7 @@ const (
 // timeout, retrying 429, 5xx, timeouts and connection errors (a refused
 // connection only once) and nothing else: not 4xx, not a host that does
 // not exist, not a TLS failure. It returns the completion or the last failure, and the attempts made.
-func (j *Judge) withRetry(ctx context.Context, body []byte, need tokenNeed) (completion, int, *failure) {
+func (j *Judge) withRetry(ctx context.Context, body []byte, need openaiwire.Need) (completion, int, *failure) {
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, j.cfg.Timeout.Std())
 		c, f := j.attempt(actx, body, need)

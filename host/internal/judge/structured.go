@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -171,7 +170,7 @@ func (s *schemaSet) compile(raw json.RawMessage) (*compiledSchema, error) {
 	if ok {
 		return cs, nil
 	}
-	canonical, err := canonicalJSON(raw)
+	doc, canonical, err := parseJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
@@ -184,10 +183,6 @@ func (s *schemaSet) compile(raw json.RawMessage) (*compiledSchema, error) {
 		return cs, nil
 	}
 
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical))
-	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
-	}
 	if _, isObject := doc.(map[string]any); !isObject {
 		if _, isBool := doc.(bool); !isBool {
 			return nil, errors.New("a JSON Schema is an object or a boolean")
@@ -261,15 +256,6 @@ func structuredObject(cs *compiledSchema, content string) (replyObject, *replyPr
 	if err != nil {
 		return replyObject{}, &replyProblem{what: "parse", err: err}
 	}
-	if obj.value == nil {
-		// The reference path made only the bytes; the schema validates
-		// them decoded as the library decodes.
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(obj.canonical))
-		if err != nil {
-			return replyObject{}, &replyProblem{what: "parse", err: err}
-		}
-		obj.value = inst
-	}
 	if cs.simple != nil && cs.simple.accepts(obj.value) {
 		return obj, nil
 	}
@@ -309,81 +295,4 @@ func compactValidationError(err error) error {
 func ParseTolerant(content string) (json.RawMessage, error) {
 	obj, err := parseObject(content)
 	return obj.canonical, err
-}
-
-// referenceObject is the tolerant parse of the candidate span (first '{'
-// to last '}') by encoding/json: the path for whatever the one-pass parser
-// is unsure of, and the reference it is held to. It makes only the
-// canonical bytes.
-func referenceObject(candidate string) (replyObject, error) {
-	b := []byte(candidate)
-	obj, err := canonicalObject(b)
-	if err == nil {
-		return replyObject{canonical: obj}, nil
-	}
-	if fixed, changed := stripTrailingCommas(b); changed {
-		if obj, err2 := canonicalObject(fixed); err2 == nil {
-			return replyObject{canonical: obj}, nil
-		}
-	}
-	return replyObject{}, fmt.Errorf("invalid JSON: %w", err)
-}
-
-func canonicalObject(b []byte) (json.RawMessage, error) {
-	if !json.Valid(b) {
-		// json.Unmarshal gives the position-bearing error message.
-		var v any
-		if err := json.Unmarshal(b, &v); err != nil {
-			return nil, err
-		}
-		return nil, errors.New("invalid JSON")
-	}
-	out, err := canonicalJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 || out[0] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	return out, nil
-}
-
-// stripTrailingCommas removes commas that precede '}' or ']' (ignoring
-// whitespace), outside strings.
-func stripTrailingCommas(b []byte) ([]byte, bool) {
-	out := make([]byte, 0, len(b))
-	changed := false
-	inString, escaped := false, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			out = append(out, c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			out = append(out, c)
-			continue
-		}
-		if c == ',' {
-			k := i + 1
-			for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
-				k++
-			}
-			if k < len(b) && (b[k] == '}' || b[k] == ']') {
-				changed = true
-				continue
-			}
-		}
-		out = append(out, c)
-	}
-	return out, changed
 }

@@ -2,11 +2,13 @@ package judge
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // A server's own words about a failure are worth more than any status
@@ -41,7 +43,7 @@ func serverWords(body []byte) string {
 	var text string
 	var v any
 	switch {
-	case json.Unmarshal(body, &v) == nil:
+	case json.Unmarshal(body, &v, lenientJSON) == nil:
 		text = jsonWords(v, 0)
 		if text == "" {
 			text = string(body)
@@ -53,6 +55,10 @@ func serverWords(body []byte) string {
 	}
 	return oneLine(text)
 }
+
+// lenientJSON reads an error body for its words: a server's error page
+// need not be strict JSON to say what went wrong.
+var lenientJSON = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // firstOf is the value of the first of keys that m has.
 func firstOf(m map[string]any, keys ...string) any {
@@ -92,7 +98,7 @@ func jsonWords(v any, depth int) string {
 		if depth == 0 {
 			return ""
 		}
-		b, _ := json.Marshal(x)
+		b, _ := json.Marshal(x, json.Deterministic(true))
 		return string(b)
 	case []any:
 		var parts []string

@@ -1,0 +1,5 @@
+//go:build race
+
+package openaiwire
+
+const raceEnabled = true
