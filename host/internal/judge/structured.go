@@ -144,9 +144,6 @@ func repairInstruction(problem error) string {
 type compiledSchema struct {
 	canonical []byte
 	schema    *jsonschema.Schema
-	// simple accepts the common replies without schema (nil: the schema
-	// is outside its subset); what it does not accept, schema decides.
-	simple *simpleSchema
 }
 
 // maxCompiledSchemas bounds the compiled-schema memo. Schemas come from
@@ -201,7 +198,7 @@ func (s *schemaSet) compile(raw json.RawMessage) (*compiledSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs = &compiledSchema{canonical: canonical, schema: compiled, simple: compileSimple(doc)}
+	cs = &compiledSchema{canonical: canonical, schema: compiled}
 	s.remember(raw, sum, cs)
 	return cs, nil
 }
@@ -255,9 +252,6 @@ func structuredObject(cs *compiledSchema, content string) (replyObject, *replyPr
 	obj, err := parseObject(content)
 	if err != nil {
 		return replyObject{}, &replyProblem{what: "parse", err: err}
-	}
-	if cs.simple != nil && cs.simple.accepts(obj.value) {
-		return obj, nil
 	}
 	if err := cs.schema.Validate(obj.value); err != nil {
 		return replyObject{}, &replyProblem{what: "schema", err: compactValidationError(err)}
