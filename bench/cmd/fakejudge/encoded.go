@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/judgetest"
@@ -49,7 +55,7 @@ func (e *encodedReplies) body(req judgetest.RecordedRequest, r judgetest.Reply, 
 	e.mu.Unlock()
 	if !ok {
 		var err error
-		if c, err = encodeChoices(r.Content, tokens(), req.TopLogprobs); err != nil {
+		if c, err = encodeChoices(req, r.Content, tokens()); err != nil {
 			return "", false
 		}
 		e.mu.Lock()
@@ -71,66 +77,26 @@ func (e *encodedReplies) body(req judgetest.RecordedRequest, r judgetest.Reply, 
 	return b.String(), true
 }
 
-// The wire types judgetest encodes a choice with (host/judgetest/wire.go).
-type (
-	wireChoice struct {
-		Index        int          `json:"index"`
-		Message      wireMessage  `json:"message"`
-		Logprobs     wireLogprobs `json:"logprobs"`
-		FinishReason string       `json:"finish_reason"`
+// encodeChoices is the "choices" array judgetest sends when it answers req
+// with content and tokens, and its completion tokens: judgetest's own
+// encoding, read back from its handler, so the fake judge has no second
+// copy of the wire format.
+func encodeChoices(req judgetest.RecordedRequest, content string, tokens []abi.TokenLogprob) (encodedChoices, error) {
+	srv := judgetest.NewServer(judgetest.WithoutRecording(), judgetest.WithDefault(judgetest.Reply{Content: content, Logprobs: tokens}))
+	defer srv.Close()
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, judgetest.CompletionsPath, bytes.NewReader(req.Body)))
+	var body struct {
+		Choices jsontext.Value `json:"choices"`
+		Usage   struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
 	}
-	wireMessage struct {
-		Role    string  `json:"role"`
-		Content string  `json:"content"`
-		Refusal *string `json:"refusal"`
+	if rec.Code != http.StatusOK {
+		return encodedChoices{}, fmt.Errorf("judgetest answered HTTP %d: %s", rec.Code, rec.Body)
 	}
-	wireLogprobs struct {
-		Content []wireToken `json:"content"`
-		Refusal []wireToken `json:"refusal"`
+	if err := jsonv2.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		return encodedChoices{}, fmt.Errorf("judgetest's reply: %w", err)
 	}
-	wireToken struct {
-		Token       string    `json:"token"`
-		Logprob     float64   `json:"logprob"`
-		Bytes       []int     `json:"bytes"`
-		TopLogprobs []wireAlt `json:"top_logprobs"`
-	}
-	wireAlt struct {
-		Token   string  `json:"token"`
-		Logprob float64 `json:"logprob"`
-		Bytes   []int   `json:"bytes"`
-	}
-)
-
-func encodeChoices(content string, tokens []abi.TokenLogprob, top int) (encodedChoices, error) {
-	if content == "" {
-		var b strings.Builder
-		for _, t := range tokens {
-			b.WriteString(t.Token)
-		}
-		content = b.String()
-	}
-	if len(tokens) == 0 {
-		tokens = judgetest.Tokens(content)
-	}
-	wt := make([]wireToken, len(tokens))
-	for i, t := range tokens {
-		alts := t.Top
-		if len(alts) > top {
-			alts = alts[:top]
-		}
-		wt[i] = wireToken{Token: t.Token, Logprob: t.Logprob, Bytes: byteValues(t.Token), TopLogprobs: make([]wireAlt, len(alts))}
-		for k, a := range alts {
-			wt[i].TopLogprobs[k] = wireAlt{Token: a.Token, Logprob: a.Logprob, Bytes: byteValues(a.Token)}
-		}
-	}
-	b, err := json.Marshal([]wireChoice{{Message: wireMessage{Role: "assistant", Content: content}, Logprobs: wireLogprobs{Content: wt}, FinishReason: "stop"}})
-	return encodedChoices{json: b, tokens: len(tokens)}, err
-}
-
-func byteValues(s string) []int {
-	b := make([]int, len(s))
-	for i := range len(s) {
-		b[i] = int(s[i])
-	}
-	return b
+	return encodedChoices{json: body.Choices, tokens: body.Usage.CompletionTokens}, nil
 }
