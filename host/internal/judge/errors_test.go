@@ -85,6 +85,14 @@ func TestGarbageReplies(t *testing.T) {
 			[]string{"unparseable reply (HTTP 200)"}},
 		{"not json at all", judgetest.Reply{RawBody: "}}}{{{", ContentType: "application/json"},
 			[]string{"unparseable reply (HTTP 200)"}},
+		// Read strictly: where a lenient decoder picks one of two
+		// contents, or writes U+FFFD over bad bytes, the judge refuses.
+		{"repeated name", judgetest.Reply{RawBody: `{"choices": [{"message": {"content": "7", "content": "2"}}]}`, ContentType: "application/json"},
+			[]string{"unparseable reply (HTTP 200)", "duplicate", `"content"`}},
+		{"invalid UTF-8", judgetest.Reply{RawBody: "{\"choices\": [{\"message\": {\"content\": \"7\xff\"}}]}", ContentType: "application/json"},
+			[]string{"unparseable reply (HTTP 200)", "UTF-8"}},
+		{"mistyped logprob", judgetest.Reply{RawBody: `{"choices": [{"message": {"content": "7"}, "logprobs": {"content": [{"token": "7", "logprob": "high"}]}}]}`, ContentType: "application/json"},
+			[]string{"unparseable reply (HTTP 200)", "logprob"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,8 +4,8 @@
 // a failure is called are package judge's.
 //
 // Both directions go through github.com/go-json-experiment/json (the
-// implementation behind encoding/json/v2); nothing here reads or writes
-// JSON bytes by hand. The rules:
+// implementation behind encoding/json/v2); no JSON grammar is implemented
+// here. The rules:
 //
 //   - A request body is json.Marshal of Request, its fields in the order
 //     openai-go writes ChatCompletionNewParams, its strings escaped as
@@ -13,16 +13,17 @@
 //     escapes): the body openai-go would send for the same request.
 //   - A reply body is decoded strictly: exactly one JSON value; member
 //     names matched exactly (no case folding); a repeated name, invalid
-//     UTF-8, a value of the wrong type or a number out of its type's range
-//     is an error. Unknown members are skipped (servers add fields), and a
-//     body is at most what the caller read (package judge bounds it).
+//     UTF-8 (a lone surrogate escape included), a value of the wrong type
+//     or a number out of its type's range is an error. Unknown members are
+//     skipped (servers add fields). Bounding the body is the caller's job
+//     (the judge reads at most 64 MiB).
 //   - What the judge reads is type-checked; what it skips is checked as
 //     JSON only. With NeedScore, the top alternatives of a generated token
 //     are kept only where package score reads them — a token holding a
 //     digit and the token after one (the score's position and the path it
 //     continues on) — and the other lists are passed over as raw JSON,
 //     never decoded (tokens.go). This is the package's one hand-written
-//     path: a walk over jsontext tokens, held to json.Unmarshal of the
+//     path, a walk over jsontext's tokens, held to json.Unmarshal of the
 //     plain wire structs (DecodeGeneric) by differential and fuzz tests.
 //   - Choices come back in index order, whatever order the server sent
 //     them in.

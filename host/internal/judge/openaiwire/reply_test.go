@@ -410,3 +410,19 @@ func TestDecodeAllocations(t *testing.T) {
 		}
 	}
 }
+
+// An error names where in the body it is, as json.Unmarshal's do.
+func TestDecodeErrorsNameTheValue(t *testing.T) {
+	for _, tc := range []struct{ body, where string }{
+		{`{"choices": [{"logprobs": {"content": [{"token": "7", "logprob": "high"}]}}]}`, `"/choices/0/logprobs/content/0/logprob"`},
+		{`{"choices": [{"logprobs": {"content": [{"token": "a"}, 7]}}]}`, `"/choices/0/logprobs/content/1"`},
+		{`{"choices": [{"logprobs": {"content": [{"token": "7", "top_logprobs": [{"logprob": -1e999}]}]}}]}`, `"/choices/0/logprobs/content/0/top_logprobs/0/logprob"`},
+		{`{"choices": [{"logprobs": {"content": {"token": "a"}}}]}`, `"/choices/0/logprobs/content"`},
+	} {
+		_, err := Decode([]byte(tc.body), NeedScore)
+		_, gerr := DecodeGeneric([]byte(tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.where) {
+			t.Errorf("%s: error %v; want one within %s (the generic decode's: %v)", tc.body, err, tc.where, gerr)
+		}
+	}
+}

@@ -15,14 +15,15 @@ import (
 // The hand-written path: a choice's logprobs.content read token by token
 // from the decoder json.Unmarshal hands it (UnmarshalJSONFrom).
 //
-// A scoring reply with 20 top_logprobs per token is ~60 KB, almost all of
-// it alternatives package score never reads. json.Unmarshal of the plain
-// structs decodes every one of them (a string each) and costs several
-// times the rest of the judge call; here a list nobody reads is passed over
-// with one ReadValue (jsontext checks its syntax, UTF-8 and names without
-// decoding it), and the strings that are kept are unquoted into one buffer
-// and made into one string per choice. What it accepts, refuses and keeps
-// is held to DecodeGeneric (TestDecodeMatchesGeneric, FuzzDecode).
+// A scoring reply with 20 top_logprobs per token is almost all
+// alternatives package score never reads. json.Unmarshal of the plain
+// structs decodes every one of them, a string and an allocation each, and
+// was the largest cost of a judge call on the host; here a list nobody
+// reads is passed over with one ReadValue (jsontext checks its syntax,
+// UTF-8 and names without decoding it), and the strings that are kept are
+// unquoted into one buffer and made into one string per choice
+// (bench/README.md has the numbers). What it accepts, refuses and keeps is
+// held to DecodeGeneric (TestDecodeMatchesGeneric, FuzzDecode).
 
 // scoreTokens and allTokens are logprobs.content read by readTokens, with
 // NeedScore and NeedAll.
@@ -74,26 +75,24 @@ var scratches = sync.Pool{New: func() any { return new(scratch) }}
 const maxPooledScratch = 1 << 20
 
 func (s *scratch) release() {
-	if cap(s.text) > maxPooledScratch || cap(s.alts)*32 > maxPooledScratch || cap(s.toks)*48 > maxPooledScratch {
+	const altBytes, tokenBytes = 24, 40 // sizes of altRec and tokenRec
+	if cap(s.text) > maxPooledScratch || cap(s.alts)*altBytes > maxPooledScratch || cap(s.toks)*tokenBytes > maxPooledScratch {
 		return
 	}
 	scratches.Put(s)
 }
 
-// The Go types a mistyped value is reported against, as json.Unmarshal
-// of the plain structs reports it.
+// The Go types a mistyped value is reported against: the plain structs'
+// (genericTokens), as json.Unmarshal of them reports it.
 var (
 	stringType  = reflect.TypeFor[string]()
 	float64Type = reflect.TypeFor[float64]()
 	tokensType  = reflect.TypeFor[genericTokens]()
-	tokenType   = reflect.TypeFor[struct {
-		Token   string  `json:"token"`
-		Logprob float64 `json:"logprob"`
-	}]()
-	altsType = reflect.TypeFor[[]struct {
-		Token   string  `json:"token"`
-		Logprob float64 `json:"logprob"`
-	}]()
+	tokenType   = tokensType.Elem()
+	altsType    = func() reflect.Type {
+		f, _ := tokenType.FieldByName("TopLogprobs")
+		return f.Type
+	}()
 )
 
 // readTokens reads a logprobs.content list (or null) whole, keeping what
@@ -319,7 +318,7 @@ func readFloat(dec *jsontext.Decoder) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	if err != nil {
-		return 0, &json.SemanticError{JSONKind: '0', JSONValue: v.Clone(), GoType: float64Type, Err: strconv.ErrRange}
+		return 0, &json.SemanticError{JSONPointer: dec.StackPointer(), JSONKind: '0', JSONValue: v.Clone(), GoType: float64Type, Err: strconv.ErrRange}
 	}
 	return f, nil
 }
@@ -331,7 +330,7 @@ func mistyped(dec *jsontext.Decoder, goType reflect.Type) error {
 	if _, err := dec.ReadValue(); err != nil {
 		return err
 	}
-	return &json.SemanticError{JSONKind: kind, GoType: goType}
+	return &json.SemanticError{JSONPointer: dec.StackPointer(), JSONKind: kind, GoType: goType}
 }
 
 func hasDigit(s []byte) bool {
