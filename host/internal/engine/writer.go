@@ -268,13 +268,19 @@ type ResumeReport struct {
 	// TornLineBytes is the size of a torn last line (a crash mid-write)
 	// that was cut off; that case is evaluated again. 0 when none.
 	TornLineBytes int64 `json:"torn_line_bytes,omitempty"`
+	// Retried is the number of cases whose results held an error marked
+	// retryable (a judge outage, a lost worker, a transport timeout):
+	// their lines were removed and the cases are evaluated again.
+	Retried int `json:"retried,omitempty"`
 }
 
 // readDone reads results.jsonl for --resume: the ids of cases complete
 // under hash. A torn trailing line (a crash mid-write) is cut off so the
 // file stays valid JSONL, and reported. Lines under another hash are an
 // error: mixing results of two configs in one file would make the summary
-// a lie.
+// a lie. A case whose result holds an error marked retryable is not
+// complete (RetryOnResume): its line is removed and the case evaluated
+// again.
 func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 	path := filepath.Join(dir, "results.jsonl")
 	rep := &ResumeReport{}
@@ -287,6 +293,7 @@ func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 	}
 	defer f.Close()
 	done := map[string]bool{}
+	retry := map[int]bool{} // line numbers of retryable results
 	br := bufio.NewReaderSize(f, 1<<16)
 	var good, torn int64
 	lineNo := 0
@@ -297,6 +304,11 @@ func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 			var r struct {
 				CaseID     string `json:"case_id"`
 				ConfigHash string `json:"config_hash"`
+				Metrics    []struct {
+					Error *struct {
+						Retryable bool `json:"retryable"`
+					} `json:"error"`
+				} `json:"metrics"`
 			}
 			if jerr := json.Unmarshal(line, &r); jerr != nil {
 				return nil, nil, fmt.Errorf("resume: %s:%d: %w", path, lineNo, jerr)
@@ -305,7 +317,16 @@ func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 				return nil, nil, fmt.Errorf("resume: %s:%d: written under config hash %s, this config is %s; use another --output-dir or run without --resume",
 					path, lineNo, r.ConfigHash, hash)
 			}
-			done[r.CaseID] = true
+			retryable := false
+			for _, m := range r.Metrics {
+				retryable = retryable || (m.Error != nil && m.Error.Retryable)
+			}
+			if retryable {
+				retry[lineNo] = true
+				delete(done, r.CaseID)
+			} else {
+				done[r.CaseID] = true
+			}
 			good += int64(len(line))
 		} else {
 			torn = int64(len(line))
@@ -322,6 +343,67 @@ func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 			return nil, nil, fmt.Errorf("resume: drop torn last line of %s: %w", path, err)
 		}
 	}
-	rep.Done, rep.TornLineBytes = len(done), torn
+	if len(retry) > 0 {
+		if err := dropLines(path, retry); err != nil {
+			return nil, nil, fmt.Errorf("resume: remove the retryable results from %s: %w", path, err)
+		}
+	}
+	rep.Done, rep.TornLineBytes, rep.Retried = len(done), torn, len(retry)
 	return done, rep, nil
+}
+
+// dropLines rewrites the results file at path without the lines numbered
+// in drop (from 1): into a temporary file, synced, renamed over it and the
+// directory synced, so a crash leaves either file whole. A case whose line
+// is gone is simply not done; nothing else is lost.
+func dropLines(path string, drop map[int]bool) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := path + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // after the rename: nothing there
+	bw := bufio.NewWriterSize(out, 1<<16)
+	br := bufio.NewReaderSize(in, 1<<16)
+	for lineNo := 1; ; lineNo++ {
+		line, rerr := br.ReadBytes('\n')
+		if len(line) > 0 && !drop[lineNo] {
+			if _, err := bw.Write(line); err != nil {
+				out.Close()
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			out.Close()
+			return rerr
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

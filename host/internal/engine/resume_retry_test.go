@@ -1,0 +1,80 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/engine"
+)
+
+// TestResumeRedoesRetryableErrorsOnly: --resume evaluates again every case
+// whose result holds an error marked retryable (a fault of the judge or of
+// the infrastructure: a transport timeout, a lost worker) and keeps every
+// other result, a guest's own timeout included; each case stays written
+// once.
+func TestResumeRedoesRetryableErrorsOnly(t *testing.T) {
+	e := newEnv(t, liarMetric(`{score: 1, success: true}`, ""))
+	if _, err := e.runErr(t, context.Background(), "off", engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	written := readResults(t, e.out)
+	faults := map[string]*abi.Error{
+		// A worker's case whose deadline passed while it waited on NATS.
+		"c2": {Code: abi.CodeTimeout, Message: "measure: passed its 1m0s deadline; while it ran: NATS: nats: timeout", Retryable: true},
+		// The guest's own deadline: its fault, not retried.
+		"c3": {Code: abi.CodeTimeout, Message: "measure: passed its 1m0s deadline; instance discarded"},
+		// A judge outage.
+		"c4": {Code: abi.CodeJudge, Message: "judge returned 503 after 3 attempts", Retryable: true},
+	}
+	var lines []byte
+	for _, id := range []string{"c1", "c2", "c3", "c4"} {
+		r := written[id]
+		if f := faults[id]; f != nil {
+			m := &r.Metrics[0]
+			m.Status, m.Score, m.Error, m.ErrorClass = engine.StatusError, nil, f, "plugin"
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(append(lines, b...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(e.out, "results.jsonl"), lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := e.runErr(t, context.Background(), "off", engine.RunOptions{Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Resume == nil || s.Resume.Done != 2 || s.Resume.Retried != 2 || s.Cases != 4 {
+		t.Fatalf("resume report %+v, cases %d; want 2 done, 2 retried, 4 cases", s.Resume, s.Cases)
+	}
+	after := readResults(t, e.out) // fails on a case written twice
+	for id, want := range map[string]string{"c1": engine.StatusPassed, "c2": engine.StatusPassed, "c3": engine.StatusError, "c4": engine.StatusPassed} {
+		if got := after[id].Metrics[0].Status; got != want {
+			t.Errorf("%s after --resume: %s, want %s", id, got, want)
+		}
+	}
+	if m := s.Metrics[0]; m.Passed != 3 || m.Errors != 1 {
+		t.Errorf("summary: %d passed, %d errors; want 3 and 1", m.Passed, m.Errors)
+	}
+	// The retried cases' lines were replaced, not appended after stale ones.
+	var order []string
+	err = engine.EachResult(filepath.Join(e.out, "results.jsonl"), func(r *engine.CaseResult) error {
+		order = append(order, r.CaseID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(order)
+	if !slices.Equal(order, []string{"c1", "c2", "c3", "c4"}) {
+		t.Errorf("results.jsonl holds %v", order)
+	}
+}
