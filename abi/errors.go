@@ -68,7 +68,10 @@ type Error struct {
 	Field string `json:"field,omitempty"`
 	// Stderr is the guest's captured stderr (bounded), for traps.
 	Stderr string `json:"stderr,omitempty"`
-	// Retryable is true for judge faults worth retrying later.
+	// Retryable is true for faults worth retrying in a later run: the
+	// judge's (rate limits, outages) or the infrastructure's (a cluster
+	// worker lost, a transport that timed out). `--resume` evaluates a
+	// case with such an error again. Host-owned: a guest cannot set it.
 	Retryable bool `json:"retryable,omitempty"`
 }
 

@@ -346,7 +346,7 @@ var docs = map[string]string{
 	"Error.digest":    "Digest of the plugin module (\"sha256:<hex>\"). Filled in by the host; a guest leaves it absent.",
 	"Error.field":     "The test-case field (missing_field) or config field (invalid_config) at fault.",
 	"Error.stderr":    "The guest's captured standard error, bounded; set by the host on traps (a panicking guest prints its panic there).",
-	"Error.retryable": "True for judge faults worth retrying in a later run (rate limits, outages).",
+	"Error.retryable": "True for faults worth retrying in a later run: the judge's (rate limits, outages) or the infrastructure's (a cluster worker lost, a transport timeout); --resume evaluates the case again.",
 
 	// judge
 	"JudgeBatch":          "Input of the anvil_judge host function: judge requests the host runs concurrently, subject to the judge's limits and the invocation's budget.",
