@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -44,6 +45,54 @@ type conn struct {
 	cache   jetstream.KeyValue
 	plugins jetstream.ObjectStore
 	log     *slog.Logger
+	health  *health
+}
+
+// health is what a process knows of its transport's faults: a disconnect,
+// an error the server sent (a permissions violation, a slow consumer), a
+// request that failed or timed out. The last one, and when it happened:
+// the coordinator's no-progress notice names it, and a worker marks the
+// errors of a case that ran meanwhile retryable.
+type health struct {
+	now  func() time.Time
+	mu   sync.Mutex
+	at   time.Time
+	last string
+}
+
+func newHealth(now func() time.Time) *health {
+	if now == nil {
+		now = time.Now
+	}
+	return &health{now: now}
+}
+
+// fault records a transport fault: what was being done, and the error.
+func (h *health) fault(what string, err error) {
+	msg := what
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	h.mu.Lock()
+	h.at, h.last = h.now(), truncate(msg, 512)
+	h.mu.Unlock()
+}
+
+// since is the last fault recorded at or after t; "" when none was.
+func (h *health) since(t time.Time) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last == "" || h.at.Before(t) {
+		return ""
+	}
+	return h.last
+}
+
+// lastFault is the last fault recorded and when; "" when none was.
+func (h *health) lastFault() (string, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last, h.at
 }
 
 // dial connects to serverURL (nats://host:port) and makes sure the
@@ -54,6 +103,7 @@ func dial(ctx context.Context, serverURL string, auth Auth, name string, log *sl
 		return nil, err
 	}
 	auth = auth.fromEnv(os.Getenv)
+	h := newHealth(nil)
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
@@ -61,10 +111,22 @@ func dial(ctx context.Context, serverURL string, auth Auth, name string, log *sl
 		nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
+				h.fault("disconnected from NATS", err)
 				log.Warn("disconnected from NATS; reconnecting", "err", err)
 			}
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) { log.Info("reconnected to NATS") }),
+		// What the server refuses (a permissions violation: this
+		// process's credentials lack a right it needs) or drops (a slow
+		// consumer) arrives here, not as the failed call's error.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			what := "NATS"
+			if sub != nil {
+				what = "NATS subscription " + sub.Subject
+			}
+			h.fault(what, err)
+			log.Warn("cluster: "+what+" error", "err", err)
+		}),
 	}
 	if auth.CredsFile != "" {
 		opts = append(opts, nats.UserCredentials(auth.CredsFile))
@@ -80,7 +142,7 @@ func dial(ctx context.Context, serverURL string, auth Auth, name string, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", redactURL(serverURL), err)
 	}
-	c := &conn{nc: nc, log: log}
+	c := &conn{nc: nc, log: log, health: h}
 	if err := c.setup(ctx); err != nil {
 		nc.Close()
 		return nil, err
@@ -149,10 +211,11 @@ var errStopped = errors.New("stopped")
 // server is away (restarting) before the run gives up on it.
 const natsOutage = 5 * time.Minute
 
-// retryNATS runs op until it succeeds, ctx is done or the server has been
+// retry runs op until it succeeds, ctx is done or the server has been
 // away for natsOutage. Every op retried here is idempotent (a publish with
-// a Nats-Msg-Id, which JetStream de-duplicates).
-func retryNATS(ctx context.Context, log *slog.Logger, what string, op func() error) error {
+// a Nats-Msg-Id, which JetStream de-duplicates). Each failure is a
+// transport fault.
+func (c *conn) retry(ctx context.Context, what string, op func() error) error {
 	deadline := time.Now().Add(natsOutage)
 	for {
 		err := op()
@@ -162,10 +225,11 @@ func retryNATS(ctx context.Context, log *slog.Logger, what string, op func() err
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		c.health.fault(what, err)
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cluster: %s: %w (NATS unreachable for %s)", what, err, natsOutage)
 		}
-		log.Warn("cluster: NATS unavailable; retrying", "op", what, "err", err)
+		c.log.Warn("cluster: NATS unavailable; retrying", "op", what, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -39,6 +39,17 @@ type CoordinatorOptions struct {
 	// OnFault, when set, is called with each fault a worker reports (and
 	// each result the coordinator refuses), after it is logged.
 	OnFault func(FaultMessage)
+	// StallAfter is how long the coordinator waits without writing a
+	// case, while cases are pending, before it says so (and why, as far
+	// as it knows) on its log; DefaultStallAfter when 0.
+	StallAfter time.Duration
+
+	// clock and ticks replace time.Now and the watchdog's ticker, and
+	// resultHandled is called after each message of the results stream
+	// (tests).
+	clock         func() time.Time
+	ticks         <-chan time.Time
+	resultHandled func()
 }
 
 // Coordinator publishes a run and gathers its results; it is the run's
@@ -54,13 +65,25 @@ type Coordinator struct {
 	outputDir string
 	resume    bool
 
-	mu       sync.Mutex
-	refusals []FaultMessage
-	limiters map[string]judge.Limiter // the cluster's judge budget, by judge
+	// retried are the cases results.jsonl held with a retryable error
+	// (engine.RetryOnResume) when this run was resumed: evaluated again.
+	retried map[string]bool
+
+	mu          sync.Mutex
+	refusals    []FaultMessage // the first maxRefusals
+	lastRefusal FaultMessage
+	limiters    map[string]judge.Limiter // the cluster's judge budget, by judge
 	// lastTaken is the last worker each pending case was delivered to, as
 	// the workers say (DeliveryMessage).
 	lastTaken map[string]takenBy
+	// workers are the names of the workers seen (deliveries, results,
+	// faults), at most maxWorkersSeen, with when each was last seen.
+	workers map[string]time.Time
 }
+
+// maxRefusals bounds the refusals a coordinator keeps: peers decide how
+// many they send.
+const maxRefusals = 1000
 
 type takenBy struct {
 	worker   string
@@ -69,6 +92,11 @@ type takenBy struct {
 
 // DefaultAckWait is the cases' ack deadline when none is given.
 const DefaultAckWait = 60 * time.Second
+
+// DefaultStallAfter is how long a coordinator goes without writing a
+// case before it says so, when not configured: longer than a healthy
+// case, short enough that nobody stares at a silent run for long.
+const DefaultStallAfter = time.Minute
 
 // DefaultMaxDeliver is how often a case is delivered before it is written
 // as an error, when not configured: enough for a case to survive a few
@@ -88,7 +116,13 @@ func NewCoordinator(ctx context.Context, opts CoordinatorOptions) (*Coordinator,
 	if opts.MaxDeliver <= 0 {
 		opts.MaxDeliver = DefaultMaxDeliver
 	}
-	co := &Coordinator{opts: opts, log: opts.Logger, lastTaken: map[string]takenBy{}}
+	if opts.StallAfter <= 0 {
+		opts.StallAfter = DefaultStallAfter
+	}
+	if opts.clock == nil {
+		opts.clock = time.Now
+	}
+	co := &Coordinator{opts: opts, log: opts.Logger, lastTaken: map[string]takenBy{}, workers: map[string]time.Time{}}
 	var err error
 	if co.c, err = dial(ctx, opts.URL, opts.Auth, "anvil-coordinator", opts.Logger); err != nil {
 		return nil, err
@@ -100,7 +134,7 @@ func NewCoordinator(ctx context.Context, opts CoordinatorOptions) (*Coordinator,
 // workers: its judges read and record the cluster's shared cache, and take
 // their permits from the cluster's one budget.
 func (co *Coordinator) EngineOptions(o *engine.Options) {
-	o.JudgeCache = kvCache{kv: co.c.cache}
+	o.JudgeCache = co.c.judgeCache()
 	o.JudgeLimits = func(name string) judge.Limiter { return budgetLimiter{co: co, judge: name} }
 }
 
@@ -154,6 +188,23 @@ func runName(outputDir string) (string, error) {
 	sum := sha256.Sum256([]byte(host + "\x00" + abs))
 	return hex.EncodeToString(sum[:8]), nil
 }
+
+// retriedCases are the cases a resumed run evaluates again: those
+// results.jsonl holds with a retryable error. Read before the engine
+// removes their lines. A file that cannot be read yields what was read:
+// the engine reports it.
+func retriedCases(outputDir string) map[string]bool {
+	retried := map[string]bool{}
+	_ = engine.EachResult(filepath.Join(outputDir, "results.jsonl"), func(r *engine.CaseResult) error {
+		if engine.RetryOnResume(r) {
+			retried[r.CaseID] = true
+		}
+		return nil
+	})
+	return retried
+}
+
+func (co *Coordinator) now() time.Time { return co.opts.clock() }
 
 // RunID names the run in NATS (subjects, consumer, key).
 func (co *Coordinator) RunID() string { return co.runID }
@@ -315,6 +366,9 @@ func (co *Coordinator) Run(ctx context.Context, eng *engine.Engine, ro engine.Ru
 		return nil, &engine.RunError{Kind: engine.ErrInput, Err: err}
 	}
 	co.runID, co.outputDir, co.resume = runID, ro.OutputDir, ro.Resume
+	if ro.Resume {
+		co.retried = retriedCases(ro.OutputDir)
+	}
 	ro.Dispatch = co
 	ro.ResumeArgs = "--cluster " + shellWord(redactURL(co.opts.URL))
 	s, err := eng.Run(ctx, ro)

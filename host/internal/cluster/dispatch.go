@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,7 +24,7 @@ type dispatch struct {
 	co *Coordinator
 	// expected: published cases awaiting a result, with the hash of the
 	// case as published (a result must carry the same case).
-	expected map[string]caseRef
+	expected map[string]*caseRef
 	// early: results read back from the stream before their case came
 	// through (a resumed run finds results an earlier coordinator did not
 	// write).
@@ -32,13 +33,24 @@ type dispatch struct {
 	// came through (a resumed run reads the advisories again).
 	exhausted map[string]exhaustion
 	// written: cases emitted by this dispatch or done before a resume.
-	written  map[string]bool
+	written map[string]bool
+	// requeued counts each case's publications after a refused result:
+	// at most maxRequeue, however many results are refused — a peer's
+	// messages cannot buy evaluations (and judge spend) by the case.
+	requeued map[string]int
 	attempts int
 	emit     func(*engine.CaseResult) error
+	// lastProgress is when a case was last written, lastNotice when the
+	// watchdog last said none was.
+	lastProgress, lastNotice time.Time
 }
 
 type caseRef struct {
 	hash [32]byte
+	// seqs are the stream sequences of this dispatch's publications of
+	// the case: for a case retried by --resume, an advisory about any
+	// other message of it is about an earlier, already written attempt.
+	seqs []uint64
 }
 
 type exhaustion struct {
@@ -79,8 +91,9 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	if err := co.publishRun(ctx); err != nil {
 		return err
 	}
-	d := &dispatch{co: co, expected: map[string]caseRef{}, early: map[string]*engine.CaseResult{},
-		exhausted: map[string]exhaustion{}, written: map[string]bool{}, emit: emit}
+	d := &dispatch{co: co, expected: map[string]*caseRef{}, early: map[string]*engine.CaseResult{},
+		exhausted: map[string]exhaustion{}, written: map[string]bool{}, requeued: map[string]int{}, emit: emit,
+		lastProgress: co.now()}
 	if co.resume {
 		if err := d.readWritten(); err != nil {
 			return err
@@ -122,9 +135,17 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	}
 	defer ac.Stop()
 	defer close(finished) // first: a callback blocked on a channel returns
+	ticks := co.opts.ticks
+	if ticks == nil {
+		t := time.NewTicker(co.opts.StallAfter / 4)
+		defer t.Stop()
+		ticks = t.C
+	}
 	in := cases
 	for in != nil || len(d.expected) > 0 {
 		select {
+		case <-ticks:
+			d.watch(ctx)
 		case c, ok := <-in:
 			if !ok {
 				in = nil
@@ -136,6 +157,9 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 		case m := <-results:
 			if err := d.onResult(ctx, m.Data()); err != nil {
 				return err
+			}
+			if co.opts.resultHandled != nil {
+				co.opts.resultHandled()
 			}
 		case m := <-exhausted:
 			if err := d.onExhausted(ctx, m.Data()); err != nil {
@@ -167,36 +191,84 @@ func (d *dispatch) readWritten() error {
 	return nil
 }
 
+// onCase publishes a case, unless a resumed run finds its result (or its
+// exhaustion) already in NATS. A case --resume retries — results.jsonl
+// held it with a retryable error — is published afresh, and what NATS
+// kept of its earlier attempt is ignored.
 func (d *dispatch) onCase(ctx context.Context, c *abi.TestCase) error {
 	h, data, err := caseHash(d.co.runID, c)
 	if err != nil {
 		return err
 	}
+	retried := d.co.retried[c.ID]
 	if r, ok := d.early[c.ID]; ok {
 		delete(d.early, c.ID)
-		if rh, _, err := caseHash(d.co.runID, r.Case); err == nil && rh == h {
+		if rh, _, err := caseHash(d.co.runID, r.Case); err == nil && rh == h && !retried {
 			return d.write(r)
 		}
 	}
 	if x, ok := d.exhausted[c.ID]; ok {
 		delete(d.exhausted, c.ID)
-		if x.hash == h {
-			return d.write(d.co.eng.Unevaluated(c, x.why))
+		if x.hash == h && !retried {
+			return d.write(d.co.lost(c, x.why))
 		}
 	}
-	d.expected[c.ID] = caseRef{hash: h}
-	return d.publishCase(ctx, c.ID, data, "")
+	ref := &caseRef{hash: h}
+	d.expected[c.ID] = ref
+	suffix := ""
+	if retried {
+		suffix = "#r" + d.co.desc.Generation
+	}
+	return d.publishCase(ctx, ref, c.ID, data, suffix)
 }
 
-func (d *dispatch) publishCase(ctx context.Context, id string, data []byte, suffix string) error {
+// publishCase puts a case on the work queue under its message id (plus
+// suffix, for a publication that must not be taken for an earlier one)
+// and records the message's sequence in ref.
+func (d *dispatch) publishCase(ctx context.Context, ref *caseRef, id string, data []byte, suffix string) error {
 	if max := d.co.c.nc.MaxPayload(); int64(len(data)) > max {
 		return fmt.Errorf("cluster: case %q is %d bytes as a message, over the NATS server's max_payload of %d (raise max_payload in the server config)", id, len(data), max)
 	}
+	mid := msgID("c", d.co.runID, id) + suffix
+	ack, err := d.publish(ctx, id, data, mid)
+	if err != nil {
+		return err
+	}
+	if ack.Duplicate && !d.queued(ctx, ack.Sequence) {
+		// JetStream remembers a message id for its duplicate window
+		// after the message is gone — acknowledged, or purged with an
+		// earlier run of this name: published under it, the case would
+		// never be delivered.
+		if ack, err = d.publish(ctx, id, data, mid+"#g"+d.co.desc.Generation); err != nil {
+			return err
+		}
+	}
+	ref.seqs = append(ref.seqs, ack.Sequence)
+	return nil
+}
+
+func (d *dispatch) publish(ctx context.Context, id string, data []byte, mid string) (*jetstream.PubAck, error) {
 	msg := &nats.Msg{Subject: casesSubject(d.co.runID), Data: data}
-	return retryNATS(ctx, d.co.log, "publish case "+strconvQuote(id), func() error {
-		_, err := d.co.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID("c", d.co.runID, id)+suffix))
+	var ack *jetstream.PubAck
+	err := d.co.c.retry(ctx, "publish case "+strconvQuote(id), func() error {
+		var err error
+		ack, err = d.co.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(mid))
 		return err
 	})
+	return ack, err
+}
+
+// queued reports whether the cases stream still holds this run's message
+// at seq (pending, in flight or exhausted). When it cannot tell, it says
+// no: a case published twice is written once, a case never delivered is
+// waited for forever.
+func (d *dispatch) queued(ctx context.Context, seq uint64) bool {
+	s, err := d.co.c.js.Stream(ctx, casesStream)
+	if err != nil {
+		return false
+	}
+	raw, err := s.GetMsg(ctx, seq)
+	return err == nil && raw.Subject == casesSubject(d.co.runID)
 }
 
 func (d *dispatch) onResult(ctx context.Context, data []byte) error {
@@ -214,9 +286,17 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 	if d.written[id] {
 		return nil // a redelivered case evaluated twice: written once
 	}
+	if rm.RunID != d.co.runID {
+		// Never this run's evaluation, so never a reason to evaluate this
+		// run's case again.
+		d.co.log.Debug("cluster: dropped a result of another run", "run", rm.RunID, "worker", rm.Worker)
+		return nil
+	}
+	if d.co.retried[id] && rm.Generation != d.co.desc.Generation {
+		return nil // an earlier attempt at a case --resume retries
+	}
 	if err := d.co.checkResult(&rm); err != nil {
-		d.co.refuse(FaultMessage{RunID: d.co.runID, Worker: rm.Worker, Kind: FaultRefused, Reason: err.Error()})
-		return d.retry(ctx, r)
+		return d.refused(ctx, id, rm.Worker, err.Error(), r)
 	}
 	ref, ok := d.expected[id]
 	if !ok {
@@ -228,16 +308,54 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 		return nil
 	}
 	if h, _, err := caseHash(d.co.runID, r.Case); err != nil || h != ref.hash {
-		d.co.refuse(FaultMessage{RunID: d.co.runID, Worker: rm.Worker, Kind: FaultRefused,
-			Reason: fmt.Sprintf("case %q: the result carries another case than the one published", id)})
-		return d.retry(ctx, nil)
+		return d.refused(ctx, id, rm.Worker, fmt.Sprintf("case %q: the result carries another case than the one published", id), nil)
 	}
 	return d.write(r)
+}
+
+// maxRequeue bounds the publications of one case after refused results:
+// the cases' delivery limit, enough for the case to reach a matching
+// worker past a few that do not match.
+func (d *dispatch) maxRequeue() int { return d.co.opts.MaxDeliver }
+
+// refused handles a result this run does not accept: it is reported, and
+// the case is published again for a matching worker — at most
+// maxRequeue times per case (a case pending meanwhile still takes a
+// matching worker's result). r is the refused result, when it carries the
+// case unchanged.
+func (d *dispatch) refused(ctx context.Context, id, worker, reason string, r *engine.CaseResult) error {
+	ref, pending := d.expected[id]
+	if !pending {
+		// Not a case this run waits for (yet): nothing to evaluate again.
+		d.co.log.Debug("cluster: refused a result", "worker", worker, "case", id, "reason", reason)
+		return nil
+	}
+	n := d.requeued[id]
+	if n >= d.maxRequeue() {
+		if n == d.maxRequeue() {
+			d.requeued[id]++ // said once
+			d.co.log.Warn("cluster: results refused for a case again; it is not published again (a matching worker's result is still taken)",
+				"case", id, "republished", n, "worker", worker, "reason", reason)
+		}
+		return nil
+	}
+	d.co.refuse(FaultMessage{RunID: d.co.runID, Worker: worker, Kind: FaultRefused, Reason: reason})
+	if r == nil || r.Case == nil {
+		return nil // the case stays pending; the run waits for its redelivery
+	}
+	h, data, err := caseHash(d.co.runID, r.Case)
+	if err != nil || h != ref.hash {
+		return nil
+	}
+	d.requeued[id] = n + 1
+	d.attempts++
+	return d.publishCase(ctx, ref, id, data, fmt.Sprintf("#%s.%d", d.co.desc.Generation, d.attempts))
 }
 
 func (d *dispatch) write(r *engine.CaseResult) error {
 	delete(d.expected, r.CaseID)
 	d.written[r.CaseID] = true
+	d.lastProgress = d.co.now()
 	d.co.mu.Lock()
 	delete(d.co.lastTaken, r.CaseID)
 	d.co.mu.Unlock()
@@ -262,7 +380,7 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 		return nil
 	}
 	var raw *jetstream.RawStreamMsg
-	err := retryNATS(ctx, d.co.log, fmt.Sprintf("read case at %s sequence %d", casesStream, a.StreamSeq), func() error {
+	err := d.co.c.retry(ctx, fmt.Sprintf("read case at %s sequence %d", casesStream, a.StreamSeq), func() error {
 		s, err := d.co.c.js.Stream(ctx, casesStream)
 		if err == nil {
 			raw, err = s.GetMsg(ctx, a.StreamSeq)
@@ -297,7 +415,7 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 		id, a.Deliveries, d.co.lastSeen(id), d.co.opts.AckWait)
 	ref, ok := d.expected[id]
 	if !ok {
-		if d.co.resume {
+		if d.co.resume && !d.co.retried[id] {
 			d.exhausted[id] = exhaustion{hash: h, why: why}
 		}
 		return nil
@@ -306,8 +424,25 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 		d.co.log.Warn("cluster: a max-deliveries advisory for a case whose content is not the one published; ignored", "case", id)
 		return nil
 	}
-	d.co.log.Error("cluster: case exhausted its deliveries; written as an error", "case", id, "deliveries", a.Deliveries, "last_worker", d.co.lastSeen(id))
-	return d.write(d.co.eng.Unevaluated(cm.Case, why))
+	if d.co.retried[id] && !slices.Contains(ref.seqs, a.StreamSeq) {
+		return nil // an earlier attempt, already written; this one goes on
+	}
+	d.co.log.Error("cluster: case exhausted its deliveries; written as an error (retryable: --resume evaluates it again)", "case", id, "deliveries", a.Deliveries, "last_worker", d.co.lastSeen(id))
+	return d.write(d.co.lost(cm.Case, why))
+}
+
+// lost is the result of a case no worker finished: an error on each
+// metric, marked retryable — workers lost or stalled are the
+// infrastructure's fault, and --resume evaluates the case again (a case
+// that kills every worker is written so again, after as many deliveries).
+func (co *Coordinator) lost(c *abi.TestCase, why string) *engine.CaseResult {
+	r := co.eng.Unevaluated(c, why)
+	for i := range r.Metrics {
+		if e := r.Metrics[i].Error; e != nil {
+			e.Retryable = true
+		}
+	}
+	return r
 }
 
 // onDelivery records which worker took a case.
@@ -323,6 +458,7 @@ func (co *Coordinator) onDelivery(m *nats.Msg) {
 	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
+	co.sawWorker(dm.Worker)
 	if prev, ok := co.lastTaken[dm.CaseID]; !ok || dm.Delivery >= prev.delivery {
 		co.lastTaken[dm.CaseID] = takenBy{worker: dm.Worker, delivery: dm.Delivery}
 	}
@@ -337,26 +473,6 @@ func (co *Coordinator) lastSeen(caseID string) string {
 		return "no worker reported taking it to this coordinator"
 	}
 	return fmt.Sprintf("last worker seen: %s, delivery %d", t.worker, t.delivery)
-}
-
-// retry publishes a case again after its result was refused, so a worker
-// that matches the run evaluates it. Only a case whose content is known
-// (the refused result carries it, unchanged) can be; otherwise the case
-// stays pending and the run waits for its redelivery.
-func (d *dispatch) retry(ctx context.Context, r *engine.CaseResult) error {
-	if r == nil || r.Case == nil {
-		return nil
-	}
-	ref, ok := d.expected[r.CaseID]
-	if !ok {
-		return nil
-	}
-	h, data, err := caseHash(d.co.runID, r.Case)
-	if err != nil || h != ref.hash {
-		return nil
-	}
-	d.attempts++
-	return d.publishCase(ctx, r.CaseID, data, fmt.Sprintf("#%d", d.attempts))
 }
 
 func (d *dispatch) onFault(data []byte) error {
@@ -379,7 +495,11 @@ func (d *dispatch) onFault(data []byte) error {
 func (co *Coordinator) refuse(f FaultMessage) {
 	co.log.Warn("cluster: worker refused", "worker", f.Worker, "kind", f.Kind, "reason", f.Reason)
 	co.mu.Lock()
-	co.refusals = append(co.refusals, f)
+	co.sawWorker(f.Worker)
+	if len(co.refusals) < maxRefusals {
+		co.refusals = append(co.refusals, f)
+	}
+	co.lastRefusal = f
 	co.mu.Unlock()
 	if co.opts.OnFault != nil {
 		co.opts.OnFault(f)

@@ -196,6 +196,7 @@ func (ps *permitServer) sweep(ctx context.Context) {
 // renewing through one loop.
 type permitClient struct {
 	nc     *nats.Conn
+	h      *health // a request that fails is a transport fault
 	runID  string
 	worker string
 
@@ -203,8 +204,8 @@ type permitClient struct {
 	held map[string]bool
 }
 
-func newPermitClient(ctx context.Context, nc *nats.Conn, runID, worker string) *permitClient {
-	pc := &permitClient{nc: nc, runID: runID, worker: worker, held: map[string]bool{}}
+func newPermitClient(ctx context.Context, c *conn, runID, worker string) *permitClient {
+	pc := &permitClient{nc: c.nc, h: c.health, runID: runID, worker: worker, held: map[string]bool{}}
 	go pc.renewLoop(ctx)
 	return pc
 }
@@ -232,6 +233,7 @@ func (rl remoteLimiter) Acquire(ctx context.Context, tokens int) (func(), error)
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			pc.h.fault("judge permit from the coordinator", err)
 			if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
 				// The coordinator is away (restarting, or NATS is): wait
 				// a moment and ask again; nothing is spent meanwhile.

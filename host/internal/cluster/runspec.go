@@ -59,10 +59,10 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 	}
 	cfg.Dataset = "" // cases come from the queue
 	cfg.Defaults.OutputDir = ""
-	opts := engine.Options{Logger: w.log, Cache: desc.CacheMode, JudgeCache: kvCache{kv: w.c.cache},
+	opts := engine.Options{Logger: w.log, Cache: desc.CacheMode, JudgeCache: w.c.judgeCache(),
 		Getenv: w.opts.Getenv, CompileCacheDir: w.opts.CompileCacheDir, ReplayJudges: sortedNames(desc.Recordings)}
 	if desc.Budget {
-		opts.JudgeLimits = newPermitClient(ctx, w.c.nc, desc.RunID, w.opts.Name).limiter
+		opts.JudgeLimits = newPermitClient(ctx, w.c, desc.RunID, w.opts.Name).limiter
 	}
 	eng, err := engine.New(ctx, cfg, opts)
 	if err != nil {

@@ -272,6 +272,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 			}
 		}
 	}()
+	started := w.c.health.now()
 	r := eng.Evaluate(ctx, cm.Case)
 	close(evalDone)
 	progress.Stop()
@@ -284,6 +285,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 		w.fault(desc.RunID, FaultJudgeDown, down.Error())
 		return fmt.Errorf("judge down: %w", down)
 	}
+	if fault := w.c.health.since(started); fault != "" {
+		markInfraFaults(r, fault)
+	}
 	data, err := json.Marshal(ResultMessage{
 		RunID: desc.RunID, Generation: desc.Generation, Worker: w.opts.Name,
 		ABIMajor: w.stamp.abiMajor, ABIMinor: w.stamp.abiMinor, Builtins: w.stamp.builtins,
@@ -294,8 +298,12 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 		return fmt.Errorf("encode result of case %q: %w", cm.Case.ID, err)
 	}
 	msg := &nats.Msg{Subject: resultsSubject(desc.RunID), Data: data}
-	if err := retryNATS(ctx, w.log, "publish result of case "+strconvQuote(cm.Case.ID), func() error {
-		_, err := w.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID("r", desc.RunID, cm.Case.ID)))
+	// The id is the publication's (its generation): JetStream keeps ids
+	// after their messages are purged, and a result under an earlier
+	// run's id would be dropped as a duplicate.
+	mid := msgID("r", desc.RunID, cm.Case.ID) + "#" + desc.Generation
+	if err := w.c.retry(ctx, "publish result of case "+strconvQuote(cm.Case.ID), func() error {
+		_, err := w.c.js.PublishMsg(ctx, msg, jetstream.WithMsgID(mid))
 		return err
 	}); err != nil {
 		_ = m.Nak()
@@ -307,6 +315,25 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 		w.log.Debug("cluster: ack", "case", cm.Case.ID, "err", err)
 	}
 	return nil
+}
+
+// markInfraFaults marks retryable the errors of a case during which this
+// worker's transport failed (fault): a deadline that passed, or a judge
+// call that failed, while the case waited on NATS — for a judge permit,
+// the shared cache, the server itself — is the infrastructure's fault,
+// not the plugin's or the case's, and --resume evaluates the case again.
+// A deadline that passed while the transport was healthy is the guest's
+// own and stays as it is. Errors a guest raises itself (traps, ABI
+// violations, metric errors) are never marked.
+func markInfraFaults(r *engine.CaseResult, fault string) {
+	for i := range r.Metrics {
+		e := r.Metrics[i].Error
+		if e == nil || e.Retryable || (e.Code != abi.CodeTimeout && e.Code != abi.CodeJudge) {
+			continue
+		}
+		e.Retryable = true
+		e.Message += " (while the cluster's transport failed: " + fault + "; retryable: --resume evaluates the case again)"
+	}
 }
 
 // handBack returns a case this worker stopped working on — its run was
