@@ -156,35 +156,35 @@ func (c *conn) setup(ctx context.Context) error {
 		return fmt.Errorf("JetStream: %w", err)
 	}
 	c.js = js
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name: casesStream, Subjects: []string{"anvil.cases.*"},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 		Duplicates: 10 * time.Minute,
 	}); err != nil {
-		return fmt.Errorf("JetStream stream %s (is the server started with -js?): %w", casesStream, err)
+		return err
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name: resultsStream, Subjects: []string{"anvil.results.*"},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
 		Duplicates: 10 * time.Minute, MaxAge: 7 * 24 * time.Hour,
 	}); err != nil {
-		return fmt.Errorf("JetStream stream %s: %w", resultsStream, err)
+		return err
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name: exhaustedStream, Subjects: []string{exhaustedPrefix + "*"},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
 		MaxAge: 7 * 24 * time.Hour,
 	}); err != nil {
-		return fmt.Errorf("JetStream stream %s: %w", exhaustedStream, err)
+		return err
 	}
-	if c.runs, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: runsBucket, Storage: jetstream.FileStorage}); err != nil {
-		return fmt.Errorf("JetStream key-value bucket %s: %w", runsBucket, err)
+	if c.runs, err = ensureKeyValue(ctx, js, jetstream.KeyValueConfig{Bucket: runsBucket, Storage: jetstream.FileStorage}); err != nil {
+		return err
 	}
-	if c.cache, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cacheBucket, Storage: jetstream.FileStorage}); err != nil {
-		return fmt.Errorf("JetStream key-value bucket %s: %w", cacheBucket, err)
+	if c.cache, err = ensureKeyValue(ctx, js, jetstream.KeyValueConfig{Bucket: cacheBucket, Storage: jetstream.FileStorage}); err != nil {
+		return err
 	}
-	if c.plugins, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: pluginsBucket, Storage: jetstream.FileStorage}); err != nil {
-		return fmt.Errorf("JetStream object store %s: %w", pluginsBucket, err)
+	if c.plugins, err = ensureObjectStore(ctx, js, jetstream.ObjectStoreConfig{Bucket: pluginsBucket, Storage: jetstream.FileStorage}); err != nil {
+		return err
 	}
 	return nil
 }
