@@ -97,13 +97,14 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 }
 
 // sameStreamConfig compares what this host sets of a stream's
-// configuration (the server fills the rest in).
+// configuration (the server fills the rest in: a duplicate window left
+// unset is the server's default, not a difference).
 func sameStreamConfig(have, want jetstream.StreamConfig) bool {
 	a, b := slices.Clone(have.Subjects), slices.Clone(want.Subjects)
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b) && have.Retention == want.Retention && have.Storage == want.Storage &&
-		have.Duplicates == want.Duplicates && have.MaxAge == want.MaxAge
+		(want.Duplicates == 0 || have.Duplicates == want.Duplicates) && have.MaxAge == want.MaxAge
 }
 
 // ensureKeyValue makes sure key-value bucket cfg.Bucket exists.
