@@ -203,7 +203,9 @@ func workers(t *testing.T, url string, n int, opts WorkerOptions) {
 			o.Name = fmt.Sprintf("%s%d", o.Name, i)
 		}
 		o.Getenv = testGetenv
-		o.Logger = quietLogger(t)
+		if o.Logger == nil {
+			o.Logger = quietLogger(t)
+		}
 		o.CompileCacheDir = compileCache(t)
 		var once sync.Once
 		o.OnReady = func() { once.Do(ready.Done) }
