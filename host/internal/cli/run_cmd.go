@@ -297,7 +297,7 @@ process writes the same outputs; see docs/cluster.md.
 	f.StringVarP(&ro.OutputDir, "output-dir", "o", "", "output directory; default from config, else anvil-results")
 	f.IntVar(&ro.Limit, "limit", 0, "evaluate only the first N cases of the dataset")
 	f.IntVar(&ro.Concurrency, "concurrency", 0, "cases in flight (judges throttle calls with their own limits); default from config, else twice the largest judge max_concurrency, at least 8")
-	f.BoolVar(&ro.Resume, "resume", false, "skip cases already in results.jsonl under the same config hash")
+	f.BoolVar(&ro.Resume, "resume", false, "skip cases already in results.jsonl under the same config hash; those with an error marked retryable (a judge outage, a lost cluster worker) are evaluated again")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar even on a terminal")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout instead of the table (the exit code is the same)")
 	cf.register(cmd, true)

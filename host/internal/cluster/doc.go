@@ -45,6 +45,13 @@
 // results stream, so a worker killed mid-case loses nothing (the case is
 // redelivered after the ack deadline), and a case no worker finishes in
 // MaxDeliver deliveries is written as an error, never waited for forever;
-// the judge API key never travels
-// through NATS — each worker reads its own environment.
+// a refused result publishes its case again at most MaxDeliver times, so a
+// peer's messages cannot buy evaluations; a fault of the infrastructure —
+// a lost worker, a transport that failed while a case ran — ends as an
+// error marked retryable, which --resume evaluates again, while the same
+// error with the transport healthy is the judge's or the plugin's and
+// stays; a coordinator that writes nothing for StallAfter says so, and
+// why as far as it knows; the judge API key never travels
+// through NATS — each worker reads its own environment. Who may publish
+// what is NATS permissions' to decide (examples/cluster/nats-server.conf).
 package cluster
