@@ -282,6 +282,9 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 		d.co.log.Warn("cluster: dropped a result message without a result", "worker", rm.Worker)
 		return nil
 	}
+	d.co.mu.Lock()
+	d.co.sawWorker(rm.Worker)
+	d.co.mu.Unlock()
 	id := r.CaseID
 	if d.written[id] {
 		return nil // a redelivered case evaluated twice: written once
