@@ -40,6 +40,8 @@ type dispatch struct {
 	requeued map[string]int
 	attempts int
 	emit     func(*engine.CaseResult) error
+	// cases is the cases stream, once looked up (queued).
+	cases jetstream.Stream
 	// lastProgress is when a case was last written, lastNotice when the
 	// watchdog last said none was.
 	lastProgress, lastNotice time.Time
@@ -263,11 +265,14 @@ func (d *dispatch) publish(ctx context.Context, id string, data []byte, mid stri
 // no: a case published twice is written once, a case never delivered is
 // waited for forever.
 func (d *dispatch) queued(ctx context.Context, seq uint64) bool {
-	s, err := d.co.c.js.Stream(ctx, casesStream)
-	if err != nil {
-		return false
+	if d.cases == nil {
+		s, err := d.co.c.js.Stream(ctx, casesStream)
+		if err != nil {
+			return false
+		}
+		d.cases = s
 	}
-	raw, err := s.GetMsg(ctx, seq)
+	raw, err := d.cases.GetMsg(ctx, seq)
 	return err == nil && raw.Subject == casesSubject(d.co.runID)
 }
 
