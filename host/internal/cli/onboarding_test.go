@@ -533,6 +533,69 @@ func TestBuildVersion(t *testing.T) {
 	}
 }
 
+// TestInstalledVersion: a binary from `go install …@VERSION` is built from
+// the module cache and carries no VCS stamp; version still says which
+// commit it is — the one tagged VERSION, or the one a pseudo-version names.
+func TestInstalledVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version, commit, source, line, text string
+	}{
+		{"v0.1.0", "", "", "anvil-host v0.1.0 (tagged v0.1.0, go1.99.1, ABI v" + hostABI + ")",
+			"  commit     the one tagged v0.1.0 (a go install build carries no VCS stamp)\n"},
+		{"v0.2.0-rc.1", "", "", "anvil-host v0.2.0-rc.1 (tagged v0.2.0-rc.1, go1.99.1, ABI v" + hostABI + ")",
+			"  commit     the one tagged v0.2.0-rc.1 (a go install build carries no VCS stamp)\n"},
+		{"v0.0.0-20260102030405-0123456789ab", "0123456789ab", "pseudo-version",
+			"anvil-host v0.0.0-20260102030405-0123456789ab (commit 0123456789ab, go1.99.1, ABI v" + hostABI + ")",
+			"  commit     0123456789ab (named by the pseudo-version; a go install build carries no VCS stamp)\n"},
+		{"(devel)", "", "", "anvil-host (devel) (unknown commit, go1.99.1, ABI v" + hostABI + ")",
+			"  commit     unknown (built without VCS information)\n"},
+	} {
+		bi := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Path: modulePath, Version: tc.version}}
+		v := buildVersion(bi)
+		if v.Version != tc.version || v.Commit != tc.commit || v.CommitSource != tc.source {
+			t.Errorf("%s: %+v", tc.version, v)
+		}
+		if s := versionString(bi); s != tc.line {
+			t.Errorf("%s: versionString = %q, want %q", tc.version, s, tc.line)
+		}
+		var b strings.Builder
+		if err := writeVersion(&b, v); err != nil || !strings.Contains(b.String(), tc.text) {
+			t.Errorf("%s: version says\n%s\nwant %q", tc.version, b.String(), tc.text)
+		}
+	}
+	// A checkout's VCS stamp wins over what a version could say.
+	bi := &debug.BuildInfo{Main: debug.Module{Path: modulePath, Version: "v0.0.0-20260102030405-0123456789ab"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "fedcba9876543210fedcba9876543210fedcba98"}}}
+	if v := buildVersion(bi); v.Commit != "fedcba9876543210fedcba9876543210fedcba98" || v.CommitSource != "vcs" {
+		t.Errorf("stamped pseudo-version build: %+v", v)
+	}
+}
+
+// TestRequirableVersion: which build versions a scaffold's go.mod can
+// require.
+func TestRequirableVersion(t *testing.T) {
+	for _, tc := range []struct {
+		path, version, want string
+	}{
+		{modulePath, "v0.1.0", "v0.1.0"},
+		{modulePath, "v1.4.0-rc.2", "v1.4.0-rc.2"},
+		{modulePath, "v0.0.0-20260102030405-0123456789ab", "v0.0.0-20260102030405-0123456789ab"},
+		{modulePath, "v0.0.0-20260102030405-0123456789ab+dirty", ""}, // local changes no proxy has
+		{modulePath, "(devel)", ""},
+		{modulePath, "", ""},
+		{modulePath, "v2.0.0", ""}, // would need the module path /v2
+		{"example.com/embedder", "v1.0.0", ""},
+	} {
+		bi := &debug.BuildInfo{Main: debug.Module{Path: tc.path, Version: tc.version}}
+		if got := requirableVersion(bi); got != tc.want {
+			t.Errorf("%s@%s: %q, want %q", tc.path, tc.version, got, tc.want)
+		}
+	}
+	if got := requirableVersion(nil); got != "" {
+		t.Errorf("no build info: %q", got)
+	}
+}
+
 // TestValidateJSON: the report of a config with a Wasm plugin, and of a
 // config that does not load.
 func TestValidateJSON(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"text/template"
@@ -45,7 +46,19 @@ type scaffoldData struct {
 	Name        string // the plugin name, [a-z][a-z0-9_-]*
 	Kind        string // the kind: Name with '-' replaced by '_'
 	AnvilModule string // github.com/agentanvil/anvil
-	AnvilDir    string // absolute path of an Anvil checkout, or ""
+	sdkSource
+}
+
+// sdkSource is where a scaffold's build gets the Anvil SDK: at most one
+// of the two is set.
+type sdkSource struct {
+	// AnvilDir is the absolute path of an Anvil checkout (a Go project's
+	// go.mod replaces the module by it; a Python project's build.sh takes
+	// the SDK from it).
+	AnvilDir string
+	// AnvilVersion is a version of the module a proxy serves: this
+	// binary's own (a Go project's go.mod requires it).
+	AnvilVersion string
 }
 
 var scaffoldName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
@@ -76,9 +89,16 @@ NAME is lower case: a letter, then letters, digits, '_' or '-'. A target
 directory that exists and is not empty is refused (exit 2) unless --force
 is given, which overwrites the scaffold's files and leaves others alone.
 
-The scaffold refers to this Anvil checkout for its SDK when one is found
-(--anvil-dir, else $ANVIL_DIR, else the checkout holding this binary or the
-current directory); otherwise its README says how to get the SDK.`,
+Where the scaffold's build gets the Anvil SDK, first found: --anvil-dir,
+$ANVIL_DIR, the checkout holding this binary (bin/anvil-host) — a Go
+project then replaces the module by that checkout — else this binary's own
+module version, when it has one a proxy serves ("go install
+github.com/agentanvil/anvil/cmd/anvil-host@VERSION"): a Go project requires
+that version, so the plugin builds against the SDK of the host that runs
+it; else a checkout holding the current directory. With none of these the
+Go project requires no version and its build takes the latest release.
+Python projects use an installed anvil-plugin-sdk unless a checkout is
+known.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -91,19 +111,22 @@ current directory); otherwise its README says how to get the SDK.`,
 			if dir == "" {
 				dir = name
 			}
-			if anvilDir == "" {
-				anvilDir = findAnvilDir()
-			} else if !isAnvilDir(anvilDir) {
+			if anvilDir != "" && !isAnvilDir(anvilDir) {
 				return usageErr(fmt.Errorf("--anvil-dir %s: not a checkout of %s (no go.mod declaring it)", anvilDir, AnvilModule))
 			}
-			if anvilDir != "" {
-				abs, err := filepath.Abs(anvilDir)
-				if err != nil {
-					return err
-				}
-				anvilDir = abs
+			exe, err := os.Executable()
+			if err != nil {
+				exe = ""
 			}
-			data := scaffoldData{Name: name, Kind: strings.ReplaceAll(name, "-", "_"), AnvilModule: AnvilModule, AnvilDir: anvilDir}
+			wd, err := os.Getwd()
+			if err != nil {
+				wd = ""
+			}
+			src, err := findSDK(anvilDir, os.Getenv, exe, wd, readBuildInfo())
+			if err != nil {
+				return err
+			}
+			data := scaffoldData{Name: name, Kind: strings.ReplaceAll(name, "-", "_"), AnvilModule: AnvilModule, sdkSource: src}
 			files, err := renderScaffold(lang, data)
 			if err != nil {
 				return err
@@ -125,8 +148,11 @@ current directory); otherwise its README says how to get the SDK.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "wrote %d files for plugin %s (%s) into %s", len(files), name, lang, dir)
-			if anvilDir != "" {
-				fmt.Fprintf(out, ", using the Anvil checkout at %s", anvilDir)
+			switch {
+			case src.AnvilDir != "":
+				fmt.Fprintf(out, ", using the Anvil checkout at %s", src.AnvilDir)
+			case src.AnvilVersion != "" && lang == "go":
+				fmt.Fprintf(out, ", requiring %s %s (this anvil-host's version)", AnvilModule, src.AnvilVersion)
 			}
 			fmt.Fprintf(out, "\nnext: cd %s && ./build.sh && anvil-host run   (README.md says more)\n", dir)
 			return nil
@@ -212,36 +238,58 @@ func checkTarget(dir string, force bool) error {
 	return nil
 }
 
-// findAnvilDir finds an Anvil checkout for the scaffold's SDK references:
-// $ANVIL_DIR, then the directories above this executable (bin/anvil-host
-// in a checkout), then the current directory and those above it.
-func findAnvilDir() string {
-	if d := os.Getenv("ANVIL_DIR"); d != "" && isAnvilDir(d) {
-		return d
+// findSDK says where a scaffold gets the Anvil SDK: the checkout flagDir
+// (already checked), $ANVIL_DIR, the checkout holding the executable exe
+// (a developer's bin/anvil-host), then the module version of the build
+// bi when a proxy can serve it (an installed release: the plugin builds
+// against the SDK of the host that runs it, even when written inside some
+// checkout), then the checkout holding wd. The zero sdkSource means none.
+func findSDK(flagDir string, getenv func(string) string, exe, wd string, bi *debug.BuildInfo) (sdkSource, error) {
+	checkout := func(dir string) (sdkSource, error) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return sdkSource{}, fmt.Errorf("anvil checkout %s: %w", dir, err)
+		}
+		return sdkSource{AnvilDir: abs}, nil
 	}
-	var starts []string
-	if exe, err := os.Executable(); err == nil {
+	if flagDir != "" {
+		return checkout(flagDir)
+	}
+	if d := getenv("ANVIL_DIR"); d != "" && isAnvilDir(d) {
+		return checkout(d)
+	}
+	if exe != "" {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
-		starts = append(starts, filepath.Dir(exe))
-	}
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	for _, d := range starts {
-		for {
-			if isAnvilDir(d) {
-				return d
-			}
-			up := filepath.Dir(d)
-			if up == d {
-				break
-			}
-			d = up
+		if d := checkoutAbove(filepath.Dir(exe)); d != "" {
+			return checkout(d)
 		}
 	}
-	return ""
+	if v := requirableVersion(bi); v != "" {
+		return sdkSource{AnvilVersion: v}, nil
+	}
+	if wd != "" {
+		if d := checkoutAbove(wd); d != "" {
+			return checkout(d)
+		}
+	}
+	return sdkSource{}, nil
+}
+
+// checkoutAbove is the nearest of dir and its parents that is an Anvil
+// checkout, or "".
+func checkoutAbove(dir string) string {
+	for {
+		if isAnvilDir(dir) {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return ""
+		}
+		dir = up
+	}
 }
 
 // isAnvilDir reports whether dir holds a go.mod declaring AnvilModule.

@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/mod/modfile"
 )
 
 // TestPluginNewGo generates the Go scaffold, builds it with its own
@@ -127,36 +130,226 @@ func TestPluginNewRefuses(t *testing.T) {
 
 // TestScaffoldsFollowTheContract renders every embedded scaffold and checks
 // the files the contract requires.
+// Each is rendered with each source of the SDK: a checkout, a released
+// version, none.
 func TestScaffoldsFollowTheContract(t *testing.T) {
+	sources := map[string]sdkSource{"checkout": {AnvilDir: "/src/anvil"}, "version": {AnvilVersion: "v0.1.0"}, "none": {}}
 	for _, l := range scaffoldLangs {
-		t.Run(l.name, func(t *testing.T) {
-			files, err := renderScaffold(l.name, scaffoldData{Name: "my-plugin", Kind: "my_plugin", AnvilModule: AnvilModule, AnvilDir: "/src/anvil"})
+		for sname, src := range sources {
+			t.Run(l.name+"/"+sname, func(t *testing.T) {
+				files, err := renderScaffold(l.name, scaffoldData{Name: "my-plugin", Kind: "my_plugin", AnvilModule: AnvilModule, sdkSource: src})
+				if err != nil {
+					t.Skipf("no %s scaffold in this build: %v", l.name, err)
+				}
+				byPath := map[string]scaffoldFile{}
+				for _, f := range files {
+					byPath[f.path] = f
+					if strings.Contains(f.path, "__NAME__") || strings.HasSuffix(f.path, ".tmpl") || strings.Contains(string(f.body), "{{") {
+						t.Errorf("%s: not fully rendered", f.path)
+					}
+				}
+				for _, need := range []string{"build.sh", "README.md", "cases.jsonl", "anvil.yaml"} {
+					if _, ok := byPath[need]; !ok {
+						t.Errorf("no %s", need)
+					}
+				}
+				if f := byPath["build.sh"]; f.mode != 0o755 {
+					t.Errorf("build.sh mode %v", f.mode)
+				}
+				if n := strings.Count(strings.TrimSpace(string(byPath["cases.jsonl"].body)), "\n") + 1; n != 3 {
+					t.Errorf("cases.jsonl has %d cases, want 3", n)
+				}
+				y := string(byPath["anvil.yaml"].body)
+				for _, want := range []string{"sha256_file:", "transport:", "kind: my_plugin", "my-plugin:"} {
+					if !strings.Contains(y, want) {
+						t.Errorf("anvil.yaml lacks %q", want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestGoScaffoldRequiresTheSDK: the Go project's go.mod, for each source
+// of the SDK. Outside a checkout it requires the version of the host that
+// wrote it — a version a proxy serves, never a replace to a local path.
+func TestGoScaffoldRequiresTheSDK(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		src         sdkSource
+		wantRequire string // "" for no require of the module
+		wantReplace string // "" for no replace
+	}{
+		{"checkout", sdkSource{AnvilDir: "/src/anvil"}, "v0.0.0-00010101000000-000000000000", "/src/anvil"},
+		{"installed release", sdkSource{AnvilVersion: "v0.1.0"}, "v0.1.0", ""},
+		{"installed pseudo-version", sdkSource{AnvilVersion: "v0.0.0-20260102030405-0123456789ab"}, "v0.0.0-20260102030405-0123456789ab", ""},
+		{"nothing known", sdkSource{}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, err := renderScaffold("go", scaffoldData{Name: "my-plugin", Kind: "my_plugin", AnvilModule: AnvilModule, sdkSource: tc.src})
 			if err != nil {
-				t.Skipf("no %s scaffold in this build: %v", l.name, err)
+				t.Fatal(err)
 			}
-			byPath := map[string]scaffoldFile{}
+			var gomod, readme []byte
 			for _, f := range files {
-				byPath[f.path] = f
-				if strings.Contains(f.path, "__NAME__") || strings.HasSuffix(f.path, ".tmpl") || strings.Contains(string(f.body), "{{") {
-					t.Errorf("%s: not fully rendered", f.path)
+				switch f.path {
+				case "go.mod":
+					gomod = f.body
+				case "README.md":
+					readme = f.body
 				}
 			}
-			for _, need := range []string{"build.sh", "README.md", "cases.jsonl", "anvil.yaml"} {
-				if _, ok := byPath[need]; !ok {
-					t.Errorf("no %s", need)
+			mf, err := modfile.Parse("go.mod", gomod, nil)
+			if err != nil {
+				t.Fatalf("go.mod does not parse: %v\n%s", err, gomod)
+			}
+			if mf.Module.Mod.Path != "my-plugin" {
+				t.Errorf("module %q", mf.Module.Mod.Path)
+			}
+			var require, replace string
+			for _, r := range mf.Require {
+				if r.Mod.Path == AnvilModule {
+					require = r.Mod.Version
 				}
 			}
-			if f := byPath["build.sh"]; f.mode != 0o755 {
-				t.Errorf("build.sh mode %v", f.mode)
-			}
-			if n := strings.Count(strings.TrimSpace(string(byPath["cases.jsonl"].body)), "\n") + 1; n != 3 {
-				t.Errorf("cases.jsonl has %d cases, want 3", n)
-			}
-			y := string(byPath["anvil.yaml"].body)
-			for _, want := range []string{"sha256_file:", "transport:", "kind: my_plugin", "my-plugin:"} {
-				if !strings.Contains(y, want) {
-					t.Errorf("anvil.yaml lacks %q", want)
+			for _, r := range mf.Replace {
+				if r.Old.Path == AnvilModule {
+					replace = r.New.Path
 				}
+			}
+			if require != tc.wantRequire || replace != tc.wantReplace {
+				t.Errorf("require %q, replace %q; want %q, %q\n%s", require, replace, tc.wantRequire, tc.wantReplace, gomod)
+			}
+			if tc.src.AnvilVersion != "" && !strings.Contains(string(readme), "requires `"+AnvilModule+"` `"+tc.src.AnvilVersion+"`") {
+				t.Errorf("README does not say which version it requires:\n%s", readme)
+			}
+		})
+	}
+}
+
+// TestFindSDK: where plugin new takes the SDK from, in its order.
+func TestFindSDK(t *testing.T) {
+	checkoutA, checkoutB, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{checkoutA, checkoutB} {
+		if err := os.WriteFile(filepath.Join(d, "go.mod"), []byte("module "+AnvilModule+"\n\ngo 1.26\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(d, "bin", "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := &debug.BuildInfo{Main: debug.Module{Path: AnvilModule, Version: "v0.1.0"}}
+	pseudo := &debug.BuildInfo{Main: debug.Module{Path: AnvilModule, Version: "v0.0.0-20260102030405-0123456789ab"}}
+	dirty := &debug.BuildInfo{Main: debug.Module{Path: AnvilModule, Version: "v0.0.0-20260102030405-0123456789ab+dirty"}}
+	devel := &debug.BuildInfo{Main: debug.Module{Path: AnvilModule, Version: "(devel)"}}
+	other := &debug.BuildInfo{Main: debug.Module{Path: "example.com/embedder", Version: "v1.0.0"}}
+	noEnv := func(string) string { return "" }
+	envA := func(k string) string {
+		if k == "ANVIL_DIR" {
+			return checkoutA
+		}
+		return ""
+	}
+	envNotACheckout := func(k string) string {
+		if k == "ANVIL_DIR" {
+			return elsewhere
+		}
+		return ""
+	}
+	exeIn := func(d string) string { return filepath.Join(d, "bin", "anvil-host") }
+	for _, tc := range []struct {
+		name   string
+		flag   string
+		getenv func(string) string
+		exe    string
+		wd     string
+		bi     *debug.BuildInfo
+		want   sdkSource
+	}{
+		{"--anvil-dir first", checkoutB, envA, exeIn(checkoutA), checkoutA, release, sdkSource{AnvilDir: checkoutB}},
+		{"then $ANVIL_DIR", "", envA, exeIn(checkoutB), checkoutB, release, sdkSource{AnvilDir: checkoutA}},
+		{"$ANVIL_DIR not a checkout is passed over", "", envNotACheckout, exeIn(elsewhere), elsewhere, release, sdkSource{AnvilVersion: "v0.1.0"}},
+		{"then the checkout holding the binary", "", noEnv, exeIn(checkoutB), checkoutA, release, sdkSource{AnvilDir: checkoutB}},
+		{"then the binary's release version, even inside a checkout", "", noEnv, exeIn(elsewhere), filepath.Join(checkoutA, "bin", "sub"), release, sdkSource{AnvilVersion: "v0.1.0"}},
+		{"a pseudo-version is a version a proxy serves", "", noEnv, exeIn(elsewhere), elsewhere, pseudo, sdkSource{AnvilVersion: "v0.0.0-20260102030405-0123456789ab"}},
+		{"a +dirty build is not: the checkout holding the work dir", "", noEnv, exeIn(elsewhere), filepath.Join(checkoutA, "bin", "sub"), dirty, sdkSource{AnvilDir: checkoutA}},
+		{"(devel): the checkout holding the work dir", "", noEnv, exeIn(elsewhere), checkoutA, devel, sdkSource{AnvilDir: checkoutA}},
+		{"another main module's version is not the SDK's", "", noEnv, exeIn(elsewhere), elsewhere, other, sdkSource{}},
+		{"no build information", "", noEnv, exeIn(elsewhere), elsewhere, nil, sdkSource{}},
+		{"nothing at all", "", noEnv, "", "", devel, sdkSource{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := findSDK(tc.flag, tc.getenv, tc.exe, tc.wd, tc.bi)
+			if err != nil || got != tc.want {
+				t.Errorf("findSDK = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPythonBuildPicksItsInterpreter: build.sh packs the plugin for
+// $PYTHON, else the active virtual environment's python3 (where `pip
+// install anvil-plugin-sdk` put the SDK), else /usr/bin/python3; never a
+// relative name, which the sandbox (no PATH) could not start.
+func TestPythonBuildPicksItsInterpreter(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	files, err := renderScaffold("python", scaffoldData{Name: "my-plugin", Kind: "my_plugin", AnvilModule: AnvilModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f.path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.path), f.body, f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An SDK whose import fails naming the interpreter, so build.sh's
+	// message says which one it ran.
+	sdk := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(sdk, "anvil_sdk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sdk, "anvil_sdk", "__init__.py"), []byte("raise RuntimeError('interpreter')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	venv := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(venv, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(py, filepath.Join(venv, "bin", "python3")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"PYTHON", []string{"PYTHON=" + py, "VIRTUAL_ENV=" + venv}, py + " cannot import anvil_sdk"},
+		{"the active virtual environment", []string{"VIRTUAL_ENV=" + venv}, venv + "/bin/python3 cannot import anvil_sdk"},
+		{"a relative PYTHON", []string{"PYTHON=python3"}, "PYTHON=python3: want an absolute path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			build := exec.Command("bash", "./build.sh")
+			build.Dir = dir
+			var env []string
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "PYTHON=") && !strings.HasPrefix(kv, "VIRTUAL_ENV=") {
+					env = append(env, kv)
+				}
+			}
+			build.Env = append(env, append(tc.env, "ANVIL_SDK="+sdk)...)
+			out, err := build.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("build.sh: %v\n%s\nwant %q", err, out, tc.want)
 			}
 		})
 	}
@@ -195,7 +388,7 @@ func TestPythonBuildSaysWhyTheSDKDoesNotImport(t *testing.T) {
 		want   string
 		unwant string
 	}{
-		{"no SDK", "", "cannot import anvil_sdk: pip install anvil-plugin-sdk, or set ANVIL_SDK", "No module named"},
+		{"no SDK", "", "cannot import anvil_sdk: " + py + " -m pip install anvil-plugin-sdk (installed in a virtual environment? activate it, or set PYTHON to its python3), or set ANVIL_SDK", "No module named"},
 		{"the SDK, without a dependency", "import grpc_missing_in_this_test\n",
 			"No module named 'grpc_missing_in_this_test'", "set ANVIL_SDK"},
 		// Whether or not this python3 has grpc, the import below fails naming a

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
@@ -26,14 +28,20 @@ type versionInfo struct {
 	// (v1.2.3), a pseudo-version, or "(devel)" when unknown (a build from
 	// a work tree without a tag).
 	Version string `json:"version"`
-	// Commit is the VCS revision the binary was built from, "" when the
-	// build had no VCS information (go build -buildvcs=false, go run,
-	// a test binary); Modified says the work tree had local changes.
-	Commit     string `json:"commit,omitempty"`
-	CommitTime string `json:"commit_time,omitempty"`
-	Modified   bool   `json:"modified,omitempty"`
-	Go         string `json:"go"`
-	Platform   string `json:"platform"`
+	// Commit is the VCS revision the binary was built from (CommitSource
+	// "vcs": a build in a checkout), or the 12-hex commit prefix a
+	// pseudo-version names (CommitSource "pseudo-version": `go install
+	// …@v0.0.0-…-abcdef123456`, a build from the module cache, which
+	// carries no VCS stamp). "" when the build does not say: go build
+	// -buildvcs=false, go run, a test binary, and `go install …@v1.2.3`,
+	// whose commit is the one tagged v1.2.3. Modified says the work tree
+	// had local changes.
+	Commit       string `json:"commit,omitempty"`
+	CommitSource string `json:"commit_source,omitempty"`
+	CommitTime   string `json:"commit_time,omitempty"`
+	Modified     bool   `json:"modified,omitempty"`
+	Go           string `json:"go"`
+	Platform     string `json:"platform"`
 	// ABI is the plugin ABI the host speaks: Wasm modules export
 	// anvil_abi_v<major> and declare their minor; process plugins
 	// handshake with protocol version ProcessProtocol (the ABI major).
@@ -92,25 +100,55 @@ func buildVersion(bi *debug.BuildInfo) versionInfo {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			v.Commit = s.Value
+			v.Commit, v.CommitSource = s.Value, "vcs"
 		case "vcs.time":
 			v.CommitTime = s.Value
 		case "vcs.modified":
 			v.Modified = s.Value == "true"
 		}
 	}
+	if v.Commit == "" && module.IsPseudoVersion(v.Version) {
+		if rev, err := module.PseudoVersionRev(v.Version); err == nil {
+			v.Commit, v.CommitSource = rev, "pseudo-version"
+		}
+	}
 	return v
+}
+
+// requirableVersion is the module version a go.mod outside a checkout can
+// require to build against the same SDK and ABI as this binary: its own
+// version when the go command stamped one a proxy can serve (a tag or a
+// pseudo-version, from `go install …@VERSION` or a build in a clean
+// checkout), else "" ("(devel)", or a +dirty build of local changes).
+func requirableVersion(bi *debug.BuildInfo) string {
+	if bi == nil || bi.Main.Path != modulePath {
+		return ""
+	}
+	v := bi.Main.Version
+	if module.Check(modulePath, v) != nil || semver.Canonical(v) != v {
+		return ""
+	}
+	return v
+}
+
+// isTag reports whether v names a tag: a semantic version that is not a
+// pseudo-version.
+func isTag(v string) bool {
+	return semver.IsValid(v) && !module.IsPseudoVersion(v)
 }
 
 // versionString is the one-line version (`anvil-host --version`).
 func versionString(bi *debug.BuildInfo) string {
 	v := buildVersion(bi)
 	commit := "unknown commit"
-	if v.Commit != "" {
+	switch {
+	case v.Commit != "":
 		commit = "commit " + shortCommit(v.Commit)
 		if v.Modified {
 			commit += "+modified"
 		}
+	case isTag(v.Version):
+		commit = "tagged " + v.Version
 	}
 	return fmt.Sprintf("anvil-host %s (%s, %s, ABI v%s)", v.Version, commit, v.Go, v.ABI.Version)
 }
@@ -124,7 +162,10 @@ func shortCommit(c string) string {
 
 func writeVersion(w io.Writer, v versionInfo) error {
 	commit := "unknown (built without VCS information)"
-	if v.Commit != "" {
+	switch {
+	case v.CommitSource == "pseudo-version":
+		commit = v.Commit + " (named by the pseudo-version; a go install build carries no VCS stamp)"
+	case v.Commit != "":
 		commit = v.Commit
 		if v.CommitTime != "" {
 			commit += " (" + v.CommitTime + ")"
@@ -132,6 +173,8 @@ func writeVersion(w io.Writer, v versionInfo) error {
 		if v.Modified {
 			commit += ", with local modifications"
 		}
+	case isTag(v.Version):
+		commit = "the one tagged " + v.Version + " (a go install build carries no VCS stamp)"
 	}
 	_, err := fmt.Fprintf(w, `anvil-host %s
   module     %s
@@ -151,7 +194,9 @@ func newVersionCmd() *cobra.Command {
 		Use:   "version",
 		Short: "Print the version, commit, Go version and plugin ABI version",
 		Long: `Print the module version and the VCS commit the binary was built from
-("(devel)" and "unknown" when the build does not say), the Go toolchain and
+("(devel)" and "unknown" when the build does not say; for a binary from
+"go install github.com/agentanvil/anvil/cmd/anvil-host@VERSION", the commit
+the tag or pseudo-version names), the Go toolchain and
 platform, the plugin ABI version the host speaks (Wasm modules export
 anvil_abi_v1; process plugins handshake with protocol 1), the anvil.yaml
 version it reads and the format of the recorded judge sessions it writes.`,

@@ -5,12 +5,27 @@
 #
 #   PYTHON    interpreter named (by absolute path) in the shebang; it needs
 #             grpcio and protobuf, readable by the user the plugin runs as
-#             (default /usr/bin/python3)
+#             (default: the active virtual environment's python3, where
+#             `pip install anvil-plugin-sdk` put the SDK and its
+#             dependencies; without one, /usr/bin/python3)
 #   ANVIL_SDK directory holding the anvil_sdk package, when it is not
 #             installed for $PYTHON (pip install anvil-plugin-sdk)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-py=${PYTHON:-/usr/bin/python3}
+if [ -n "${PYTHON:-}" ]; then
+	py=$PYTHON
+elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python3" ]; then
+	py=$VIRTUAL_ENV/bin/python3
+else
+	py=/usr/bin/python3
+fi
+case $py in
+/*) ;;
+*)
+	echo "build.sh: PYTHON=$py: want an absolute path (the host starts plugins with no PATH)" >&2
+	exit 1
+	;;
+esac
 sdk=${ANVIL_SDK:-{{if .AnvilDir}}{{.AnvilDir}}/sdk/python/src{{end}}}
 # Exit 3 is "no anvil_sdk at all": the advice is to install it or point
 # ANVIL_SDK at it. Anything else (the SDK found, but grpc missing, say) is
@@ -33,7 +48,7 @@ except Exception as e:
 case $rc in
 0) ;;
 3)
-	echo "build.sh: $py cannot import anvil_sdk: pip install anvil-plugin-sdk, or set ANVIL_SDK to the anvil repository's sdk/python/src" >&2
+	echo "build.sh: $py cannot import anvil_sdk: $py -m pip install anvil-plugin-sdk (installed in a virtual environment? activate it, or set PYTHON to its python3), or set ANVIL_SDK to the anvil repository's sdk/python/src" >&2
 	exit 1
 	;;
 *)
