@@ -5,11 +5,11 @@
 // whole outside-a-checkout flow, tested offline.
 //
 // Invariants:
-//   - A version's zip is made by golang.org/x/mod/zip from a git
-//     revision (`git archive`, as the go command reads a repository), so it
-//     holds exactly the files a real proxy would serve for a tag on that
-//     commit, checked against the same rules; its .mod is that revision's
-//     go.mod, byte for byte.
+//   - A version's zip is made by golang.org/x/mod/zip from the files `git
+//     archive` gives for a revision (as the go command reads a
+//     repository), so it holds exactly the files a real proxy would serve
+//     for a tag on that commit, checked against the same rules; its .mod is
+//     that revision's go.mod, byte for byte.
 //   - A version never changes: writing one the directory already serves
 //     with other content is an error, and nothing of it is replaced.
 //   - Every file appears whole (written beside, then renamed), and @v/list
@@ -18,10 +18,12 @@
 package modproxy
 
 import (
+	stdzip "archive/zip"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -72,12 +74,46 @@ func AddFromGit(ctx context.Context, root, repoRoot, rev string, m module.Versio
 	if p := modfile.ModulePath([]byte(gomod)); p != m.Path {
 		return fmt.Errorf("module %s: go.mod at %s of %s declares module %q", m, shortHash(commit), repoRoot, p)
 	}
+	files, err := gitFiles(ctx, repoRoot, commit)
+	if err != nil {
+		return fmt.Errorf("module %s: files of %s: %w", m, shortHash(commit), err)
+	}
 	var z bytes.Buffer
-	if err := zip.CreateFromVCS(&z, m, repoRoot, commit, ""); err != nil {
+	if err := zip.Create(&z, m, files); err != nil {
 		return fmt.Errorf("module %s: zip from %s: %w", m, shortHash(commit), err)
 	}
 	return Add(root, m, Info{Version: m.Version, Time: t.UTC()}, []byte(gomod), z.Bytes())
 }
+
+// gitFiles is the tree of commit as `git archive` writes it, the way the
+// go command reads a repository (line endings as committed). It is what
+// zip.CreateFromVCS reads, which refuses a linked work tree (git worktree
+// add: .git is a file there).
+func gitFiles(ctx context.Context, repoRoot, commit string) ([]zip.File, error) {
+	out, err := git(ctx, repoRoot, "-c", "core.autocrlf=input", "-c", "core.eol=lf", "archive", "--format=zip", commit)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := stdzip.NewReader(strings.NewReader(out), int64(len(out)))
+	if err != nil {
+		return nil, fmt.Errorf("git archive: %w", err)
+	}
+	var files []zip.File
+	for _, f := range zr.File {
+		if !strings.HasSuffix(f.Name, "/") {
+			files = append(files, archived{f})
+		}
+	}
+	return files, nil
+}
+
+// archived is a file of a `git archive` zip, as golang.org/x/mod/zip
+// reads files.
+type archived struct{ f *stdzip.File }
+
+func (a archived) Path() string                 { return a.f.Name }
+func (a archived) Lstat() (fs.FileInfo, error)  { return a.f.FileInfo(), nil }
+func (a archived) Open() (io.ReadCloser, error) { return a.f.Open() }
 
 // Add writes m's .info, .mod and .zip into the proxy directory root and
 // lists the version.

@@ -110,6 +110,30 @@ func TestAddFromGit(t *testing.T) {
 	}
 }
 
+// TestAddFromALinkedWorkTree: a checkout made by `git worktree add`, whose
+// .git is a file, serves the same zip as the repository it links to.
+func TestAddFromALinkedWorkTree(t *testing.T) {
+	src, _ := repo(t)
+	linked := filepath.Join(t.TempDir(), "linked")
+	if out, err := exec.Command("git", "-C", src, "worktree", "add", "-q", "--detach", linked, "HEAD").CombinedOutput(); err != nil {
+		t.Fatalf("git worktree add: %v\n%s", err, out)
+	}
+	m := module.Version{Path: "example.com/Hello", Version: "v0.1.0"}
+	a, b := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	if err := AddFromGit(ctx, a, src, "HEAD", m); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddFromGit(ctx, b, linked, "HEAD", m); err != nil {
+		t.Fatalf("from the linked work tree: %v", err)
+	}
+	za, _ := os.ReadFile(filepath.Join(a, "example.com", "!hello", "@v", "v0.1.0.zip"))
+	zb, _ := os.ReadFile(filepath.Join(b, "example.com", "!hello", "@v", "v0.1.0.zip"))
+	if len(za) == 0 || !bytes.Equal(za, zb) {
+		t.Fatalf("zips differ: %d and %d bytes", len(za), len(zb))
+	}
+}
+
 // TestGoCommandInstallsFromIt: the go command itself, offline, fetches,
 // verifies and builds against the version, in a clean module cache.
 func TestGoCommandInstallsFromIt(t *testing.T) {
