@@ -92,11 +92,12 @@ is given, which overwrites the scaffold's files and leaves others alone.
 Where the scaffold's build gets the Anvil SDK, first found: --anvil-dir,
 $ANVIL_DIR, the checkout holding this binary (bin/anvil-host) — a Go
 project then replaces the module by that checkout — else this binary's own
-module version, when it has one a proxy serves ("go install
-github.com/agentanvil/anvil/cmd/anvil-host@VERSION"): a Go project requires
-that version, so the plugin builds against the SDK of the host that runs
-it; else a checkout holding the current directory. With none of these the
-Go project requires no version and its build takes the latest release.
+module version when "go install github.com/agentanvil/anvil/cmd/anvil-host@VERSION"
+built it: a Go project requires that version, so the plugin builds against
+the SDK of the host that runs it; else a checkout holding the current
+directory; else the version stamped in a release binary. With none of
+these the Go project requires no version and its build takes the latest
+release.
 Python projects use an installed anvil-plugin-sdk unless a checkout is
 known.`,
 		Args: cobra.ExactArgs(1),
@@ -240,10 +241,13 @@ func checkTarget(dir string, force bool) error {
 
 // findSDK says where a scaffold gets the Anvil SDK: the checkout flagDir
 // (already checked), $ANVIL_DIR, the checkout holding the executable exe
-// (a developer's bin/anvil-host), then the module version of the build
-// bi when a proxy can serve it (an installed release: the plugin builds
-// against the SDK of the host that runs it, even when written inside some
-// checkout), then the checkout holding wd. The zero sdkSource means none.
+// (a developer's bin/anvil-host); then the module version of a build from
+// the module cache (`go install …@VERSION`, no VCS stamp) when a proxy can
+// serve it: the plugin builds against the SDK of the host that runs it,
+// even when written inside some checkout; then the checkout holding wd;
+// then the version of a build stamped from a checkout (a release archive,
+// a wheel; a developer's build may name a commit no proxy has, so a
+// checkout at hand wins). The zero sdkSource means none.
 func findSDK(flagDir string, getenv func(string) string, exe, wd string, bi *debug.BuildInfo) (sdkSource, error) {
 	checkout := func(dir string) (sdkSource, error) {
 		abs, err := filepath.Abs(dir)
@@ -266,7 +270,8 @@ func findSDK(flagDir string, getenv func(string) string, exe, wd string, bi *deb
 			return checkout(d)
 		}
 	}
-	if v := requirableVersion(bi); v != "" {
+	v := requirableVersion(bi)
+	if v != "" && !vcsStamped(bi) {
 		return sdkSource{AnvilVersion: v}, nil
 	}
 	if wd != "" {
@@ -274,7 +279,21 @@ func findSDK(flagDir string, getenv func(string) string, exe, wd string, bi *deb
 			return checkout(d)
 		}
 	}
+	if v != "" {
+		return sdkSource{AnvilVersion: v}, nil
+	}
 	return sdkSource{}, nil
+}
+
+// vcsStamped reports whether the build was made in a checkout (the go
+// command stamped its commit), not from the module cache.
+func vcsStamped(bi *debug.BuildInfo) bool {
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkoutAbove is the nearest of dir and its parents that is an Anvil

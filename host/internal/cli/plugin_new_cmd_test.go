@@ -243,6 +243,10 @@ func TestFindSDK(t *testing.T) {
 	dirty := &debug.BuildInfo{Main: debug.Module{Path: AnvilModule, Version: "v0.0.0-20260102030405-0123456789ab+dirty"}}
 	devel := &debug.BuildInfo{Main: debug.Module{Path: AnvilModule, Version: "(devel)"}}
 	other := &debug.BuildInfo{Main: debug.Module{Path: "example.com/embedder", Version: "v1.0.0"}}
+	// Built in a checkout, where the go command stamped the commit: a
+	// release archive's binary, or a developer's of a commit no proxy has.
+	stamped := &debug.BuildInfo{Main: debug.Module{Path: AnvilModule, Version: "v0.0.0-20260102030405-0123456789ab"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789ab0123456789ab0123456789ab0123"}}}
 	noEnv := func(string) string { return "" }
 	envA := func(k string) string {
 		if k == "ANVIL_DIR" {
@@ -274,6 +278,8 @@ func TestFindSDK(t *testing.T) {
 		{"a pseudo-version is a version a proxy serves", "", noEnv, exeIn(elsewhere), elsewhere, pseudo, sdkSource{AnvilVersion: "v0.0.0-20260102030405-0123456789ab"}},
 		{"a +dirty build is not: the checkout holding the work dir", "", noEnv, exeIn(elsewhere), filepath.Join(checkoutA, "bin", "sub"), dirty, sdkSource{AnvilDir: checkoutA}},
 		{"(devel): the checkout holding the work dir", "", noEnv, exeIn(elsewhere), checkoutA, devel, sdkSource{AnvilDir: checkoutA}},
+		{"a build stamped in a checkout: the checkout holding the work dir first", "", noEnv, exeIn(elsewhere), checkoutA, stamped, sdkSource{AnvilDir: checkoutA}},
+		{"a build stamped in a checkout, outside any: its version", "", noEnv, exeIn(elsewhere), elsewhere, stamped, sdkSource{AnvilVersion: "v0.0.0-20260102030405-0123456789ab"}},
 		{"another main module's version is not the SDK's", "", noEnv, exeIn(elsewhere), elsewhere, other, sdkSource{}},
 		{"no build information", "", noEnv, exeIn(elsewhere), elsewhere, nil, sdkSource{}},
 		{"nothing at all", "", noEnv, "", "", devel, sdkSource{}},
