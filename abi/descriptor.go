@@ -38,7 +38,7 @@ type KindDescriptor struct {
 	// metric kinds and for node kinds whose verdicts are configured.
 	Verdicts []string `json:"verdicts,omitempty"`
 	// Prepare is true when the kind implements anvil_prepare.
-	Prepare bool `json:"prepare,omitempty"`
+	Prepare bool `json:"prepare,omitempty,omitzero"`
 	// Capabilities the kind asks for (ABI minor 1). nil (absent) means the
 	// kind asks for what the plugin asks for (Descriptor.Capabilities), as
 	// every kind of a minor-0 guest does; a non-nil list, even an empty

@@ -72,7 +72,7 @@ type Error struct {
 	// judge's (rate limits, outages) or the infrastructure's (a cluster
 	// worker lost, a transport that timed out). `--resume` evaluates a
 	// case with such an error again. Host-owned: a guest cannot set it.
-	Retryable bool `json:"retryable,omitempty"`
+	Retryable bool `json:"retryable,omitempty,omitzero"`
 }
 
 // Error implements the error interface.

@@ -39,20 +39,20 @@ type JudgeRequest struct {
 	SchemaName string `json:"schema_name,omitempty"`
 	// TopLogprobs > 0 asks for that many alternatives per generated token
 	// (capped by the judge's configuration); 0 asks for none.
-	TopLogprobs int `json:"top_logprobs,omitempty"`
+	TopLogprobs int `json:"top_logprobs,omitempty,omitzero"`
 	// OmitTokens says the caller reads the score, not the tokens: the
 	// response carries no Tokens, and the host keeps of the judge's
 	// log-probabilities only what weighting the score needs. TopLogprobs
 	// still sets how many alternatives are asked of the judge, and the
 	// request is the same one for the judge cache.
-	OmitTokens bool `json:"omit_tokens,omitempty"`
+	OmitTokens bool `json:"omit_tokens,omitempty,omitzero"`
 	// Score, when set, asks the host to locate an integer score in the reply
 	// and weight it by its token log-probabilities (see ScoreSpec).
 	Score *ScoreSpec `json:"score,omitempty"`
 	// Temperature; nil leaves the judge's default.
 	Temperature *float64 `json:"temperature,omitempty"`
 	// MaxTokens caps the reply; 0 leaves the judge's default.
-	MaxTokens int `json:"max_tokens,omitempty"`
+	MaxTokens int `json:"max_tokens,omitempty,omitzero"`
 	// Purpose labels the call in accounting ("steps", "score", "verdict").
 	Purpose string `json:"purpose,omitempty"`
 }
@@ -66,7 +66,7 @@ type ScoreSpec struct {
 	Field string `json:"field,omitempty"`
 	// Samples > 1 asks for a sampling fallback when the judge has no
 	// logprobs: that many samples, mean taken.
-	Samples int `json:"samples,omitempty"`
+	Samples int `json:"samples,omitempty,omitzero"`
 	// SampleTemperature is the temperature of those samples (default 1).
 	SampleTemperature *float64 `json:"sample_temperature,omitempty"`
 }
@@ -124,7 +124,7 @@ type ScoreResult struct {
 	// summed probabilities, ascending by value.
 	Candidates []ScoreCandidate `json:"candidates,omitempty"`
 	// Spread is the standard deviation of the samples ("sampled" only).
-	Spread float64 `json:"spread,omitempty"`
+	Spread float64 `json:"spread,omitempty,omitzero"`
 }
 
 // ScoreCandidate is one integer value and its probability mass.
@@ -146,12 +146,12 @@ type Usage struct {
 	// repair, plus sample top-ups; 0 on a cache hit or a request refused
 	// before sending. "Judge calls" everywhere (table, summary, report,
 	// estimate) means this.
-	Calls int `json:"calls,omitempty"`
+	Calls int `json:"calls,omitempty,omitzero"`
 	// Attempts is HTTP attempts, retries included.
 	Attempts int  `json:"attempts"`
 	CacheHit bool `json:"cache_hit"`
 	// UsageUnknown: a completion's reply had no usage block, so its
 	// tokens (and USD) are estimated from the text (characters/4), not
 	// reported by the server.
-	UsageUnknown bool `json:"usage_unknown,omitempty"`
+	UsageUnknown bool `json:"usage_unknown,omitempty,omitzero"`
 }

@@ -115,7 +115,7 @@ func TestEncodersKnowEveryField(t *testing.T) {
 		v    any
 		want string
 	}{
-		{abi.Error{}, "code message plugin,omitempty digest,omitempty field,omitempty stderr,omitempty retryable,omitempty"},
+		{abi.Error{}, "code message plugin,omitempty digest,omitempty field,omitempty stderr,omitempty retryable,omitempty,omitzero"},
 		{abi.TestCase{}, "id input,omitempty actual_output,omitempty expected_output,omitempty context,omitempty " +
 			"retrieval_context,omitempty tools_called,omitempty expected_tools,omitempty extra,omitempty"},
 		{abi.MeasureRequest{}, "kind metric config,omitempty prepared,omitempty threshold judge_model,omitempty case"},
