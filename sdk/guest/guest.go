@@ -4,7 +4,6 @@ package guest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/sdk"
+	"github.com/agentanvil/anvil/sdk/internal/wire"
 )
 
 // served is the plugin this module exports. A Wasm module is one plugin, so
@@ -69,20 +69,11 @@ func measure() int32 {
 	if err != nil {
 		return misuse(err)
 	}
-	in, err := input()
-	if err != nil {
+	var req abi.MeasureRequest
+	if err := decode(&req); err != nil {
 		return misuse(err)
 	}
-	var req abi.MeasureRequest
-	if err := decodeMeasureRequest(in, &req); err != nil {
-		return misuse(fmt.Errorf("decode request: %w", err))
-	}
-	b, err := encodeMeasureResult(p.Measure(context.Background(), wasmHost{}, &req))
-	if err != nil {
-		return misuse(fmt.Errorf("encode result: %w", err))
-	}
-	output(b)
-	return 0
+	return respond(p.Measure(context.Background(), wasmHost{}, &req))
 }
 
 //go:wasmexport anvil_node
@@ -112,7 +103,7 @@ func decode(v any) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(in, v); err != nil {
+	if err := wire.Decode(in, v); err != nil {
 		return fmt.Errorf("decode request: %w", err)
 	}
 	return nil
@@ -122,7 +113,7 @@ func decode(v any) error {
 // to kinds carries no deadline: the host enforces the wall-clock limit by
 // stopping the instance, which the guest cannot observe or delay.
 func respond(v any) int32 {
-	b, err := json.Marshal(v)
+	b, err := wire.Encode(v)
 	if err != nil {
 		return misuse(fmt.Errorf("encode result: %w", err))
 	}
