@@ -83,7 +83,7 @@ func TestDuplicateKeysRefused(t *testing.T) {
 		t.Fatalf("loaded a plugin whose descriptor names it twice, as %q", p.Info().ID())
 	}
 	var ae *abi.Error
-	if !errors.As(err, &ae) || ae.Code != abi.CodeABI || !strings.Contains(ae.Message, `duplicate key "name" at $.name`) {
+	if !errors.As(err, &ae) || ae.Code != abi.CodeABI || !strings.Contains(ae.Message, `duplicate key "name" at /name`) {
 		t.Fatalf("want abi_violation naming the key, got %v", err)
 	}
 }
@@ -94,7 +94,7 @@ func TestJudgeBatchRules(t *testing.T) {
 	ctx := context.Background()
 	p := load(t, "garbage", Options{Grants: Grants{Judge: true}})
 	for _, tc := range []struct{ kind, want string }{
-		{"dupjudge", `judge batch: duplicate key "requests" at $.requests`},
+		{"dupjudge", `judge batch: duplicate key "requests" at /requests`},
 		{"judgerange", "judge batch: requests[0].temperature is 7; want [0,2]"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
@@ -183,7 +183,7 @@ func TestGuestLogBounded(t *testing.T) {
 	}{
 		{"records", hostile, hostileRequest("f1", map[string]any{"behaviour": "logflood", "calls": 500, "size": 10}), 10, 490, "more than max_log_records 10"},
 		{"bytes", hostile, hostileRequest("f2", map[string]any{"behaviour": "logflood", "calls": 5, "size": 1500}), 2, 3, "more than max_log_bytes 4096"},
-		{"duplicate key", garbage, &abi.MeasureRequest{Kind: "duplog", Case: abi.TestCase{ID: "d"}}, 1, 1, `duplicate key "message" at $.message`},
+		{"duplicate key", garbage, &abi.MeasureRequest{Kind: "duplog", Case: abi.TestCase{ID: "d"}}, 1, 1, `duplicate key "message" at /message`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeServices{}

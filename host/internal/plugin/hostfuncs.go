@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -52,10 +51,10 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 		extism.NewHostFunctionWithStack(abi.HostJudge,
 			func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 				res := judge(ctx, p, stack[0])
-				b, err := json.Marshal(res)
+				b, err := encodeMessage(res)
 				if err != nil {
 					res = &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(w.info, abi.Errorf(abi.CodeJudge, "encode judge result: %v", err))}
-					b, _ = json.Marshal(res)
+					b, _ = encodeMessage(res)
 				}
 				off, err := p.WriteBytes(b)
 				if err != nil {

@@ -2,8 +2,9 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/sdk"
@@ -35,90 +36,50 @@ func (ip *inproc) Info() Info { return ip.info }
 func (ip *inproc) Close(context.Context) error { return nil }
 
 func (ip *inproc) Prepare(ctx context.Context, svc Services, req *abi.PrepareRequest) (*abi.PrepareResult, error) {
-	var res abi.PrepareResult
-	err := ip.call(ctx, svc, req, &res, func(ctx context.Context, h sdk.Host, in []byte) (any, error) {
-		var r abi.PrepareRequest
-		if err := json.Unmarshal(in, &r); err != nil {
-			return nil, err
-		}
-		return ip.p.Prepare(ctx, h, &r), nil
-	})
+	res, err := inprocCall(ctx, ip, svc, req, ip.p.Prepare)
 	if err != nil {
 		return nil, err
 	}
 	res.Error = ownError(ip.info, res.Error)
-	return &res, nil
+	return res, nil
 }
 
 func (ip *inproc) Measure(ctx context.Context, svc Services, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
-	var res abi.MeasureResult
-	// The request as the kind would decode it, without the JSON round
-	// trip when that is known exactly (inproc_request.go).
-	if sent, ok := measureRequestAsSent(req); ok {
-		err := ip.callDecoded(ctx, svc, req, &res, func(ctx context.Context, h sdk.Host) (any, error) {
-			return ip.p.Measure(ctx, h, &sent), nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		res.Error = ownError(ip.info, res.Error)
-		return &res, nil
-	}
-	err := ip.call(ctx, svc, req, &res, func(ctx context.Context, h sdk.Host, in []byte) (any, error) {
-		var r abi.MeasureRequest
-		if err := json.Unmarshal(in, &r); err != nil {
-			return nil, err
-		}
-		return ip.p.Measure(ctx, h, &r), nil
-	})
+	res, err := inprocCall(ctx, ip, svc, req, ip.p.Measure)
 	if err != nil {
 		return nil, err
 	}
 	res.Error = ownError(ip.info, res.Error)
-	return &res, nil
+	return res, nil
 }
 
 func (ip *inproc) Node(ctx context.Context, svc Services, req *abi.NodeRequest) (*abi.NodeResult, error) {
-	var res abi.NodeResult
-	err := ip.call(ctx, svc, req, &res, func(ctx context.Context, h sdk.Host, in []byte) (any, error) {
-		var r abi.NodeRequest
-		if err := json.Unmarshal(in, &r); err != nil {
-			return nil, err
-		}
-		return ip.p.Node(ctx, h, &r), nil
-	})
+	res, err := inprocCall(ctx, ip, svc, req, ip.p.Node)
 	if err != nil {
 		return nil, err
 	}
 	res.Error = ownError(ip.info, res.Error)
-	return &res, nil
+	return res, nil
 }
 
-// call marshals req and runs fn on it (see run) under the deadline.
-func (ip *inproc) call(ctx context.Context, svc Services, req, out any,
-	fn func(context.Context, sdk.Host, []byte) (any, error)) error {
+// inprocCall hands req to the kind as a sandbox would — encoded, then
+// decoded as the guest SDK decodes it, so the kind shares no memory with
+// the host — and reads its answer back the same way: encoded as the guest
+// SDK encodes it, held to the output cap and decoded strictly. It runs the
+// kind under the deadline with a guarded host; a panic in the kind is a
+// trap.
+func inprocCall[Req, Res any](ctx context.Context, ip *inproc, svc Services, req *Req,
+	kind func(context.Context, sdk.Host, *Req) *Res) (_ *Res, err error) {
 	ctx, cancel := context.WithTimeout(ctx, ip.opts.Limits.Timeout.Std())
 	defer cancel()
-	in, merr := json.Marshal(req)
-	if merr != nil {
-		return named(ip.info, abi.Errorf(abi.CodeABI, "encode request: %v", merr))
+	in, err := encodeMessage(req)
+	if err != nil {
+		return nil, named(ip.info, abi.Errorf(abi.CodeABI, "encode request: %v", err))
 	}
-	return ip.run(ctx, svc, req, out, func(ctx context.Context, h sdk.Host) (any, error) { return fn(ctx, h, in) })
-}
-
-// callDecoded is call for a request already in the form the kind would
-// decode (measureRequestAsSent): nothing to encode or decode on the way in.
-func (ip *inproc) callDecoded(ctx context.Context, svc Services, req, out any,
-	fn func(context.Context, sdk.Host) (any, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, ip.opts.Limits.Timeout.Std())
-	defer cancel()
-	return ip.run(ctx, svc, req, out, fn)
-}
-
-// run runs fn under ctx's deadline with a guarded host, checks the output
-// cap and unmarshals into out. A panic in the kind is a trap.
-func (ip *inproc) run(ctx context.Context, svc Services, req, out any,
-	fn func(context.Context, sdk.Host) (any, error)) (err error) {
+	sent := new(Req)
+	if err := json.Unmarshal(in, sent); err != nil {
+		return nil, named(ip.info, abi.Errorf(abi.CodeABI, "decode request: %v", err))
+	}
 	g := newGuard(svc, ip.info, ip.opts, nil).forRequest(req)
 	defer g.finish(ctx)
 	defer func() {
@@ -126,46 +87,22 @@ func (ip *inproc) run(ctx context.Context, svc Services, req, out any,
 			err = named(ip.info, abi.Errorf(abi.CodeTrap, "panic: %v", r))
 		}
 	}()
-	res, ferr := fn(ctx, hostFor(g))
-	if ferr != nil {
-		return named(ip.info, abi.Errorf(abi.CodeABI, "decode request: %v", ferr))
-	}
+	res := kind(ctx, hostFor(g), sent)
 	if ctx.Err() != nil && ctx.Err() != context.Canceled {
-		return named(ip.info, abi.Errorf(abi.CodeTimeout, "invocation passed its %s deadline", ip.opts.Limits.Timeout.Std()))
+		return nil, named(ip.info, abi.Errorf(abi.CodeTimeout, "invocation passed its %s deadline", ip.opts.Limits.Timeout.Std()))
 	}
-	// A metric's result is measured for the cap, and copied as the decoder
-	// would give it, without encoding when both are known exactly
-	// (inproc_request.go).
-	if mr, ok := res.(*abi.MeasureResult); ok {
-		if n, ok := measureResultLen(mr); ok {
-			if n > ip.opts.Limits.MaxOutputBytes {
-				return tooLarge(ip, n)
-			}
-			if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o, true) {
-				return nil
-			}
-		}
-	}
-	b, merr := json.Marshal(res)
-	if merr != nil {
-		return named(ip.info, abi.Errorf(abi.CodeABI, "encode result: %v", merr))
+	b, err := encodeMessage(res)
+	if err != nil {
+		return nil, named(ip.info, abi.Errorf(abi.CodeABI, "encode result: %v", err))
 	}
 	if len(b) > ip.opts.Limits.MaxOutputBytes {
-		return tooLarge(ip, len(b))
+		return nil, named(ip.info, abi.Errorf(abi.CodeOutputTooLarge, "result is %d bytes, max_output_bytes is %d", len(b), ip.opts.Limits.MaxOutputBytes))
 	}
-	if mr, ok := res.(*abi.MeasureResult); ok {
-		if o, ok := out.(*abi.MeasureResult); ok && measureResultAsDecoded(mr, o, false) {
-			return nil
-		}
+	out := new(Res)
+	if err := decodeStrict(b, out); err != nil {
+		return nil, named(ip.info, abi.Errorf(abi.CodeABI, "result: %v", err))
 	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return named(ip.info, abi.Errorf(abi.CodeABI, "decode result: %v", err))
-	}
-	return nil
-}
-
-func tooLarge(ip *inproc, n int) error {
-	return named(ip.info, abi.Errorf(abi.CodeOutputTooLarge, "result is %d bytes, max_output_bytes is %d", n, ip.opts.Limits.MaxOutputBytes))
+	return out, nil
 }
 
 // guardHost adapts a guard to sdk.Host; the wasm guest SDK reaches the same

@@ -50,8 +50,6 @@ type processPlugin struct {
 	logger *slog.Logger
 	path   string // absolute path of the binary
 	sum    []byte // the pinned sha256
-	// requests encodes the calls' requests (requestbody.go).
-	requests requestEncoder
 
 	mu       sync.Mutex
 	cur      *proc     // the running process, nil when none
@@ -298,7 +296,7 @@ func (p *processPlugin) sameDescriptor(pr *proc, raw []byte) error {
 // decodes its result into out and applies check (nil: none); a result
 // that does not decode or fails check is an ABI violation.
 func (p *processPlugin) invoke(ctx context.Context, svc Services, method string, what doing, req, out any, check func() error) error {
-	in, err := p.requests.encode(req)
+	in, err := encodeMessage(req)
 	if err != nil {
 		return named(p.info, abi.Errorf(abi.CodeABI, "%s: encode request: %v", what, err))
 	}

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 
 	"google.golang.org/grpc/metadata"
@@ -59,10 +58,10 @@ func (c *callbacks) Judge(ctx context.Context, raw []byte) ([]byte, error) {
 	} else {
 		res = c.outside().judgePayload(ctx, bytesPayload(raw))
 	}
-	b, err := json.Marshal(res)
+	b, err := encodeMessage(res)
 	if err != nil {
 		res = &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(c.p.info, abi.Errorf(abi.CodeJudge, "encode judge result: %v", err))}
-		b, _ = json.Marshal(res)
+		b, _ = encodeMessage(res)
 	}
 	return b, nil
 }

@@ -22,7 +22,7 @@ func TestProcessDescriptorRules(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"dupdesc", []string{`duplicate key "name" at $.name`}},
+		{"dupdesc", []string{`duplicate key "name" at /name`}},
 		{"refschema", []string{
 			`kinds[0] "reffile": config_schema: `, `reference to "file:///etc/passwd" outside the schema`,
 			`kinds[1] "refstdin": config_schema: `, `reference to "file:///dev/stdin" outside the schema`,

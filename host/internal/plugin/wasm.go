@@ -32,7 +32,6 @@ type wasmPlugin struct {
 	instances atomic.Int64
 	// directIO: the module offers anvil_io (directio.go); set at load.
 	directIO bool
-	requests requestEncoder
 }
 
 var _ Plugin = (*wasmPlugin)(nil)
@@ -69,7 +68,7 @@ func (w *wasmPlugin) Close(ctx context.Context) error {
 // that found its instance already exited is retried once on a fresh one,
 // since it never ran.
 func (w *wasmPlugin) invoke(ctx context.Context, svc Services, export string, what doing, req, out any, check func() error) error {
-	in, err := w.requests.encode(req)
+	in, err := encodeMessage(req)
 	if err != nil {
 		return named(w.info, abi.Errorf(abi.CodeABI, "%s: encode request: %v", what, err))
 	}
