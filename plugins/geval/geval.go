@@ -26,9 +26,10 @@ package geval
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strconv"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/score"
@@ -124,10 +125,10 @@ type Details struct {
 	ScoreMode     string               `json:"score_mode"`
 	ScoreCause    string               `json:"score_cause,omitempty"`
 	Candidates    []abi.ScoreCandidate `json:"candidates,omitempty"`
-	Spread        float64              `json:"score_spread,omitempty"`
+	Spread        float64              `json:"score_spread,omitempty,omitzero"`
 	ScoreRange    [2]int               `json:"score_range"`
 	RubricBand    *RubricBand          `json:"rubric_band,omitempty"`
-	StrictMode    bool                 `json:"strict_mode,omitempty"`
+	StrictMode    bool                 `json:"strict_mode,omitempty,omitzero"`
 	PromptVersion string               `json:"prompt_version"`
 	Usage         *Usage               `json:"usage"`
 	// StepsUsage is set when Measure generated the steps itself (no Prepare).
@@ -184,7 +185,7 @@ func steps(ctx context.Context, h sdk.Host, s *setup) (*State, *Usage, error) {
 	var out struct {
 		Steps []string `json:"steps"`
 	}
-	if err := json.Unmarshal(replyJSON(resp), &out); err != nil {
+	if err := json.Unmarshal(replyJSON(resp), &out, judgeReply); err != nil {
 		return nil, nil, abi.Errorf(abi.CodeJudge, "geval: evaluation steps reply: %v", err)
 	}
 	var clean []string
@@ -291,7 +292,7 @@ func measure(ctx context.Context, h sdk.Host, ps *plans, cfg *Config, req *abi.M
 	if err != nil {
 		return nil, invalid("score_range", "geval: %v", err)
 	}
-	details, err := marshalDetails(&d)
+	details, err := json.Marshal(&d)
 	if err != nil {
 		return nil, err
 	}
