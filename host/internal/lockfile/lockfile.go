@@ -24,7 +24,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentanvil/anvil/host/internal/strictjson"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Name is the lockfile's name beside anvil.yaml; another config file
@@ -105,25 +106,12 @@ func Parse(path string, b []byte) (*Lock, error) {
 	if len(b) > maxBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes; not a lockfile", path, maxBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+	// go-json-experiment refuses a key given twice ("digest" edited in by
+	// hand below the one lock wrote), which encoding/json took the last of,
+	// as well as data after the object and invalid UTF-8.
 	var l Lock
-	if err := dec.Decode(&l); err != nil {
-		return nil, fmt.Errorf("%s: %w (regenerate it: `anvil-host lock --update`)", path, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%s: data after the lock object (regenerate it: `anvil-host lock --update`)", path)
-	}
-	// encoding/json keeps the last of a key given twice ("digest" edited
-	// in by hand below the one lock wrote): refuse it, as the host's other
-	// readers do, rather than pin to whichever came last.
-	if err := strictjson.Check(b); err != nil {
-		var dup *strictjson.DuplicateKeyError
-		if errors.As(err, &dup) {
-			line := bytes.Count(b[:min(int(dup.Offset), len(b))], []byte("\n")) + 1
-			return nil, fmt.Errorf("%s: line %d: %w (regenerate it: `anvil-host lock --update`)", path, line, err)
-		}
-		return nil, fmt.Errorf("%s: %w (regenerate it: `anvil-host lock --update`)", path, err)
+	if err := jsonv2.Unmarshal(b, &l, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return nil, fmt.Errorf("%s: %s (regenerate it: `anvil-host lock --update`)", path, decodeError(b, err))
 	}
 	if err := l.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w (regenerate it: `anvil-host lock --update`)", path, err)
@@ -193,4 +181,32 @@ func Write(path string, l *Lock) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// decodeError names the line and the member a decoding error is about.
+func decodeError(b []byte, err error) string {
+	var (
+		se     *jsontext.SyntacticError
+		me     *jsonv2.SemanticError
+		at     jsontext.Pointer
+		offset int64
+		what   string
+	)
+	switch {
+	case errors.As(err, &se) && se.Err == jsontext.ErrDuplicateName:
+		at, offset, what = se.JSONPointer, se.ByteOffset, fmt.Sprintf("duplicate key %q", se.JSONPointer.LastToken())
+	case errors.As(err, &se):
+		at, offset, what = se.JSONPointer, se.ByteOffset, "not JSON: "+se.Err.Error()
+	case errors.As(err, &me) && errors.Is(me.Err, jsonv2.ErrUnknownName):
+		at, offset, what = me.JSONPointer, me.ByteOffset, fmt.Sprintf("unknown field %q", me.JSONPointer.LastToken())
+	case errors.As(err, &me):
+		offset, what = me.ByteOffset, strings.TrimPrefix(me.Error(), "json: ") // names the member itself
+	default:
+		return err.Error()
+	}
+	line := bytes.Count(b[:min(int(offset), len(b))], []byte("\n")) + 1
+	if at == "" {
+		return fmt.Sprintf("line %d: %s", line, what)
+	}
+	return fmt.Sprintf("line %d: %s at %s", line, what, at)
 }

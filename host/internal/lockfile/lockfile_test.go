@@ -57,7 +57,7 @@ func TestParseRefuses(t *testing.T) {
 		t.Fatalf("the good lock: %v", err)
 	}
 	for _, c := range []struct{ name, from, to, want string }{
-		{"unknown field", `"signer"`, `"trusted":true,"signer"`, `unknown field "trusted"`},
+		{"unknown field", `"signer"`, `"trusted":true,"signer"`, `unknown field "trusted" at /plugins/p/trusted`},
 		{"short digest", d1, "sha256:11", "plugins.p.digest"},
 		{"upper-case digest", d2, strings.ToUpper(d2), "plugins.p.module.digest"},
 		{"version", `"version":1`, `"version":2`, "version 2"},
@@ -65,11 +65,11 @@ func TestParseRefuses(t *testing.T) {
 		{"not a ref", `"oci://r/p:1"`, `"https://r/p:1"`, "plugins.p.ref"},
 		{"no signer", `,"signer":"unsigned"`, ``, "signer are required"},
 		{"size", `"size":1,"module"`, `"size":0,"module"`, "size and module.size must be positive"},
-		{"trailing data", `}}}`, `}}} {}`, "data after the lock object"},
-		{"duplicate digest", `"digest":"` + d1 + `"`, `"digest":"` + d2 + `","digest":"` + d1 + `"`, `line 1: duplicate key "digest" at $.plugins.p.digest`},
-		{"duplicate in another case", `"signer"`, `"Signer":"x","signer"`, `line 1: duplicate key "signer" at $.plugins.p.signer`},
-		{"duplicate plugin", `"plugins":{`, `"plugins":{"p":null,`, `line 1: duplicate key "p" at $.plugins.p`},
-		{"duplicate version", `"version":1`, `"version":2,"version":1`, `line 1: duplicate key "version" at $.version`},
+		{"trailing data", `}}}`, `}}} {}`, "line 1: not JSON"},
+		{"duplicate digest", `"digest":"` + d1 + `"`, `"digest":"` + d2 + `","digest":"` + d1 + `"`, `line 1: duplicate key "digest" at /plugins/p/digest`},
+		{"a key in another case", `"signer"`, `"Signer":"x","signer"`, `line 1: unknown field "Signer" at /plugins/p/Signer`},
+		{"duplicate plugin", `"plugins":{`, `"plugins":{"p":null,`, `line 1: duplicate key "p" at /plugins/p`},
+		{"duplicate version", `"version":1`, `"version":2,"version":1`, `line 1: duplicate key "version" at /version`},
 	} {
 		_, err := lockfile.Parse("anvil.lock", []byte(strings.Replace(good, c.from, c.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "anvil.lock: ") {
@@ -104,7 +104,7 @@ func TestParseNamesTheDuplicateKeysLine(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := lockfile.Read(path)
-		want := fmt.Sprintf("%s: line %d: duplicate key %q at $.plugins.textcheck.%s", path, wantLine, c.key, c.key)
+		want := fmt.Sprintf("%s: line %d: duplicate key %q at /plugins/textcheck/%s", path, wantLine, c.key, c.key)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s twice: %v; want %s", c.key, err, want)
 		}
