@@ -4,6 +4,7 @@ package guest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/sdk"
-	"github.com/agentanvil/anvil/sdk/internal/wire"
 )
 
 // served is the plugin this module exports. A Wasm module is one plugin, so
@@ -69,11 +69,20 @@ func measure() int32 {
 	if err != nil {
 		return misuse(err)
 	}
-	var req abi.MeasureRequest
-	if err := decode(&req); err != nil {
+	in, err := input()
+	if err != nil {
 		return misuse(err)
 	}
-	return respond(p.Measure(context.Background(), wasmHost{}, &req))
+	var req abi.MeasureRequest
+	if err := decodeMeasureRequest(in, &req); err != nil {
+		return misuse(fmt.Errorf("decode request: %w", err))
+	}
+	b, err := encodeMeasureResult(p.Measure(context.Background(), wasmHost{}, &req))
+	if err != nil {
+		return misuse(fmt.Errorf("encode result: %w", err))
+	}
+	output(b)
+	return 0
 }
 
 //go:wasmexport anvil_node
@@ -103,7 +112,7 @@ func decode(v any) error {
 	if err != nil {
 		return err
 	}
-	if err := wire.Decode(in, v); err != nil {
+	if err := json.Unmarshal(in, v); err != nil {
 		return fmt.Errorf("decode request: %w", err)
 	}
 	return nil
@@ -113,7 +122,7 @@ func decode(v any) error {
 // to kinds carries no deadline: the host enforces the wall-clock limit by
 // stopping the instance, which the guest cannot observe or delay.
 func respond(v any) int32 {
-	b, err := wire.Encode(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return misuse(fmt.Errorf("encode result: %w", err))
 	}

@@ -4,6 +4,7 @@ package guest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -11,7 +12,6 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/sdk"
-	"github.com/agentanvil/anvil/sdk/internal/wire"
 )
 
 // The host functions. Offsets are Extism memory blocks (see the package doc).
@@ -29,7 +29,7 @@ type wasmHost struct{}
 // back as the host's *abi.Error, code intact, so a kind sees exactly what
 // it would see in-process.
 func (wasmHost) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
-	in, err := wire.Encode(abi.JudgeBatch{Requests: reqs})
+	in, err := json.Marshal(abi.JudgeBatch{Requests: reqs})
 	if err != nil {
 		return nil, abi.Errorf(abi.CodeABI, "encode judge batch: %v", err)
 	}
@@ -43,7 +43,7 @@ func (wasmHost) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeRe
 	out := resMem.ReadBytes()
 	resMem.Free()
 	var res abi.JudgeBatchResult
-	if err := wire.Decode(out, &res); err != nil {
+	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, abi.Errorf(abi.CodeABI, "decode judge result: %v", err)
 	}
 	if res.Error != nil {
@@ -56,12 +56,12 @@ func (wasmHost) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeRe
 // encode as JSON are sent as their fmt representation.
 func (wasmHost) Log(_ context.Context, level slog.Level, msg string, attrs ...any) {
 	rec := abi.LogRecord{Level: sdk.LevelName(level), Message: msg, Attrs: sdk.AttrMap(attrs...)}
-	b, err := wire.Encode(rec)
+	b, err := json.Marshal(rec)
 	if err != nil {
 		for k, v := range rec.Attrs {
 			rec.Attrs[k] = fmt.Sprint(v)
 		}
-		if b, err = wire.Encode(rec); err != nil {
+		if b, err = json.Marshal(rec); err != nil {
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package native
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/sdk"
-	"github.com/agentanvil/anvil/sdk/internal/wire"
 )
 
 // processHost implements sdk.Host over the host's callback service, for
@@ -31,7 +31,7 @@ var _ sdk.Host = (*processHost)(nil)
 // Judge sends one batch to the host. A batch-level refusal comes back as
 // the host's *abi.Error, code intact, exactly as in the other transports.
 func (h *processHost) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
-	in, err := wire.Encode(abi.JudgeBatch{Requests: reqs})
+	in, err := json.Marshal(abi.JudgeBatch{Requests: reqs})
 	if err != nil {
 		return nil, abi.Errorf(abi.CodeABI, "encode judge batch: %v", err)
 	}
@@ -40,7 +40,7 @@ func (h *processHost) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi
 		return nil, callbackError("judge", err)
 	}
 	var res abi.JudgeBatchResult
-	if err := wire.Decode(out, &res); err != nil {
+	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, abi.Errorf(abi.CodeABI, "decode judge result: %v", err)
 	}
 	if res.Error != nil {
@@ -54,12 +54,12 @@ func (h *processHost) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi
 // representation; a record the host cannot take is dropped.
 func (h *processHost) Log(ctx context.Context, level slog.Level, msg string, attrs ...any) {
 	rec := abi.LogRecord{Level: sdk.LevelName(level), Message: msg, Attrs: sdk.AttrMap(attrs...)}
-	b, err := wire.Encode(rec)
+	b, err := json.Marshal(rec)
 	if err != nil {
 		for k, v := range rec.Attrs {
 			rec.Attrs[k] = fmt.Sprint(v)
 		}
-		if b, err = wire.Encode(rec); err != nil {
+		if b, err = json.Marshal(rec); err != nil {
 			return
 		}
 	}

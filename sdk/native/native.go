@@ -53,6 +53,7 @@ package native
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -69,7 +70,6 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/sdk"
-	"github.com/agentanvil/anvil/sdk/internal/wire"
 )
 
 // Serve serves p as a process plugin until the host stops the process. A
@@ -195,14 +195,14 @@ func (s *server) node(ctx context.Context, in []byte) ([]byte, error) {
 // decode reads a request; one that does not decode is the host misusing
 // the ABI, answered InvalidArgument.
 func decode(in []byte, v any) error {
-	if err := wire.Decode(in, v); err != nil {
+	if err := json.Unmarshal(in, v); err != nil {
 		return status.Errorf(codes.InvalidArgument, "anvil: decode request: %v", err)
 	}
 	return nil
 }
 
 func respond(v any) ([]byte, error) {
-	b, err := wire.Encode(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "anvil: encode result: %v", err)
 	}

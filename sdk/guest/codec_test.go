@@ -1,0 +1,99 @@
+package guest
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/jsonr"
+)
+
+// codecSeeds are requests as a host writes them, and near misses.
+var codecSeeds = []string{
+	`{"kind":"exact_match","metric":"m","threshold":0.5,"case":{"id":"c1","actual_output":"Paris","expected_output":"Paris"}}`,
+	`{"kind":"k","metric":"m","config":{"ignore_case":true,"trim":true},"prepared":{"steps":["a","b"]},"threshold":1e-3,"judge_model":"gpt","case":{"id":"c\u00e9","input":"line\nnext \"q\" \\ \/ \t\b\f\r \ud83d\ude00 \ud800 x","actual_output":"ünïcödé text long enough to cross eight-byte words","expected_output":"","context":["a","b"],"retrieval_context":[],"tools_called":[{"name":"t","arguments":{"x":[1,2.5,-3e2,true,false,null,"s"]},"output":"o"}],"expected_tools":[],"extra":{"k":1,"k":{"n":null},"e":[]}}}`,
+	` {"kind" : "k" , "case" : { } } `,
+	`{"kind":"k","Kind":"K"}`, `{"kind":null}`, `{"config":null}`, `{"threshold":"1"}`, `{"threshold":1e400}`,
+	`{"unknown":1}`, `{"kind":"a\u0000b"}`, `{"kind":"\x01"}`, `{"kind":"\'"}`, `{"kind":"a"}x`, `{"case":{"context":[1]}}`,
+	`{"case":{"extra":{"a":}}}`, `{"threshold":-0.0}`, `{"threshold":01}`, `{"kind":"` + "\xff\xfe" + `"}`, `[]`, ``,
+	`{"case":{"tools_called":[{"name":"t","extra":1}]}}`, `{"kind":"abcdefgh\"ijklmnop"}`, `{"kind":"abcdefghijklmn\\"}`,
+}
+
+// FuzzDecodeMeasureRequest holds the fast path to encoding/json: on any
+// input, decodeMeasureRequest returns what json.Unmarshal returns — the
+// same value, and an error exactly when it does.
+func FuzzDecodeMeasureRequest(f *testing.F) {
+	for _, s := range codecSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want, got abi.MeasureRequest
+		werr := json.Unmarshal(b, &want)
+		gerr := decodeMeasureRequest(b, &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: encoding/json says %v, decodeMeasureRequest says %v", b, werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("%q:\nencoding/json        %#v\ndecodeMeasureRequest %#v", b, want, got)
+		}
+	})
+}
+
+// TestDecodeMeasureRequestFastPath: the requests a host writes take the
+// fast path (else it would speed nothing up), and decode as encoding/json
+// decodes them.
+func TestDecodeMeasureRequestFastPath(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 40)
+	for _, req := range []abi.MeasureRequest{
+		{Kind: "exact_match", Metric: "m", Threshold: 0.5, Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}},
+		{Kind: "k", Metric: "m", Config: json.RawMessage(`{"ignore_case":true}`), Threshold: 1,
+			Case: abi.TestCase{ID: "c2", Input: long + "\n<b>&\"quoted\"</b>", ActualOutput: "naïve café " + long, ExpectedOutput: long,
+				Context: []string{"x", "y"}, ToolsCalled: []abi.ToolCall{{Name: "t", Arguments: json.RawMessage(`{"a":[1,2]}`)}},
+				Extra: map[string]json.RawMessage{"lang": json.RawMessage(`"en"`)}}},
+	} {
+		b, err := json.Marshal(&req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fast abi.MeasureRequest
+		d := fastDecoder{jsonr.Reader{B: b}}
+		if !d.measureRequest(&fast) {
+			t.Fatalf("fast path declined a host's request: %s", b)
+		}
+		var want abi.MeasureRequest
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, want) {
+			t.Fatalf("fast path decoded %s\nas   %#v\nwant %#v", b, fast, want)
+		}
+	}
+}
+
+// FuzzEncodeMeasureResult holds encodeMeasureResult to json.Marshal, byte
+// for byte, errors included.
+func FuzzEncodeMeasureResult(f *testing.F) {
+	f.Add(true, 0.5, false, 1.0, "actual_output equals expected_output", "", []byte(`{"first_difference":3}`))
+	f.Add(false, 0.0, true, 0.0, "a <b> & \"c\"\n\t\x01 \u2028 é \xff", "weighted", []byte(`{"a":[1,"x y"]}`))
+	f.Add(true, 1e-7, false, 1e21, "", "raw", []byte(`{"a":"<"}`))
+	f.Add(true, math.NaN(), false, 0.5, "", "", []byte(nil))
+	f.Add(true, -0.0, false, 123456789.123, "12345678abcdefgh<", "", []byte(`{"a" :1}`))
+	f.Add(true, 0.25, false, 0.5, "", "", []byte(`{"a":1`))
+	f.Add(true, 0.25, false, 0.5, "", "", []byte(`null`))
+	f.Add(true, math.Copysign(0, -1), false, 1.0, "", "", []byte(nil)) // -0 is written "-0"
+	f.Add(true, 1.0, true, 0.0, "", "", []byte(nil))
+	f.Fuzz(func(t *testing.T, hasScore bool, score float64, success bool, threshold float64, reason, mode string, details []byte) {
+		r := &abi.MeasureResult{Success: success, Threshold: threshold, Reason: reason, ScoreMode: mode, Details: details}
+		if hasScore {
+			r.Score = &score
+		}
+		want, werr := json.Marshal(r)
+		got, gerr := encodeMeasureResult(r)
+		if (werr == nil) != (gerr == nil) || string(want) != string(got) {
+			t.Fatalf("%#v:\njson.Marshal        %s (%v)\nencodeMeasureResult %s (%v)", r, want, werr, got, gerr)
+		}
+	})
+}
