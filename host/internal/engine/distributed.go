@@ -114,13 +114,17 @@ func (e *Engine) RecordedJudges() map[string]string {
 }
 
 // CheckResult checks a case result another process computed against this
-// configuration before it is written: this config hash, the same metrics
+// configuration before it is written: this config hash and identity (the
+// same judges as resolved here, the same built-in kinds), the same metrics
 // in the same order with their kinds, gates and thresholds, and for each
 // a known status that agrees with its score (the host's verdict rule). A
 // peer's result that fails it is not written.
 func (e *Engine) CheckResult(r *CaseResult) error {
 	if r.ConfigHash != e.hash {
 		return fmt.Errorf("case %q: config hash %s, this run's is %s", r.CaseID, r.ConfigHash, e.hash)
+	}
+	if r.Identity != e.identity.Digest {
+		return fmt.Errorf("case %q: evaluated by judges and kinds of identity %q, this run's is %s", r.CaseID, r.Identity, e.identity.Digest)
 	}
 	if r.Case == nil || r.Case.ID != r.CaseID {
 		return fmt.Errorf("case %q: the result does not carry the case it is about", r.CaseID)
@@ -194,7 +198,7 @@ func (e *Engine) JudgeConfig(name string) (judge.Config, bool) {
 // the case under max_error_rate like any other error (a metric skipped
 // for the whole run stays skipped).
 func (e *Engine) Unevaluated(c *abi.TestCase, why string) *CaseResult {
-	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
 	for i, m := range e.metrics {
 		mr := MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
 		if m.skip != "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/host/internal/judge"
 	"github.com/agentanvil/anvil/host/internal/oci"
 	"github.com/agentanvil/anvil/host/internal/plugin"
@@ -110,6 +111,7 @@ type Engine struct {
 	metrics   []*metric          // run at top level, in config order
 	all       map[string]*metric // every metric by key, DAG children included
 	hash      string
+	identity  identity.Run
 	warns     []string
 	// storeErr is why the store could not be opened (the run then goes on
 	// without a cache and says so in the summary).
@@ -147,7 +149,7 @@ func (e *Engine) Close(ctx context.Context) error {
 // every case (a Wasm call or a judge reply runs deep), which cost a
 // one-metric Wasm case ≈ 16 µs of stack copying.
 func (e *Engine) evaluate(ctx context.Context, c *abi.TestCase, dry *dryRun) *CaseResult {
-	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
 	var wg sync.WaitGroup
 	last := len(e.metrics) - 1
 	for i, m := range e.metrics[:max(last, 0)] {

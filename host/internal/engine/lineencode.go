@@ -26,6 +26,8 @@ func appendResultLine(b []byte, r *CaseResult) ([]byte, bool) {
 	b = jsonw.AppendString(b, r.CaseID)
 	b = append(b, `,"config_hash":`...)
 	b = jsonw.AppendString(b, r.ConfigHash)
+	b = abijson.AppendOptString(b, `,"identity":`, r.Identity)
+	b = abijson.AppendOptString(b, `,"worker":`, r.Worker)
 	b = append(b, `,"metrics":`...)
 	if r.Metrics == nil {
 		b = append(b, "null"...)

@@ -16,10 +16,6 @@ import (
 	"github.com/agentanvil/anvil/host/internal/judge"
 	"github.com/agentanvil/anvil/host/internal/plugin"
 	"github.com/agentanvil/anvil/host/internal/store"
-	dagkinds "github.com/agentanvil/anvil/plugins/dag"
-	"github.com/agentanvil/anvil/plugins/geval"
-	"github.com/agentanvil/anvil/plugins/rag"
-	"github.com/agentanvil/anvil/sdk"
 )
 
 // kindRef is where a kind lives.
@@ -27,11 +23,6 @@ type kindRef struct {
 	plugin plugin.Plugin
 	desc   abi.KindDescriptor
 	source string // config plugin name, or "builtin"
-}
-
-// FirstParty are the kinds linked into the host.
-func FirstParty() []*sdk.Plugin {
-	return []*sdk.Plugin{geval.Plugin(), dagkinds.Plugin(), rag.Plugin()}
 }
 
 // New loads a configuration: judges, store, plugins (digests verified),
@@ -65,6 +56,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error)
 		return nil, err
 	}
 	e.hash = cfg.Hash(e.digests)
+	e.resolveIdentity()
 	ok = true
 	return e, nil
 }

@@ -21,9 +21,16 @@ const (
 
 // CaseResult is one line of results.jsonl: every metric on one case.
 type CaseResult struct {
-	CaseID     string         `json:"case_id"`
-	ConfigHash string         `json:"config_hash"`
-	Metrics    []MetricResult `json:"metrics"`
+	CaseID     string `json:"case_id"`
+	ConfigHash string `json:"config_hash"`
+	// Identity is the digest of the judges and kinds that evaluated the
+	// case (identity.Run): a run writes results of one identity only.
+	// Empty in results written before it was recorded.
+	Identity string `json:"identity,omitempty"`
+	// Worker names the cluster worker that evaluated the case; empty in
+	// a local run.
+	Worker  string         `json:"worker,omitempty"`
+	Metrics []MetricResult `json:"metrics"`
 	// Case is the case as evaluated; only in cases/<id>.json.
 	Case *abi.TestCase `json:"case,omitempty"`
 }
@@ -164,7 +171,7 @@ func EachOutcome(path string, fn func(r *CaseResult) error) error {
 			}
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		r := CaseResult{CaseID: lr.CaseID, ConfigHash: lr.ConfigHash, Case: lr.Case}
+		r := CaseResult{CaseID: lr.CaseID, ConfigHash: lr.ConfigHash, Identity: lr.Identity, Worker: lr.Worker, Case: lr.Case}
 		if lr.Metrics != nil {
 			r.Metrics = make([]MetricResult, len(lr.Metrics))
 			for i := range lr.Metrics {
@@ -214,6 +221,8 @@ func EachResultAt(path string, at []int, fn func(r *CaseResult) error) error {
 type outcomeLine struct {
 	CaseID     string          `json:"case_id"`
 	ConfigHash string          `json:"config_hash"`
+	Identity   string          `json:"identity,omitempty"`
+	Worker     string          `json:"worker,omitempty"`
 	Metrics    []outcomeMetric `json:"metrics"`
 	Case       *abi.TestCase   `json:"case,omitempty"`
 }

@@ -42,7 +42,7 @@ func decodeLineFastShared(b []byte, r *CaseResult, keepDetails bool, shared stri
 	var seen uint8
 	for first := true; ; first = false {
 		if d.lit('}') {
-			if first || seen != 7 {
+			if first || seen&7 != 7 {
 				// Missing keys are legal JSON but not the writer's; leave
 				// them to encoding/json.
 				return false
@@ -69,6 +69,18 @@ func decodeLineFastShared(b []byte, r *CaseResult, keepDetails bool, shared stri
 			}
 			seen |= 2
 			r.ConfigHash, ok = d.shared()
+		case "identity":
+			if seen&8 != 0 {
+				return false
+			}
+			seen |= 8
+			r.Identity, ok = d.shared()
+		case "worker":
+			if seen&16 != 0 {
+				return false
+			}
+			seen |= 16
+			r.Worker, ok = d.shared()
 		case "metrics":
 			if seen&4 != 0 {
 				return false

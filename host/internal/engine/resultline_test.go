@@ -35,6 +35,8 @@ func TestDecodeLineFastTakesWriterLines(t *testing.T) {
 			Threshold: math.SmallestNonzeroFloat64,
 		}}},
 		{CaseID: "d", ConfigHash: "h", Metrics: []MetricResult{}},
+		// A cluster run's line: the identity and the worker.
+		{CaseID: "e", ConfigHash: "h", Identity: "0123456789abcdef", Worker: "host-42", Metrics: []MetricResult{}},
 	}
 	for _, r := range written {
 		var buf bytes.Buffer

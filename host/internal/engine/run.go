@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // RunError is why a run did not finish: what kind of failure (the CLI maps
@@ -84,8 +85,14 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	var done map[string]bool
 	var resume *ResumeReport
 	if ro.Resume {
-		if done, resume, err = readDone(outDir, e.hash); err != nil {
+		var unchecked int
+		check := func(id, where string) error { return e.checkIdentity(id, where, outDir) }
+		if done, resume, unchecked, err = readDone(outDir, e.hash, check); err != nil {
 			return nil, &RunError{Kind: ErrInput, Err: err}
+		}
+		if unchecked > 0 {
+			e.logger.Warn("resume: results.jsonl has cases written before judge identities were recorded; that their judge is this run's cannot be checked",
+				"file", filepath.Join(outDir, "results.jsonl"), "cases", unchecked, "judges", describeJudges(e.identity))
 		}
 		if resume.TornLineBytes > 0 {
 			e.logger.Warn("resume: dropped a torn last line of results.jsonl (a case cut off mid-write); that case is evaluated again",
@@ -193,7 +200,8 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	default:
 	}
 
-	meta := runMeta{started: started, resume: resume, gaps: check.Gaps, outDir: outDir, unwritten: unwritten}
+	meta := runMeta{started: started, resume: resume, gaps: check.Gaps, outDir: outDir, unwritten: unwritten,
+		dataset: &identity.Dataset{Path: input, SHA256: check.SHA256, Cases: check.Cases}}
 	var stopped *RunError
 	switch {
 	case writeErr != nil:
@@ -237,6 +245,8 @@ type runMeta struct {
 	outDir     string
 	// unwritten is the judge work of cases stopped before being written.
 	unwritten JudgeUsage
+	// dataset is the file the cases came from.
+	dataset *identity.Dataset
 }
 
 // writeSummary summarises results.jsonl and writes summary.json.
@@ -251,6 +261,9 @@ func (e *Engine) writeSummary(outDir string, meta runMeta) (*Summary, error) {
 	s.Resume = meta.resume
 	s.FieldGaps = meta.gaps
 	s.Judges = e.judgeReports()
+	id := e.identity
+	id.Dataset = meta.dataset
+	s.Identity = &id
 	s.Cache = e.cacheReport()
 	s.Graphs = e.dagOutlines()
 	if meta.unwritten != (JudgeUsage{}) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // Summary is summary.json: per metric, and what the run as a whole means
@@ -49,6 +50,13 @@ type Summary struct {
 	JudgeErrors  int `json:"judge_errors"`
 	PluginErrors int `json:"plugin_errors"`
 	MetricErrors int `json:"metric_errors"`
+
+	// Identity is what the scores depend on beyond the config: every
+	// judge as resolved (model and endpoint from the environment
+	// included), the built-in kinds' source digests and the dataset.
+	// Every result in results.jsonl was evaluated under it (or written
+	// before identities were recorded); compare checks it.
+	Identity *identity.Run `json:"identity,omitempty"`
 }
 
 // Verdicts of a run, and of a gated metric ("informational" for gate: false).

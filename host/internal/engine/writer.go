@@ -276,24 +276,27 @@ type ResumeReport struct {
 
 // readDone reads results.jsonl for --resume: the ids of cases complete
 // under hash. A torn trailing line (a crash mid-write) is cut off so the
-// file stays valid JSONL, and reported. Lines under another hash are an
-// error: mixing results of two configs in one file would make the summary
-// a lie. A case whose result holds an error marked retryable is not
-// complete (RetryOnResume): its line is removed and the case evaluated
-// again.
-func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
+// file stays valid JSONL, and reported. Lines under another hash, or
+// whose identity check refuses (another judge or kind build), are an
+// error: mixing results of two configs or two judges in one file would
+// make the summary a lie. A case whose result holds an error marked
+// retryable is not complete (RetryOnResume): its line is removed and the
+// case evaluated again. unchecked counts the lines kept that have no
+// identity (written before it was recorded).
+func readDone(dir, hash string, check func(identity, where string) error) (map[string]bool, *ResumeReport, int, error) {
 	path := filepath.Join(dir, "results.jsonl")
 	rep := &ResumeReport{}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]bool{}, rep, nil
+		return map[string]bool{}, rep, 0, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("resume: %w", err)
+		return nil, nil, 0, fmt.Errorf("resume: %w", err)
 	}
 	defer f.Close()
 	done := map[string]bool{}
 	retry := map[int]bool{} // line numbers of retryable results
+	unchecked := 0
 	br := bufio.NewReaderSize(f, 1<<16)
 	var good, torn int64
 	lineNo := 0
@@ -304,6 +307,7 @@ func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 			var r struct {
 				CaseID     string `json:"case_id"`
 				ConfigHash string `json:"config_hash"`
+				Identity   string `json:"identity"`
 				Metrics    []struct {
 					Error *struct {
 						Retryable bool `json:"retryable"`
@@ -311,20 +315,27 @@ func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 				} `json:"metrics"`
 			}
 			if jerr := json.Unmarshal(line, &r); jerr != nil {
-				return nil, nil, fmt.Errorf("resume: %s:%d: %w", path, lineNo, jerr)
+				return nil, nil, 0, fmt.Errorf("resume: %s:%d: %w", path, lineNo, jerr)
 			}
 			if r.ConfigHash != hash {
-				return nil, nil, fmt.Errorf("resume: %s:%d: written under config hash %s, this config is %s; use another --output-dir or run without --resume",
+				return nil, nil, 0, fmt.Errorf("resume: %s:%d: written under config hash %s, this config is %s; use another --output-dir or run without --resume",
 					path, lineNo, r.ConfigHash, hash)
 			}
 			retryable := false
 			for _, m := range r.Metrics {
 				retryable = retryable || (m.Error != nil && m.Error.Retryable)
 			}
-			if retryable {
+			switch {
+			case retryable:
 				retry[lineNo] = true
 				delete(done, r.CaseID)
-			} else {
+			case r.Identity == "":
+				unchecked++
+				done[r.CaseID] = true
+			default:
+				if err := check(r.Identity, fmt.Sprintf("%s:%d", path, lineNo)); err != nil {
+					return nil, nil, 0, fmt.Errorf("resume: %w; use another --output-dir or run without --resume", err)
+				}
 				done[r.CaseID] = true
 			}
 			good += int64(len(line))
@@ -335,21 +346,21 @@ func readDone(dir, hash string) (map[string]bool, *ResumeReport, error) {
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("resume: read %s: %w", path, err)
+			return nil, nil, 0, fmt.Errorf("resume: read %s: %w", path, err)
 		}
 	}
 	if torn > 0 {
 		if err := f.Truncate(good); err != nil {
-			return nil, nil, fmt.Errorf("resume: drop torn last line of %s: %w", path, err)
+			return nil, nil, 0, fmt.Errorf("resume: drop torn last line of %s: %w", path, err)
 		}
 	}
 	if len(retry) > 0 {
 		if err := dropLines(path, retry); err != nil {
-			return nil, nil, fmt.Errorf("resume: remove the retryable results from %s: %w", path, err)
+			return nil, nil, 0, fmt.Errorf("resume: remove the retryable results from %s: %w", path, err)
 		}
 	}
 	rep.Done, rep.TornLineBytes, rep.Retried = len(done), torn, len(retry)
-	return done, rep, nil
+	return done, rep, unchecked, nil
 }
 
 // dropLines rewrites the results file at path without the lines numbered

@@ -1,0 +1,163 @@
+package identity
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
+)
+
+func baseJudge() judgeconfig.Config {
+	return judgeconfig.Config{Name: "default", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY"}.WithDefaults()
+}
+
+// TestEveryJudgeSettingIsClassified: each field of a judge's
+// configuration either changes its identity (it changes a request or the
+// weighting of a reply) or provably does not; a new field fails here
+// until it is put on one side.
+func TestEveryJudgeSettingIsClassified(t *testing.T) {
+	temp := 0.0
+	changes := map[string]func(*judgeconfig.Config){
+		"BaseURL":            func(c *judgeconfig.Config) { c.BaseURL = "http://127.0.0.1:11434/v1" },
+		"Model":              func(c *judgeconfig.Config) { c.Model = "other" },
+		"Temperature":        func(c *judgeconfig.Config) { c.Temperature = &temp },
+		"MaxTokens":          func(c *judgeconfig.Config) { c.MaxTokens = 512 },
+		"MaxInputTokens":     func(c *judgeconfig.Config) { c.MaxInputTokens = 1000 },
+		"SupportsLogprobs":   func(c *judgeconfig.Config) { c.SupportsLogprobs = true },
+		"MaxTopLogprobs":     func(c *judgeconfig.Config) { c.MaxTopLogprobs = 5 },
+		"SupportsJSONSchema": func(c *judgeconfig.Config) { c.SupportsJSONSchema = true },
+		"JSONSchemaStrict":   func(c *judgeconfig.Config) { c.JSONSchemaStrict = true },
+		"SupportsJSONMode":   func(c *judgeconfig.Config) { c.SupportsJSONMode = true },
+		"SupportsN":          func(c *judgeconfig.Config) { c.SupportsN = true },
+		// gpt-4o-mini's family rule is whole.
+		"NumberTokens": func(c *judgeconfig.Config) { c.NumberTokens = judgeconfig.NumbersDigits },
+		// A judge's name is the identity's key.
+		"Name": func(c *judgeconfig.Config) { c.Name = "other" },
+	}
+	same := map[string]func(*judgeconfig.Config){
+		// Which variable holds the key, not which model answers.
+		"APIKeyEnv": func(c *judgeconfig.Config) { c.APIKeyEnv = "OTHER_KEY" },
+		// Pacing, retries and prices change when and at what cost a
+		// judge answers, not what it answers.
+		"Timeout":           func(c *judgeconfig.Config) { c.Timeout *= 2 },
+		"MaxConcurrency":    func(c *judgeconfig.Config) { c.MaxConcurrency = 1 },
+		"RequestsPerMinute": func(c *judgeconfig.Config) { c.RequestsPerMinute = 60 },
+		"TokensPerMinute":   func(c *judgeconfig.Config) { c.TokensPerMinute = 6000 },
+		"MaxRetries":        func(c *judgeconfig.Config) { c.MaxRetries = 0 },
+		"Price":             func(c *judgeconfig.Config) { c.Price.InputPerMillion = 3 },
+		// The path of a recording; its digest is the identity's when it
+		// is replayed (OfJudge's recording).
+		"OfflineRecording": func(c *judgeconfig.Config) { c.OfflineRecording = "rec.jsonl" },
+	}
+	digest := func(c judgeconfig.Config) string {
+		return New([]Judge{OfJudge(c, SourceAPI, "")}, nil).Digest
+	}
+	base := digest(baseJudge())
+	typ := reflect.TypeFor[judgeconfig.Config]()
+	for i := range typ.NumField() {
+		name := typ.Field(i).Name
+		change, inIdentity := changes[name]
+		if !inIdentity {
+			change = same[name]
+		}
+		if change == nil {
+			t.Errorf("judgeconfig.Config.%s is not classified: does it change a request or the weighting of a reply?", name)
+			continue
+		}
+		c := baseJudge()
+		change(&c)
+		if changed := digest(c) != base; changed != inIdentity {
+			t.Errorf("changing %s: identity changed %v, want %v", name, changed, inIdentity)
+		}
+	}
+}
+
+// TestDiffNamesTheDifference: every difference is named with both sides'
+// values, and an identical pair has none.
+func TestDiffNamesTheDifference(t *testing.T) {
+	kinds := []Kind{{Name: "geval", Version: "1.0.0", Digest: "sha256:aa"}}
+	coord := New([]Judge{OfJudge(baseJudge(), SourceAPI, "")}, kinds)
+	other := baseJudge()
+	other.Model = "other"
+	other.BaseURL = "http://127.0.0.1:9/v1"
+	worker := New([]Judge{OfJudge(other, SourceAPI, "")}, []Kind{{Name: "geval", Version: "1.0.0", Digest: "sha256:bb"}})
+	got := Diff(coord, worker, "coordinator", "worker")
+	want := []string{
+		"judge default model: coordinator gpt-4o-mini, worker other",
+		"judge default base_url: coordinator https://api.openai.com/v1, worker http://127.0.0.1:9/v1",
+		// The model decides its family's number rule.
+		"judge default number_tokens: coordinator whole, worker digits",
+		"built-in kind geval digest: coordinator sha256:aa, worker sha256:bb",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Diff =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if d := Diff(coord, coord, "a", "b"); d != nil {
+		t.Errorf("Diff of a run with itself = %v", d)
+	}
+	if coord.Digest == worker.Digest {
+		t.Error("different identities share a digest")
+	}
+	extra := New(append(slices.Clone(coord.Judges), Judge{Name: "second", API: API}), kinds)
+	if got := Diff(coord, extra, "A", "B"); !slices.Equal(got, []string{"judge second: only B has it"}) {
+		t.Errorf("Diff with a judge only in B = %v", got)
+	}
+}
+
+// TestDatasetsDifferByContent: a dataset is the same when its bytes are,
+// wherever it lies.
+func TestDatasetsDifferByContent(t *testing.T) {
+	a, b := New(nil, nil), New(nil, nil)
+	a.Dataset = &Dataset{Path: "/ci/cases.jsonl", SHA256: "sha256:1111111111111111", Cases: 10}
+	b.Dataset = &Dataset{Path: "cases.jsonl", SHA256: "sha256:1111111111111111", Cases: 10}
+	if d := Diff(a, b, "A", "B"); d != nil {
+		t.Errorf("one dataset at two paths: %v", d)
+	}
+	b.Dataset.SHA256 = "sha256:2222222222222222"
+	if d := Diff(a, b, "A", "B"); len(d) != 1 || !strings.HasPrefix(d[0], "dataset: A /ci/cases.jsonl") {
+		t.Errorf("two datasets: %v", d)
+	}
+	if a.Digest != b.Digest {
+		t.Error("the dataset changed the run's digest (a resumed run may extend its dataset)")
+	}
+}
+
+// TestIdentityHoldsNoPassword: credentials in a base URL stay out of the
+// identity, which is written and sent to peers.
+func TestIdentityHoldsNoPassword(t *testing.T) {
+	c := baseJudge()
+	c.BaseURL = "https://user:s3cret@judge.example/v1"
+	j := OfJudge(c, SourceAPI, "")
+	if strings.Contains(j.BaseURL, "s3cret") || strings.Contains(j.BaseURL, "user") || j.BaseURL != "https://judge.example/v1" {
+		t.Errorf("base_url %q", j.BaseURL)
+	}
+}
+
+// TestCheckCatchesATamperedIdentity: an identity whose digest is not its
+// content's is refused.
+func TestCheckCatchesATamperedIdentity(t *testing.T) {
+	r := New([]Judge{OfJudge(baseJudge(), SourceAPI, "")}, nil)
+	if err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
+	r.Judges[0].Model = "other"
+	if err := r.Check(); err == nil {
+		t.Error("a changed model under the old digest passed Check")
+	}
+}
+
+// TestReplayedJudgeIsAnotherAnswerer: a judge replayed from a recording
+// is not the judge called over its API, and two recordings differ.
+func TestReplayedJudgeIsAnotherAnswerer(t *testing.T) {
+	api := New([]Judge{OfJudge(baseJudge(), SourceAPI, "sha256:ignored")}, nil)
+	r1 := New([]Judge{OfJudge(baseJudge(), SourceRecording, "sha256:01")}, nil)
+	r2 := New([]Judge{OfJudge(baseJudge(), SourceRecording, "sha256:02")}, nil)
+	if api.Judges[0].Recording != "" {
+		t.Error("a judge called over its API names a recording")
+	}
+	if api.Digest == r1.Digest || r1.Digest == r2.Digest {
+		t.Error("replayed and called judges, or two recordings, share a digest")
+	}
+}

@@ -1,0 +1,21 @@
+//go:build !wasip1
+
+package score
+
+import (
+	"embed"
+	"io/fs"
+)
+
+// source is for hosts: a Wasm guest would carry it as dead weight (the
+// linker keeps embedded files), so this file is not built there.
+//
+//go:embed *.go
+var source embed.FS
+
+// Source is this package's Go source as compiled into the running binary.
+// The G-Eval kind linked into a host digests it with its own
+// (plugins/geval.SourceDigest): the rubric and normalisation rules here
+// decide its scores, so two builds of one version that differ here are
+// told apart.
+func Source() fs.FS { return source }
