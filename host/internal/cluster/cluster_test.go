@@ -44,6 +44,16 @@ func TestClusterRunMatchesLocal(t *testing.T) {
 			t.Errorf("case %s:\nlocal   %s\ncluster %s", id, line, cluster[id])
 		}
 	}
+	for id, w := range resultWorkers(t, clusterOut) {
+		if w != "w0" && w != "w1" && w != "w2" {
+			t.Errorf("case %s: results line names worker %q, want the one of w0, w1, w2 that ran it", id, w)
+		}
+	}
+	for id, w := range resultWorkers(t, localOut) {
+		if w != "" {
+			t.Errorf("case %s of the local run names worker %q", id, w)
+		}
+	}
 	for _, name := range []string{"junit.xml", "report.html", "cases/case-003.json"} {
 		if _, err := os.Stat(filepath.Join(clusterOut, name)); err != nil {
 			t.Errorf("cluster run did not write %s: %v", name, err)

@@ -291,7 +291,7 @@ func (co *Coordinator) publishRun(ctx context.Context) error {
 	_, _ = rand.Read(gen)
 	co.desc = RunDescription{
 		Protocol: protocolVersion, RunID: co.runID, Generation: hex.EncodeToString(gen),
-		ABIMajor: abi.Major, ABIMinor: abi.Minor, Builtins: builtins(),
+		ABIMajor: abi.Major, ABIMinor: abi.Minor, Identity: eng.Identity(),
 		ConfigName: filepath.Base(cfg.File), ConfigYAML: cfgBytes, ConfigHash: eng.ConfigHash(),
 		Plugins: digests, Recordings: recordings, Prepared: eng.PreparedMetrics(), CacheMode: eng.CacheMode(),
 		Unconfigured: eng.UnconfiguredJudges(), AckWaitMS: co.opts.AckWait.Milliseconds(),

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // dispatch is the state of one Dispatch, owned by its loop.
@@ -318,6 +320,7 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 	if h, _, err := caseHash(d.co.runID, r.Case); err != nil || h != ref.hash {
 		return d.refused(ctx, id, rm.Worker, fmt.Sprintf("case %q: the result carries another case than the one published", id), nil)
 	}
+	r.Worker = rm.Worker // checked above to be a worker name
 	return d.write(r)
 }
 
@@ -523,8 +526,9 @@ func (co *Coordinator) checkResult(rm *ResultMessage) error {
 		return fmt.Errorf("result from worker %q: not a worker name", rm.Worker)
 	case rm.ABIMajor != abi.Major || rm.ABIMinor != abi.Minor:
 		return fmt.Errorf("worker %s speaks ABI %d.%d, this run %d.%d", rm.Worker, rm.ABIMajor, rm.ABIMinor, abi.Major, abi.Minor)
-	case !slices.Equal(rm.Builtins, co.desc.Builtins):
-		return fmt.Errorf("worker %s links builtin plugins %v, this run %v", rm.Worker, rm.Builtins, co.desc.Builtins)
+	case !slices.Equal(rm.Kinds, co.desc.Identity.Kinds):
+		return fmt.Errorf("worker %s links built-in kinds of other source: %s", rm.Worker,
+			strings.Join(identity.Diff(identity.New(nil, co.desc.Identity.Kinds), identity.New(nil, rm.Kinds), "run", "worker"), "; "))
 	case !mapsEqual(rm.Plugins, co.desc.Plugins):
 		return fmt.Errorf("worker %s loaded plugins %v, this run pins %v", rm.Worker, rm.Plugins, co.desc.Plugins)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -206,10 +207,10 @@ func TestCoordinatorRefusesForeignResults(t *testing.T) {
 	dir := project(t, judge.URL(), 1, true)
 	eng := openEngine(t, dir, engine.Options{})
 	co := &Coordinator{eng: eng, runID: "0123456789abcdef", log: quietLogger(t)}
-	co.desc = RunDescription{Builtins: builtins(), Plugins: eng.PluginDigests()}
+	co.desc = RunDescription{Identity: eng.Identity(), Plugins: eng.PluginDigests()}
 	good := func() *ResultMessage {
 		c := eng.Evaluate(context.Background(), mustCase(t))
-		return &ResultMessage{RunID: co.runID, Worker: "w", ABIMajor: abi.Major, ABIMinor: abi.Minor, Builtins: builtins(),
+		return &ResultMessage{RunID: co.runID, Worker: "w", ABIMajor: abi.Major, ABIMinor: abi.Minor, Kinds: eng.Identity().Kinds,
 			ConfigHash: eng.ConfigHash(), Plugins: eng.PluginDigests(), Result: c}
 	}
 	if err := co.checkResult(good()); err != nil {
@@ -223,7 +224,11 @@ func TestCoordinatorRefusesForeignResults(t *testing.T) {
 		{"other run", func(m *ResultMessage) { m.RunID = "fedcba9876543210" }, "run"},
 		{"bad worker name", func(m *ResultMessage) { m.Worker = "../x" }, "not a worker name"},
 		{"other ABI", func(m *ResultMessage) { m.ABIMinor = 9 }, "ABI 1.9"},
-		{"other builtins", func(m *ResultMessage) { m.Builtins = []string{"geval@9.9.9"} }, "builtin plugins"},
+		{"built-in kind of other source", func(m *ResultMessage) {
+			m.Kinds = slices.Clone(m.Kinds)
+			m.Kinds[0].Digest = "sha256:" + strings.Repeat("0", 64)
+		}, "built-in kinds of other source: built-in kind dag digest: run sha256:"},
+		{"other judge identity", func(m *ResultMessage) { m.Result.Identity = "0123456789abcdef" }, "identity"},
 		{"other plugin digest", func(m *ResultMessage) {
 			m.Plugins = map[string]string{"textcheck": "sha256:" + strings.Repeat("0", 64)}
 		}, "loaded plugins"},

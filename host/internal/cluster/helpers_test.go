@@ -202,7 +202,9 @@ func workers(t *testing.T, url string, n int, opts WorkerOptions) {
 		} else {
 			o.Name = fmt.Sprintf("%s%d", o.Name, i)
 		}
-		o.Getenv = testGetenv
+		if o.Getenv == nil {
+			o.Getenv = testGetenv
+		}
 		if o.Logger == nil {
 			o.Logger = quietLogger(t)
 		}
@@ -292,8 +294,9 @@ func roundUSD(v any) {
 	}
 }
 
-// resultLines maps case id → its results.jsonl line without latencies,
-// and fails on a case written twice.
+// resultLines maps case id → its results.jsonl line without latencies
+// and without the worker that evaluated it (resultWorkers), and fails on
+// a case written twice.
 func resultLines(t *testing.T, out string) map[string]string {
 	t.Helper()
 	lines := map[string]string{}
@@ -306,6 +309,7 @@ func resultLines(t *testing.T, out string) map[string]string {
 			// depends on the state the instance that ran it was in.
 			r.Metrics[i].LatencyMS, r.Metrics[i].Fuel = 0, 0
 		}
+		r.Worker = ""
 		b, _ := json.Marshal(r)
 		lines[r.CaseID] = string(b)
 		return nil
@@ -364,4 +368,18 @@ func resultScores(t *testing.T, out string) string {
 		fmt.Fprintf(&b, "%s: %s\n", id, scores[id])
 	}
 	return b.String()
+}
+
+// resultWorkers maps case id → the worker its results line names.
+func resultWorkers(t *testing.T, out string) map[string]string {
+	t.Helper()
+	by := map[string]string{}
+	err := engine.EachResult(filepath.Join(out, "results.jsonl"), func(r *engine.CaseResult) error {
+		by[r.CaseID] = r.Worker
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return by
 }

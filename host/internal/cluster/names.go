@@ -9,17 +9,6 @@ import (
 	"github.com/agentanvil/anvil/host/internal/engine"
 )
 
-// builtins lists the first-party plugins linked into this host.
-func builtins() []string {
-	var out []string
-	for _, p := range engine.FirstParty() {
-		d := p.Describe()
-		out = append(out, d.Name+"@"+d.Version)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func sha256Digest(b []byte) string {
 	h := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(h[:])

@@ -10,11 +10,13 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // protocolVersion changes when a message changes incompatibly; a worker
-// refuses a run of another version.
-const protocolVersion = 1
+// refuses a run of another version. 2: the run's identity (resolved
+// judges, built-in kinds' source digests) replaced the builtins' versions.
+const protocolVersion = 2
 
 // Names in JetStream.
 const (
@@ -70,13 +72,16 @@ type RunDescription struct {
 	Generation string `json:"generation"`
 	ABIMajor   int    `json:"abi_major"`
 	ABIMinor   int    `json:"abi_minor"`
-	// Builtins are the first-party plugins linked into the coordinator's
-	// host, name@version: a worker built from other sources would score
-	// differently.
-	Builtins   []string `json:"builtins"`
-	ConfigName string   `json:"config_name"`
-	ConfigYAML []byte   `json:"config_yaml"`
-	ConfigHash string   `json:"config_hash"`
+	// Identity is what the coordinator's scores depend on beyond the
+	// config: each judge as resolved in its environment (model, base URL,
+	// every setting that changes a request or its weighting; never a key)
+	// and the first-party kinds linked into its host, by source digest. A
+	// worker whose own differs refuses the run, naming the difference: it
+	// would score with another judge, or other prompts or code.
+	Identity   identity.Run `json:"identity"`
+	ConfigName string       `json:"config_name"`
+	ConfigYAML []byte       `json:"config_yaml"`
+	ConfigHash string       `json:"config_hash"`
 	// Plugins maps a configured plugin name to its digest; the bytes are
 	// in the object store under the digest.
 	Plugins map[string]string `json:"plugins"`
@@ -119,6 +124,9 @@ func (d *RunDescription) validate() error {
 	if !hashRE.MatchString(d.ConfigHash) {
 		errs = append(errs, fmt.Errorf("config_hash %q is not hex", d.ConfigHash))
 	}
+	if err := d.Identity.Check(); err != nil {
+		errs = append(errs, err)
+	}
 	for name, digest := range d.Plugins {
 		if !nameRE.MatchString(name) || !digestRE.MatchString(digest) {
 			errs = append(errs, fmt.Errorf("plugin %q digest %q: want a plain name and sha256:<64 hex>", name, digest))
@@ -157,14 +165,15 @@ func (m *CaseMessage) validate(runID string) error {
 }
 
 // ResultMessage is one finished case, stamped with what the worker that
-// evaluated it is.
+// evaluated it is (the result itself carries the digest of its identity).
 type ResultMessage struct {
-	RunID      string             `json:"run_id"`
-	Generation string             `json:"generation"`
-	Worker     string             `json:"worker"`
-	ABIMajor   int                `json:"abi_major"`
-	ABIMinor   int                `json:"abi_minor"`
-	Builtins   []string           `json:"builtins"`
+	RunID      string `json:"run_id"`
+	Generation string `json:"generation"`
+	Worker     string `json:"worker"`
+	ABIMajor   int    `json:"abi_major"`
+	ABIMinor   int    `json:"abi_minor"`
+	// Kinds are the first-party kinds the worker links.
+	Kinds      []identity.Kind    `json:"kinds"`
 	ConfigHash string             `json:"config_hash"`
 	Plugins    map[string]string  `json:"plugins"`
 	Result     *engine.CaseResult `json:"result"`

@@ -1,14 +1,18 @@
 package cluster
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // FuzzPeerMessages: whatever a peer sends, decoding and checking it
 // returns a value or an error — never a panic.
 func FuzzPeerMessages(f *testing.F) {
-	f.Add([]byte(`{"protocol":1,"run_id":"0123456789abcdef","generation":"0123456789abcdef","config_name":"anvil.yaml","config_yaml":"dmVyc2lvbjogMQ==","config_hash":"abcdef12","cache_mode":"rw","ack_wait_ms":1000,"plugins":{"p":"sha256:00"}}`))
+	f.Add([]byte(`{"protocol":2,"identity":{"digest":"00","judges":[{"name":"default","model":"m"}],"kinds":[]},"run_id":"0123456789abcdef","generation":"0123456789abcdef","config_name":"anvil.yaml","config_yaml":"dmVyc2lvbjogMQ==","config_hash":"abcdef12","cache_mode":"rw","ack_wait_ms":1000,"plugins":{"p":"sha256:00"}}`))
 	f.Add([]byte(`{"run_id":"0123456789abcdef","case":{"id":"c1","input":"x","extra":{"k":[1,2]}}}`))
 	f.Add([]byte(`{"run_id":"0123456789abcdef","worker":"w","result":{"case_id":"c","config_hash":"h","metrics":[{"metric":"m","score":2}]}}`))
 	f.Add([]byte(`{"run_id":"0123456789abcdef","worker":"w","kind":"refused","reason":"r"}`))
@@ -57,7 +61,8 @@ func TestDecodeStrict(t *testing.T) {
 func TestRunDescriptionValidate(t *testing.T) {
 	good := RunDescription{Protocol: protocolVersion, RunID: "0123456789abcdef", Generation: "fedcba9876543210",
 		ConfigName: "anvil.yaml", ConfigYAML: []byte("version: 1"), ConfigHash: "abcdef12", CacheMode: "rw", AckWaitMS: 1000,
-		Plugins: map[string]string{"textcheck": "sha256:" + strings.Repeat("a", 64)}}
+		Plugins:  map[string]string{"textcheck": "sha256:" + strings.Repeat("a", 64)},
+		Identity: identity.New(nil, engine.BuiltinKinds())}
 	if err := good.validate(); err != nil {
 		t.Fatalf("good description: %v", err)
 	}
@@ -66,7 +71,11 @@ func TestRunDescriptionValidate(t *testing.T) {
 		tamper func(*RunDescription)
 		want   string
 	}{
-		{"protocol", func(d *RunDescription) { d.Protocol = 2 }, "protocol 2"},
+		{"protocol", func(d *RunDescription) { d.Protocol = 1 }, "protocol 1"},
+		{"identity not its digest's", func(d *RunDescription) {
+			d.Identity.Kinds = slices.Clone(d.Identity.Kinds)
+			d.Identity.Kinds[0].Version = "9.9.9"
+		}, "identity digest"},
 		{"run id as subject wildcard", func(d *RunDescription) { d.RunID = "*" }, "run_id"},
 		{"config name is a path", func(d *RunDescription) { d.ConfigName = "../../etc/passwd" }, "config_name"},
 		{"plugin name is a path", func(d *RunDescription) { d.Plugins = map[string]string{"../x": "sha256:" + strings.Repeat("a", 64)} }, "plain name"},

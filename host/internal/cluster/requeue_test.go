@@ -80,7 +80,7 @@ func TestForgedResultsCannotBuyEvaluations(t *testing.T) {
 	}
 	forge := func(run string) []byte {
 		b, _ := json.Marshal(ResultMessage{RunID: run, Worker: "mallory", ABIMajor: abi.Major, ABIMinor: abi.Minor,
-			Builtins: builtins(), Plugins: map[string]string{"textcheck": "sha256:" + strings.Repeat("0", 64)},
+			Kinds: ownStamp().kinds, Plugins: map[string]string{"textcheck": "sha256:" + strings.Repeat("0", 64)},
 			Result: &engine.CaseResult{CaseID: cm.Case.ID, Case: cm.Case}})
 		return b
 	}

@@ -10,20 +10,22 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // openRun builds the engine a run's cases are evaluated with: the
 // coordinator's config file, its plugins fetched by digest (every byte
 // checked against it), and its once-per-run work adopted. A run this
 // worker cannot evaluate exactly as the coordinator would — another ABI,
-// other builtin plugins, another config hash, judges it cannot call that
-// the coordinator can — is refused with the reason.
+// built-in kinds of other source, another config hash, a judge resolved
+// otherwise in this environment (another model, endpoint or setting), judges
+// it cannot call that the coordinator can — is refused with the reason.
 func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Engine, func(), error) {
 	if desc.ABIMajor != w.stamp.abiMajor || desc.ABIMinor != w.stamp.abiMinor {
 		return nil, nil, fmt.Errorf("run %s speaks ABI %d.%d, this worker %d.%d", desc.RunID, desc.ABIMajor, desc.ABIMinor, w.stamp.abiMajor, w.stamp.abiMinor)
 	}
-	if !slices.Equal(desc.Builtins, w.stamp.builtins) {
-		return nil, nil, fmt.Errorf("run %s was prepared with builtin plugins %v, this worker links %v", desc.RunID, desc.Builtins, w.stamp.builtins)
+	if diff := identity.Diff(identity.New(nil, desc.Identity.Kinds), identity.New(nil, w.stamp.kinds), "coordinator", "worker"); diff != nil {
+		return nil, nil, fmt.Errorf("run %s: this worker's host is built from other sources: %s", desc.RunID, strings.Join(diff, "; "))
 	}
 	dir, err := os.MkdirTemp("", "anvil-run-"+desc.RunID+"-")
 	if err != nil {
@@ -73,9 +75,12 @@ func (w *Worker) openRun(ctx context.Context, desc *RunDescription) (*engine.Eng
 		eng.Close(context.WithoutCancel(ctx))
 		cleanupDir()
 	}
+	diff := identity.Diff(desc.Identity, eng.Identity(), "coordinator", "worker")
 	switch {
 	case eng.ConfigHash() != desc.ConfigHash:
 		err = fmt.Errorf("run %s: config hash here is %s, the coordinator's %s", desc.RunID, eng.ConfigHash(), desc.ConfigHash)
+	case diff != nil || eng.Identity().Digest != desc.Identity.Digest:
+		err = fmt.Errorf("run %s: this worker would not score as the coordinator does: %s", desc.RunID, strings.Join(diff, "; "))
 	case !mapsEqual(eng.RecordedJudges(), desc.Recordings):
 		err = fmt.Errorf("run %s: judges replayed from a recording here: %v; the coordinator's: %v",
 			desc.RunID, eng.RecordedJudges(), desc.Recordings)

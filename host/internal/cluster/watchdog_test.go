@@ -127,7 +127,7 @@ func TestCoordinatorSaysWhenNothingProgresses(t *testing.T) {
 	// A worker of another build answers (its result is refused), and the
 	// transport fails.
 	b, _ := json.Marshal(ResultMessage{RunID: runID, Worker: "w7", ABIMajor: abi.Major, ABIMinor: abi.Minor + 1,
-		Builtins: builtins(), Plugins: map[string]string{}, Result: &engine.CaseResult{CaseID: first.Case.ID, Case: first.Case}})
+		Kinds: ownStamp().kinds, Plugins: map[string]string{}, Result: &engine.CaseResult{CaseID: first.Case.ID, Case: first.Case}})
 	if err := spy.Publish(resultsSubject(runID), b); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // WorkerOptions configure `anvil-host worker`.
@@ -43,13 +44,16 @@ type WorkerOptions struct {
 	stamp *stamp
 }
 
-// stamp is what a worker is, as far as results depend on it.
+// stamp is what a worker is, as far as results depend on it and before
+// a run's config is loaded (the judges are the run's).
 type stamp struct {
 	abiMajor, abiMinor int
-	builtins           []string
+	kinds              []identity.Kind
 }
 
-func ownStamp() *stamp { return &stamp{abiMajor: abi.Major, abiMinor: abi.Minor, builtins: builtins()} }
+func ownStamp() *stamp {
+	return &stamp{abiMajor: abi.Major, abiMinor: abi.Minor, kinds: identity.New(nil, engine.BuiltinKinds()).Kinds}
+}
 
 // Worker serves runs.
 type Worker struct {
@@ -290,7 +294,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 	}
 	data, err := json.Marshal(ResultMessage{
 		RunID: desc.RunID, Generation: desc.Generation, Worker: w.opts.Name,
-		ABIMajor: w.stamp.abiMajor, ABIMinor: w.stamp.abiMinor, Builtins: w.stamp.builtins,
+		ABIMajor: w.stamp.abiMajor, ABIMinor: w.stamp.abiMinor, Kinds: w.stamp.kinds,
 		ConfigHash: eng.ConfigHash(), Plugins: eng.PluginDigests(), Result: r,
 	})
 	if err != nil {
