@@ -34,7 +34,12 @@ the cases whose pass/fail flipped (pass→fail first).
 A metric is significantly worse when the one-sided test of "B is lower than
 A" gives p < 1 − level (0.05 by default); the interval shows how much. Runs of different configurations
 (other metrics, thresholds, params or judge models) are an error saying what
-differs, unless --allow-config-change.
+differs, unless --allow-config-change — and so are runs of one config whose
+judges were resolved otherwise (another model or base URL from the
+environment, another request setting), whose built-in kinds were built from
+other sources, or whose shared cases ask other questions (summary.json's
+identity, results.jsonl's case digests). Runs made before these were
+recorded are compared with a warning that they cannot be checked.
 
 With --json, stdout is the comparison as JSON instead of the table;
 --output also writes that JSON to a file. With --report, the comparison is
@@ -119,7 +124,7 @@ both runs scored).`,
 	cmd.Flags().Float64Var(&opts.Level, "level", stats.DefaultLevel, "confidence level of the intervals; the one-sided test's significance level is 1 − level")
 	cmd.Flags().IntVar(&opts.Resamples, "resamples", stats.DefaultResamples, "bootstrap resamples (and permutation-test draws above its exact limit)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "seed of the resampling (the same seed gives the same report)")
-	cmd.Flags().BoolVar(&opts.AllowConfigChange, "allow-config-change", false, "compare the shared metrics of runs of different configurations, listing the differences")
+	cmd.Flags().BoolVar(&opts.AllowConfigChange, "allow-config-change", false, "compare the shared metrics of runs of different configurations or judges, listing the differences")
 	cmd.Flags().BoolVar(&toReport, "report", false, "write compare.json into RUN_B and redraw RUN_B's report.html with an A vs B section")
 	cmd.Flags().IntVar(&maxFlips, "max-flips", 10, "flipped cases listed per metric in the table (--json lists all)")
 	return cmd

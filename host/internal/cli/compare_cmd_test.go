@@ -140,3 +140,32 @@ func TestCompareQuickstart(t *testing.T) {
 		t.Fatalf("compare with itself: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// TestCompareRefusesRunsOfAnotherJudge: two runs of one config hash whose
+// summaries name different judge models (the model came from
+// ANVIL_JUDGE_MODEL) are not comparable (exit 2, naming the models),
+// unless --allow-config-change, which compares and says what differs.
+func TestCompareRefusesRunsOfAnotherJudge(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	scores := []float64{0.8, 0.7, 0.9, 0.6, 0.8, 0.7, 0.9, 0.5, 0.8, 0.7}
+	for name, model := range map[string]string{"mini": "gpt-4o-mini", "fake": "fake-judge"} {
+		writeFakeRun(t, filepath.Join(dir, name), "h", scores)
+		s := engine.Summary{ConfigHash: "h", Cases: len(scores), Verdict: engine.VerdictPassed,
+			Judges: []engine.JudgeReport{{Name: "default", Model: model, Source: "api"}}}
+		b, _ := json.Marshal(s)
+		if err := os.WriteFile(filepath.Join(dir, name, "summary.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runBinary(t, dir, nil, "compare", "mini", "fake")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "judge default: model gpt-4o-mini in A, fake-judge in B") || !strings.Contains(r.stderr, "--allow-config-change") {
+		t.Errorf("compare of two judges: exit %d, want %d naming the models\nstdout:\n%s\nstderr:\n%s", r.code, exitUsage, r.stdout, r.stderr)
+	}
+	r = runBinary(t, dir, nil, "compare", "--allow-config-change", "mini", "fake")
+	if r.code != exitOK || !strings.Contains(r.stdout, "config differs: judge default: model gpt-4o-mini in A, fake-judge in B") {
+		t.Errorf("--allow-config-change: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

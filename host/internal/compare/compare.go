@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -141,7 +142,7 @@ func Compare(a, b *Run, opts Options) (*Report, error) {
 	if opts.Resamples < 1 {
 		return nil, fmt.Errorf("resamples %d: want at least 1", opts.Resamples)
 	}
-	diffs, shared := differences(a, b)
+	diffs, shared, unchecked := differences(a, b)
 	if len(diffs) > 0 && !opts.AllowConfigChange {
 		return nil, &MismatchError{A: a.Dir, B: b.Dir, Differences: diffs}
 	}
@@ -150,6 +151,7 @@ func Compare(a, b *Run, opts Options) (*Report, error) {
 		Level: opts.Level, Resamples: opts.Resamples, Seed: opts.Seed,
 		ConfigDifferences: diffs,
 		Verdict:           VerdictNoRegression,
+		Warnings:          unchecked,
 	}
 	for _, r := range []*Run{a, b} {
 		if r.Summary != nil && r.Summary.Verdict == engine.VerdictIncomplete {
@@ -195,9 +197,10 @@ func info(r *Run) RunInfo {
 	return ri
 }
 
-// differences lists what differs between the runs' configurations, and
-// the metrics both have (in a's order).
-func differences(a, b *Run) (diffs, shared []string) {
+// differences lists what differs between the runs' configurations and
+// identities (judges as resolved, built-in kinds, dataset), the metrics
+// both have (in a's order), and what could not be checked.
+func differences(a, b *Run) (diffs, shared, unchecked []string) {
 	var onlyA, onlyB []string
 	for _, ma := range a.Metrics {
 		mb, ok := b.metric(ma.Name)
@@ -227,14 +230,76 @@ func differences(a, b *Run) (diffs, shared []string) {
 	if len(onlyB) > 0 {
 		diffs = append(diffs, "metrics only in B: "+strings.Join(onlyB, ", "))
 	}
-	if a.ConfigHash != b.ConfigHash {
-		judges := judgeDifferences(a, b)
-		diffs = append(diffs, judges...)
-		if len(diffs) == 0 {
-			diffs = append(diffs, fmt.Sprintf("config hash %s in A, %s in B: the metrics' params, judge models or plugin digests differ", a.ConfigHash, b.ConfigHash))
+	// Judged under one config hash is not judged by one judge: a model or
+	// endpoint from the environment is not in the hash.
+	ids, unchecked := identityDifferences(a, b)
+	diffs = append(diffs, ids...)
+	cases, caseNote := caseDifferences(a, b)
+	diffs = append(diffs, cases...)
+	unchecked = append(unchecked, caseNote...)
+	if a.ConfigHash != b.ConfigHash && len(diffs) == 0 {
+		diffs = append(diffs, fmt.Sprintf("config hash %s in A, %s in B: the metrics' params, judge models or plugin digests differ", a.ConfigHash, b.ConfigHash))
+	}
+	return diffs, shared, unchecked
+}
+
+// identityDifferences compares the runs' identities — every judge as it
+// was called, the built-in kinds' source digests, the dataset's digest —
+// when both summaries record one. A run without (made before identities
+// were recorded, or without summary.json) is compared on the judge
+// models its summary names, if any, and what cannot be checked is said.
+func identityDifferences(a, b *Run) (diffs, unchecked []string) {
+	ia, ib := runIdentity(a), runIdentity(b)
+	if ia != nil && ib != nil {
+		return identity.Diff(*ia, *ib, "A", "B"), nil
+	}
+	for _, r := range []*Run{a, b} {
+		if runIdentity(r) == nil {
+			unchecked = append(unchecked, fmt.Sprintf("run %s records no identity (made before identities were recorded, or no summary.json): whether its judges' endpoints and settings, built-in kinds and dataset are the other run's cannot be checked", r.Dir))
 		}
 	}
-	return diffs, shared
+	return judgeDifferences(a, b), unchecked
+}
+
+// caseDifferences names the cases both runs have that ask or expect
+// something else in B (input, expected output, context or expected
+// tools; the answers under test may differ): pairing them would compare
+// two questions. Cases whose results do not record what they asked are
+// counted as unchecked.
+func caseDifferences(a, b *Run) (diffs, unchecked []string) {
+	var differ []string
+	blind := 0
+	for _, id := range a.Cases {
+		db, shared := b.caseDigests[id]
+		if !shared {
+			continue
+		}
+		switch da := a.caseDigests[id]; {
+		case da == "" || db == "":
+			blind++
+		case da != db:
+			differ = append(differ, id)
+		}
+	}
+	if len(differ) > 0 {
+		const shown = 5
+		list := strings.Join(differ[:min(len(differ), shown)], ", ")
+		if len(differ) > shown {
+			list += fmt.Sprintf(" and %d more", len(differ)-shown)
+		}
+		diffs = append(diffs, fmt.Sprintf("dataset: %d shared case(s) ask or expect something else in B (input, expected output, context or expected tools): %s", len(differ), list))
+	}
+	if blind > 0 {
+		unchecked = append(unchecked, fmt.Sprintf("%d shared case(s) were written before results recorded what a case asks: that A and B asked them the same cannot be checked", blind))
+	}
+	return diffs, unchecked
+}
+
+func runIdentity(r *Run) *identity.Run {
+	if r.Summary == nil {
+		return nil
+	}
+	return r.Summary.Identity
 }
 
 // judgeDifferences compares the judges' models the summaries name.

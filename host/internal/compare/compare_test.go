@@ -7,10 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // fakeMetric is one metric of a fabricated run: a score per case (NaN:
@@ -29,7 +32,8 @@ func writeRun(t *testing.T, hash, model string, metrics ...fakeMetric) string {
 	dir := t.TempDir()
 	var lines []string
 	for i := range metrics[0].scores {
-		cr := engine.CaseResult{CaseID: fmt.Sprintf("c%d", i), ConfigHash: hash}
+		id := fmt.Sprintf("c%d", i)
+		cr := engine.CaseResult{CaseID: id, ConfigHash: hash, CaseDigest: identity.CaseDigest(&abi.TestCase{ID: id, Input: "question " + id})}
 		for _, m := range metrics {
 			mr := engine.MetricResult{Metric: m.name, Kind: "geval", Gated: m.gated, Threshold: m.threshold}
 			switch s := m.scores[i]; {
@@ -315,7 +319,143 @@ func TestEmptyRunsAreUnverified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verdict != VerdictUnverified || len(rep.Warnings) != 1 {
+	if rep.Verdict != VerdictUnverified || !slices.Contains(rep.Warnings, "no metric has results in both runs") {
 		t.Errorf("two empty runs: verdict %s, warnings %v; want unverified", rep.Verdict, rep.Warnings)
+	}
+}
+
+// withIdentity records id in dir's summary.json, as a run does.
+func withIdentity(t *testing.T, dir string, id identity.Run) string {
+	t.Helper()
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s engine.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Identity = &id
+	if b, err = json.Marshal(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// identityOf is a run's identity: judge default at baseURL answering
+// with model, and G-Eval of source digest geval.
+func identityOf(model, baseURL, geval string) identity.Run {
+	return identity.New([]identity.Judge{{Name: "default", API: identity.API, Model: model, BaseURL: baseURL,
+		Source: identity.SourceAPI, NumberTokens: "whole"}}, []identity.Kind{{Name: "geval", Version: "1.0.0", Digest: geval}})
+}
+
+// rewriteResults applies edit to every results line of dir.
+func rewriteResults(t *testing.T, dir string, edit func(*engine.CaseResult)) string {
+	t.Helper()
+	path := filepath.Join(dir, "results.jsonl")
+	var lines []string
+	err := engine.EachResult(path, func(r *engine.CaseResult) error {
+		edit(r)
+		b, err := json.Marshal(r)
+		lines = append(lines, string(b))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRunsOfOtherJudgesAreNotComparable: two runs under one config hash
+// whose judge model came from the environment — or whose endpoint,
+// built-in G-Eval or dataset differ — are not compared ("no significant
+// change" between two judges means nothing) unless the caller allows it,
+// and then the differences are listed.
+func TestRunsOfOtherJudgesAreNotComparable(t *testing.T) {
+	const openai, local = "https://api.openai.com/v1", "http://127.0.0.1:8080/v1"
+	metric := fakeMetric{"correctness", true, 0.6, baseline}
+	base := identityOf("gpt-4o-mini", openai, "sha256:g1")
+	a := withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), base)
+	for _, tc := range []struct {
+		name string
+		b    string
+		want []string
+	}{
+		{"judge model from the environment, without identities", writeRun(t, "h1", "fake-judge", metric),
+			[]string{"judge default: model gpt-4o-mini in A, fake-judge in B"}},
+		{"judge model", withIdentity(t, writeRun(t, "h1", "fake-judge", metric), identityOf("fake-judge", openai, "sha256:g1")),
+			[]string{"judge default model: A gpt-4o-mini, B fake-judge"}},
+		{"judge endpoint", withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), identityOf("gpt-4o-mini", local, "sha256:g1")),
+			[]string{"judge default base_url: A " + openai + ", B " + local}},
+		{"G-Eval of other source", withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), identityOf("gpt-4o-mini", openai, "sha256:g2")),
+			[]string{"built-in kind geval digest: A sha256:g1, B sha256:g2"}},
+		{"cases asking other questions", rewriteResults(t, withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), base), func(r *engine.CaseResult) {
+			if r.CaseID == "c3" || r.CaseID == "c7" {
+				r.CaseDigest = identity.CaseDigest(&abi.TestCase{ID: r.CaseID, Input: "another question"})
+			}
+		}), []string{"dataset: 2 shared case(s) ask or expect something else in B (input, expected output, context or expected tools): c3, c7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ra, rb := mustLoad(t, a), mustLoad(t, tc.b)
+			if ra.ConfigHash != rb.ConfigHash {
+				t.Fatal("the runs must share a config hash")
+			}
+			_, err := Compare(ra, rb, Options{})
+			var mm *MismatchError
+			if !errors.As(err, &mm) {
+				t.Fatalf("Compare = %v, want a MismatchError", err)
+			}
+			if !slices.Equal(mm.Differences, tc.want) {
+				t.Errorf("differences %q, want %q", mm.Differences, tc.want)
+			}
+			rep, err := Compare(ra, rb, Options{AllowConfigChange: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rep.ConfigDifferences, tc.want) || len(rep.Metrics) != 1 {
+				t.Errorf("allowed: differences %q, %d metrics compared", rep.ConfigDifferences, len(rep.Metrics))
+			}
+			var table strings.Builder
+			if err := WriteTable(&table, rep, 10); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(table.String(), "config differs: "+tc.want[0]) {
+				t.Errorf("the table does not warn of %q:\n%s", tc.want[0], table.String())
+			}
+		})
+	}
+}
+
+// TestRunsWithoutIdentityAreComparedWithANote: runs made before
+// identities were recorded are compared (their judge models agree), with
+// warnings that the rest cannot be checked; runs of one identity get no
+// such warning.
+func TestRunsWithoutIdentityAreComparedWithANote(t *testing.T) {
+	metric := fakeMetric{"correctness", true, 0.6, baseline}
+	old := rewriteResults(t, writeRun(t, "h1", "gpt-4o-mini", metric), func(r *engine.CaseResult) { r.CaseDigest = "" })
+	id := identityOf("gpt-4o-mini", "https://api.openai.com/v1", "sha256:g1")
+	current := withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), id)
+	rep, err := Compare(mustLoad(t, old), mustLoad(t, current), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 2 || !strings.Contains(rep.Warnings[0], "run "+old+" records no identity") || !strings.Contains(rep.Warnings[0], "cannot be checked") ||
+		!strings.HasPrefix(rep.Warnings[1], "10 shared case(s) were written before results recorded what a case asks") {
+		t.Errorf("warnings %q; want two saying run A's identity and questions cannot be checked", rep.Warnings)
+	}
+	same := withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), id)
+	rep, err = Compare(mustLoad(t, current), mustLoad(t, same), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 0 || len(rep.ConfigDifferences) != 0 {
+		t.Errorf("one identity: warnings %q, differences %q", rep.Warnings, rep.ConfigDifferences)
 	}
 }

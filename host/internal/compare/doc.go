@@ -19,10 +19,16 @@
 //     for the size of the change; it does not decide (percentile
 //     intervals are too narrow on a handful of cases).
 //   - Runs are comparable only under one evaluation: the same metrics with
-//     the same kind, threshold and gate, under one config hash. Otherwise
-//     Compare returns a *MismatchError saying what differs, unless
-//     Options.AllowConfigChange (then the shared metrics are compared and
-//     the differences are reported).
+//     the same kind, threshold and gate, under one config hash, scored by
+//     the same judges as resolved (a model or endpoint from the
+//     environment is not in the hash) with built-in kinds of the same
+//     source (identity.Run in summary.json), each shared case asking the
+//     same question (identity.CaseDigest; the answers under test may
+//     differ). Otherwise Compare returns a *MismatchError saying what
+//     differs, unless Options.AllowConfigChange (then the shared metrics
+//     are compared and the differences are reported). What cannot be
+//     checked — runs written before identities were recorded — is a
+//     warning, not a refusal.
 //   - Deterministic: the same runs and seed give the same report.
 //   - Inputs are read, never written.
 package compare

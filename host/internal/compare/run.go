@@ -26,6 +26,9 @@ type Run struct {
 	Metrics []MetricInfo
 	// results[caseID][metric] is that metric's outcome on that case.
 	results map[string]map[string]engine.MetricResult
+	// caseDigests[caseID] is what the case asked (identity.CaseDigest),
+	// "" in results written before it was recorded.
+	caseDigests map[string]string
 }
 
 // MetricInfo is what a run's results say about a metric's configuration.
@@ -48,7 +51,7 @@ func Load(dir string) (*Run, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("run %s: not a directory (want the output directory of `anvil-host run`)", dir)
 	}
-	r := &Run{Dir: dir, results: map[string]map[string]engine.MetricResult{}}
+	r := &Run{Dir: dir, results: map[string]map[string]engine.MetricResult{}, caseDigests: map[string]string{}}
 	path := filepath.Join(dir, "results.jsonl")
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("run %s: no results.jsonl (want the output directory of `anvil-host run`)", dir)
@@ -81,6 +84,7 @@ func Load(dir string) (*Run, error) {
 			}
 		}
 		r.results[cr.CaseID] = byMetric
+		r.caseDigests[cr.CaseID] = cr.CaseDigest
 		return nil
 	})
 	if err != nil {

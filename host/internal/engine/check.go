@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 )
@@ -25,9 +23,6 @@ func (g FieldGap) String() string {
 type DatasetCheck struct {
 	Cases int
 	Gaps  []FieldGap
-	// SHA256 is the digest of the file's bytes ("sha256:<hex>"): the
-	// dataset's identity in summary.json.
-	SHA256 string
 }
 
 // CheckDataset reads the whole dataset up front — every record must parse,
@@ -38,8 +33,7 @@ func (e *Engine) CheckDataset(ctx context.Context, input string) (DatasetCheck, 
 	if input == "" {
 		input = e.cfg.Resolve(e.cfg.Dataset)
 	}
-	sum := sha256.New()
-	ds, err := openDataset(input, sum)
+	ds, err := OpenDataset(input)
 	if err != nil {
 		return out, err
 	}
@@ -48,12 +42,6 @@ func (e *Engine) CheckDataset(ctx context.Context, input string) (DatasetCheck, 
 	for {
 		c, err := ds.Next(ctx)
 		if err == io.EOF {
-			// What the parser did not need to read (nothing, for a
-			// well-formed file) is part of the file too.
-			if _, err := io.Copy(sum, ds.f); err != nil {
-				return out, fmt.Errorf("read dataset %s: %w", input, err)
-			}
-			out.SHA256 = "sha256:" + hex.EncodeToString(sum.Sum(nil))
 			return out, nil
 		}
 		if err != nil {

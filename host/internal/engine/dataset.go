@@ -43,21 +43,13 @@ const maxLine = 64 << 20
 
 // OpenDataset opens path; a file whose first non-space byte is '[' is a JSON
 // array, anything else JSONL.
-func OpenDataset(path string) (*Dataset, error) { return openDataset(path, nil) }
-
-// openDataset is OpenDataset writing every byte read from the file to
-// sum, when not nil.
-func openDataset(path string, sum io.Writer) (*Dataset, error) {
+func OpenDataset(path string) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset: %w", err)
 	}
 	d := &Dataset{path: path, f: f, ids: newCaseIDs()}
-	var r io.Reader = f
-	if sum != nil {
-		r = io.TeeReader(f, sum)
-	}
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(f, 1<<16)
 	if bom, _ := br.Peek(len(utf8BOM)); bytes.Equal(bom, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM)) // some editors write one; it is not data
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/host/internal/judge"
 
 	"github.com/agentanvil/anvil/abi"
@@ -129,6 +130,9 @@ func (e *Engine) CheckResult(r *CaseResult) error {
 	if r.Case == nil || r.Case.ID != r.CaseID {
 		return fmt.Errorf("case %q: the result does not carry the case it is about", r.CaseID)
 	}
+	if r.CaseDigest != identity.CaseDigest(r.Case) {
+		return fmt.Errorf("case %q: case digest %q is not its case's", r.CaseID, r.CaseDigest)
+	}
 	if len(r.Metrics) != len(e.metrics) {
 		return fmt.Errorf("case %q: %d metric results, this configuration runs %d metrics", r.CaseID, len(r.Metrics), len(e.metrics))
 	}
@@ -198,7 +202,8 @@ func (e *Engine) JudgeConfig(name string) (judge.Config, bool) {
 // the case under max_error_rate like any other error (a metric skipped
 // for the whole run stays skipped).
 func (e *Engine) Unevaluated(c *abi.TestCase, why string) *CaseResult {
-	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, CaseDigest: identity.CaseDigest(c),
+		Case: c, Metrics: make([]MetricResult, len(e.metrics))}
 	for i, m := range e.metrics {
 		mr := MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
 		if m.skip != "" {

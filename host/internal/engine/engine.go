@@ -149,7 +149,8 @@ func (e *Engine) Close(ctx context.Context) error {
 // every case (a Wasm call or a judge reply runs deep), which cost a
 // one-metric Wasm case ≈ 16 µs of stack copying.
 func (e *Engine) evaluate(ctx context.Context, c *abi.TestCase, dry *dryRun) *CaseResult {
-	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, CaseDigest: identity.CaseDigest(c),
+		Case: c, Metrics: make([]MetricResult, len(e.metrics))}
 	var wg sync.WaitGroup
 	last := len(e.metrics) - 1
 	for i, m := range e.metrics[:max(last, 0)] {

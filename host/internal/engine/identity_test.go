@@ -2,8 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
@@ -90,8 +89,8 @@ func TestResumeUnderAnotherJudgeModelIsRefused(t *testing.T) {
 
 // TestSummaryNamesTheResolvedJudge: summary.json records the judge as it
 // was called — model and base URL from the environment, the number rule
-// resolved — the built-in kinds by source digest, and the dataset by
-// content; every results line carries the identity's digest.
+// resolved — and the built-in kinds by source digest; every results line
+// carries the identity's digest and its case's.
 func TestSummaryNamesTheResolvedJudge(t *testing.T) {
 	judge := fakeJudge(t)
 	e := newEnv(t, envJudgeConfig)
@@ -128,17 +127,16 @@ func TestSummaryNamesTheResolvedJudge(t *testing.T) {
 	if !names["geval"] {
 		t.Errorf("built-in kinds %+v lack geval", id.Kinds)
 	}
-	data, _ := os.ReadFile(filepath.Join(e.dir, "cases.jsonl"))
-	sum := sha256.Sum256(data)
-	if id.Dataset == nil || id.Dataset.SHA256 != "sha256:"+hex.EncodeToString(sum[:]) || id.Dataset.Cases != 4 {
-		t.Errorf("dataset %+v, want sha256 of cases.jsonl and 4 cases", id.Dataset)
-	}
 	if err := id.Check(); err != nil || id.Digest != eng.Identity().Digest {
 		t.Errorf("identity digest %s (%v), the engine's %s", id.Digest, err, eng.Identity().Digest)
 	}
 	for caseID, r := range readResults(t, e.out) {
-		if r.Identity != id.Digest || r.Worker != "" {
-			t.Errorf("case %s: identity %q, worker %q; want %s and none (a local run)", caseID, r.Identity, r.Worker, id.Digest)
+		c, err := engine.ReadCase(e.out, caseID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Identity != id.Digest || r.Worker != "" || r.CaseDigest != identity.CaseDigest(c.Case) {
+			t.Errorf("case %s: identity %q, case digest %q, worker %q; want %s, its case's and none (a local run)", caseID, r.Identity, r.CaseDigest, r.Worker, id.Digest)
 		}
 	}
 }
@@ -158,6 +156,11 @@ func TestCheckResultRefusesAnotherIdentity(t *testing.T) {
 	r.Identity = ""
 	if err := here.CheckResult(r); err == nil {
 		t.Error("a result without an identity passed CheckResult")
+	}
+	r = here.Evaluate(context.Background(), c)
+	r.CaseDigest = identity.CaseDigest(&abi.TestCase{ID: c.ID, Input: "another question"})
+	if err := here.CheckResult(r); err == nil || !strings.Contains(err.Error(), "case digest") {
+		t.Errorf("a result whose case digest is another case's: CheckResult = %v", err)
 	}
 	if err := here.CheckResult(here.Evaluate(context.Background(), c)); err != nil {
 		t.Errorf("this engine's own result: %v", err)

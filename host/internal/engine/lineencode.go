@@ -27,6 +27,7 @@ func appendResultLine(b []byte, r *CaseResult) ([]byte, bool) {
 	b = append(b, `,"config_hash":`...)
 	b = jsonw.AppendString(b, r.ConfigHash)
 	b = abijson.AppendOptString(b, `,"identity":`, r.Identity)
+	b = abijson.AppendOptString(b, `,"case_digest":`, r.CaseDigest)
 	b = abijson.AppendOptString(b, `,"worker":`, r.Worker)
 	b = append(b, `,"metrics":`...)
 	if r.Metrics == nil {

@@ -57,7 +57,7 @@ func FuzzAppendResultLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, opt uint16, s string, v float64, details []byte) {
 		r := &CaseResult{CaseID: s, ConfigHash: "h" + s, Metrics: []MetricResult{fuzzMetric(opt, s, v, details), fuzzMetric(^opt, s, -v, details)}}
 		if opt&2048 != 0 {
-			r.Identity, r.Worker = "i"+s, "w"+s
+			r.Identity, r.CaseDigest, r.Worker = "i"+s, "d"+s, "w"+s
 		}
 		if opt&1024 != 0 {
 			r.Metrics = nil
@@ -109,7 +109,7 @@ func TestLineEncoderKnowsEveryField(t *testing.T) {
 		v    any
 		want string
 	}{
-		{CaseResult{}, "case_id config_hash identity,omitempty worker,omitempty metrics case,omitempty"},
+		{CaseResult{}, "case_id config_hash identity,omitempty case_digest,omitempty worker,omitempty metrics case,omitempty"},
 		{MetricResult{}, "metric kind status gated score,omitempty threshold reason,omitempty score_mode,omitempty " +
 			"error_class,omitempty verdict_note,omitempty error,omitempty details,omitempty usage latency_ms fuel,omitempty " +
 			"spread,omitempty panel,omitempty aggregate,omitempty dag_spread,omitempty -"},

@@ -27,6 +27,10 @@ type CaseResult struct {
 	// case (identity.Run): a run writes results of one identity only.
 	// Empty in results written before it was recorded.
 	Identity string `json:"identity,omitempty"`
+	// CaseDigest is identity.CaseDigest of the case: what it asks and
+	// expects, not the answer under test (compare pairs a case of two
+	// runs only when they agree).
+	CaseDigest string `json:"case_digest,omitempty"`
 	// Worker names the cluster worker that evaluated the case; empty in
 	// a local run.
 	Worker  string         `json:"worker,omitempty"`
@@ -171,7 +175,7 @@ func EachOutcome(path string, fn func(r *CaseResult) error) error {
 			}
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		r := CaseResult{CaseID: lr.CaseID, ConfigHash: lr.ConfigHash, Identity: lr.Identity, Worker: lr.Worker, Case: lr.Case}
+		r := CaseResult{CaseID: lr.CaseID, ConfigHash: lr.ConfigHash, Identity: lr.Identity, CaseDigest: lr.CaseDigest, Worker: lr.Worker, Case: lr.Case}
 		if lr.Metrics != nil {
 			r.Metrics = make([]MetricResult, len(lr.Metrics))
 			for i := range lr.Metrics {
@@ -222,6 +226,7 @@ type outcomeLine struct {
 	CaseID     string          `json:"case_id"`
 	ConfigHash string          `json:"config_hash"`
 	Identity   string          `json:"identity,omitempty"`
+	CaseDigest string          `json:"case_digest,omitempty"`
 	Worker     string          `json:"worker,omitempty"`
 	Metrics    []outcomeMetric `json:"metrics"`
 	Case       *abi.TestCase   `json:"case,omitempty"`

@@ -75,6 +75,12 @@ func decodeLineFastShared(b []byte, r *CaseResult, keepDetails bool, shared stri
 			}
 			seen |= 8
 			r.Identity, ok = d.shared()
+		case "case_digest":
+			if seen&32 != 0 {
+				return false
+			}
+			seen |= 32
+			r.CaseDigest, ok = d.str()
 		case "worker":
 			if seen&16 != 0 {
 				return false

@@ -36,7 +36,7 @@ func TestDecodeLineFastTakesWriterLines(t *testing.T) {
 		}}},
 		{CaseID: "d", ConfigHash: "h", Metrics: []MetricResult{}},
 		// A cluster run's line: the identity and the worker.
-		{CaseID: "e", ConfigHash: "h", Identity: "0123456789abcdef", Worker: "host-42", Metrics: []MetricResult{}},
+		{CaseID: "e", ConfigHash: "h", Identity: "0123456789abcdef", CaseDigest: "fedcba9876543210", Worker: "host-42", Metrics: []MetricResult{}},
 	}
 	for _, r := range written {
 		var buf bytes.Buffer

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/identity"
 )
 
 // RunError is why a run did not finish: what kind of failure (the CLI maps
@@ -200,8 +199,7 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	default:
 	}
 
-	meta := runMeta{started: started, resume: resume, gaps: check.Gaps, outDir: outDir, unwritten: unwritten,
-		dataset: &identity.Dataset{Path: input, SHA256: check.SHA256, Cases: check.Cases}}
+	meta := runMeta{started: started, resume: resume, gaps: check.Gaps, outDir: outDir, unwritten: unwritten}
 	var stopped *RunError
 	switch {
 	case writeErr != nil:
@@ -245,8 +243,6 @@ type runMeta struct {
 	outDir     string
 	// unwritten is the judge work of cases stopped before being written.
 	unwritten JudgeUsage
-	// dataset is the file the cases came from.
-	dataset *identity.Dataset
 }
 
 // writeSummary summarises results.jsonl and writes summary.json.
@@ -262,7 +258,6 @@ func (e *Engine) writeSummary(outDir string, meta runMeta) (*Summary, error) {
 	s.FieldGaps = meta.gaps
 	s.Judges = e.judgeReports()
 	id := e.identity
-	id.Dataset = meta.dataset
 	s.Identity = &id
 	s.Cache = e.cacheReport()
 	s.Graphs = e.dagOutlines()

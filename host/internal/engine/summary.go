@@ -53,9 +53,9 @@ type Summary struct {
 
 	// Identity is what the scores depend on beyond the config: every
 	// judge as resolved (model and endpoint from the environment
-	// included), the built-in kinds' source digests and the dataset.
-	// Every result in results.jsonl was evaluated under it (or written
-	// before identities were recorded); compare checks it.
+	// included) and the built-in kinds' source digests. Every result in
+	// results.jsonl was evaluated under it (or written before identities
+	// were recorded); compare checks it.
 	Identity *identity.Run `json:"identity,omitempty"`
 }
 

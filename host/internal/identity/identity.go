@@ -1,14 +1,17 @@
 package identity
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 )
 
@@ -112,23 +115,13 @@ func (k Kind) fields() []field {
 	return []field{{"version", k.Version}, {"digest", k.Digest}}
 }
 
-// Dataset is the file a run read its cases from.
-type Dataset struct {
-	// Path is as the run was given it: it names the file in messages and
-	// is not compared (one file has other paths on other machines).
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
-	Cases  int    `json:"cases"`
-}
-
 // Run is what a run's scores depend on beyond its config file.
 type Run struct {
 	// Digest is over Judges and Kinds (see New): every results line
 	// carries it.
-	Digest  string   `json:"digest"`
-	Judges  []Judge  `json:"judges"`
-	Kinds   []Kind   `json:"kinds"`
-	Dataset *Dataset `json:"dataset,omitempty"`
+	Digest string  `json:"digest"`
+	Judges []Judge `json:"judges"`
+	Kinds  []Kind  `json:"kinds"`
 }
 
 // New is the identity of a run with these judges and kinds, sorted by
@@ -191,16 +184,11 @@ func (r Run) Judge(name string) (Judge, bool) {
 
 // Diff names every difference between a and b, labelled an and bn
 // ("coordinator", "worker"): "judge default model: coordinator
-// gpt-4o-mini, worker other". Datasets are compared by digest when both
-// runs have one. Nil when they are the same.
+// gpt-4o-mini, worker other". Nil when they are the same.
 func Diff(a, b Run, an, bn string) []string {
 	var out []string
 	out = append(out, diffNamed("judge", a.Judges, b.Judges, Judge.fields, func(j Judge) string { return j.Name }, an, bn)...)
 	out = append(out, diffNamed("built-in kind", a.Kinds, b.Kinds, Kind.fields, func(k Kind) string { return k.Name }, an, bn)...)
-	if a.Dataset != nil && b.Dataset != nil && a.Dataset.SHA256 != b.Dataset.SHA256 {
-		out = append(out, fmt.Sprintf("dataset: %s %s (sha256 %s, %d cases), %s %s (sha256 %s, %d cases)",
-			an, a.Dataset.Path, short(a.Dataset.SHA256), a.Dataset.Cases, bn, b.Dataset.Path, short(b.Dataset.SHA256), b.Dataset.Cases))
-	}
 	return out
 }
 
@@ -243,9 +231,36 @@ func show(v string) string {
 	return v
 }
 
-func short(digest string) string {
-	if len(digest) > 12 {
-		return digest[:12]
+// CaseDigest identifies what a test case asks and expects — its id,
+// input, expected output, context and expected tools — and not what the
+// system under test answered (actual output, retrieval context, tools
+// called) nor free-form extras: two runs scored the same question on a
+// case only when its digests agree, whatever their answers.
+func CaseDigest(c *abi.TestCase) string {
+	h := sha256.New()
+	put := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	put(c.ID)
+	put(c.Input)
+	put(c.ExpectedOutput)
+	fmt.Fprintf(h, "%d;", len(c.Context))
+	for _, s := range c.Context {
+		put(s)
 	}
-	return digest
+	fmt.Fprintf(h, "%d;", len(c.ExpectedTools))
+	for _, t := range c.ExpectedTools {
+		put(t.Name)
+		put(compactJSON(t.Arguments))
+		put(compactJSON(t.Output))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// compactJSON is raw without insignificant whitespace, so that a value's
+// layout in the dataset file does not change the digest.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }

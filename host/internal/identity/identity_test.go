@@ -1,11 +1,13 @@
 package identity
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 )
 
@@ -106,21 +108,39 @@ func TestDiffNamesTheDifference(t *testing.T) {
 	}
 }
 
-// TestDatasetsDifferByContent: a dataset is the same when its bytes are,
-// wherever it lies.
-func TestDatasetsDifferByContent(t *testing.T) {
-	a, b := New(nil, nil), New(nil, nil)
-	a.Dataset = &Dataset{Path: "/ci/cases.jsonl", SHA256: "sha256:1111111111111111", Cases: 10}
-	b.Dataset = &Dataset{Path: "cases.jsonl", SHA256: "sha256:1111111111111111", Cases: 10}
-	if d := Diff(a, b, "A", "B"); d != nil {
-		t.Errorf("one dataset at two paths: %v", d)
+// TestCaseDigestIsTheQuestion: a case's digest follows what it asks and
+// expects, not the answer under test nor the JSON layout of its tools.
+func TestCaseDigestIsTheQuestion(t *testing.T) {
+	base := func() *abi.TestCase {
+		return &abi.TestCase{ID: "c1", Input: "Capital of Australia?", ExpectedOutput: "Canberra", Context: []string{"Australia's capital is Canberra."},
+			ActualOutput: "Sydney", ExpectedTools: []abi.ToolCall{{Name: "search", Arguments: json.RawMessage(`{"q": "capital"}`)}}}
 	}
-	b.Dataset.SHA256 = "sha256:2222222222222222"
-	if d := Diff(a, b, "A", "B"); len(d) != 1 || !strings.HasPrefix(d[0], "dataset: A /ci/cases.jsonl") {
-		t.Errorf("two datasets: %v", d)
-	}
-	if a.Digest != b.Digest {
-		t.Error("the dataset changed the run's digest (a resumed run may extend its dataset)")
+	ref := CaseDigest(base())
+	for _, tc := range []struct {
+		name   string
+		change func(*abi.TestCase)
+		same   bool
+	}{
+		{"the answer under test", func(c *abi.TestCase) { c.ActualOutput = "Canberra" }, true},
+		{"retrieval and tools called", func(c *abi.TestCase) {
+			c.RetrievalContext = []string{"x"}
+			c.ToolsCalled = []abi.ToolCall{{Name: "search"}}
+		}, true},
+		{"the layout of expected tools' JSON", func(c *abi.TestCase) { c.ExpectedTools[0].Arguments = json.RawMessage(`{"q":"capital"}`) }, true},
+		{"the input", func(c *abi.TestCase) { c.Input = "Capital of Austria?" }, false},
+		{"the expected output", func(c *abi.TestCase) { c.ExpectedOutput = "Vienna" }, false},
+		{"the context", func(c *abi.TestCase) { c.Context = append(c.Context, "more") }, false},
+		{"context split otherwise", func(c *abi.TestCase) { c.Context = []string{"Australia's capital", " is Canberra."} }, false},
+		{"an expected tool", func(c *abi.TestCase) { c.ExpectedTools[0].Name = "lookup" }, false},
+		{"the id", func(c *abi.TestCase) { c.ID = "c2" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.change(c)
+			if got := CaseDigest(c); (got == ref) != tc.same {
+				t.Errorf("digest %s vs %s: same = %v, want %v", got, ref, got == ref, tc.same)
+			}
+		})
 	}
 }
 
