@@ -89,7 +89,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	if sameStreamConfig(s.CachedInfo().Config, cfg) {
 		return nil
 	}
-	// Created by another version of this host: bring it to this one's.
+	// Created by another version of this host, or by hand: bring what
+	// this host sets to its values, keeping the replicas chosen.
+	cfg.Replicas = s.CachedInfo().Config.Replicas
 	if _, err := js.UpdateStream(ctx, cfg); err != nil {
 		return fmt.Errorf("JetStream stream %s: update: %w", cfg.Name, err)
 	}
