@@ -29,9 +29,11 @@ const (
 type Judge struct {
 	Name string `json:"name"`
 	// API is the protocol it is called with.
-	API     string `json:"api"`
-	Model   string `json:"model"`
-	BaseURL string `json:"base_url"`
+	API   string `json:"api"`
+	Model string `json:"model"`
+	// BaseURL is the endpoint called, empty for a judge that is not
+	// called (replayed or unavailable).
+	BaseURL string `json:"base_url,omitempty"`
 	// Source is SourceAPI, SourceRecording (answers replayed from the
 	// recording of digest Recording) or SourceUnavailable (no key: its
 	// metrics are skipped).
@@ -67,8 +69,14 @@ func OfJudge(cfg judgeconfig.Config, source, recording string) Judge {
 		t := *cfg.Temperature
 		j.Temperature = &t
 	}
-	if source == SourceRecording {
+	switch source {
+	case SourceRecording:
 		j.Recording = recording
+		// Not called: the recording answers, keyed by model and request,
+		// wherever this environment would send them.
+		j.BaseURL = ""
+	case SourceUnavailable:
+		j.BaseURL = ""
 	}
 	return j
 }

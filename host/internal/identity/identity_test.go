@@ -169,7 +169,8 @@ func TestCheckCatchesATamperedIdentity(t *testing.T) {
 }
 
 // TestReplayedJudgeIsAnotherAnswerer: a judge replayed from a recording
-// is not the judge called over its API, and two recordings differ.
+// is not the judge called over its API, two recordings differ, and one
+// recording is one answerer wherever the judge would have been called.
 func TestReplayedJudgeIsAnotherAnswerer(t *testing.T) {
 	api := New([]Judge{OfJudge(baseJudge(), SourceAPI, "sha256:ignored")}, nil)
 	r1 := New([]Judge{OfJudge(baseJudge(), SourceRecording, "sha256:01")}, nil)
@@ -179,5 +180,12 @@ func TestReplayedJudgeIsAnotherAnswerer(t *testing.T) {
 	}
 	if api.Digest == r1.Digest || r1.Digest == r2.Digest {
 		t.Error("replayed and called judges, or two recordings, share a digest")
+	}
+	// A replayed judge is not called: where this environment would send
+	// it (a worker's OPENAI_BASE_URL) does not change what answers.
+	elsewhere := baseJudge()
+	elsewhere.BaseURL = "http://127.0.0.1:8080/v1"
+	if d := New([]Judge{OfJudge(elsewhere, SourceRecording, "sha256:01")}, nil).Digest; d != r1.Digest {
+		t.Error("the base URL of a replayed judge changed its identity")
 	}
 }
