@@ -463,9 +463,23 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatalf("after the kill results.jsonl has %d cases, want some but not all", len(partial))
 	}
 
-	srv2 := judgetest.New(t)
-	geval(srv2)
-	r := runBinary(t, dir, judgeEnv(srv2), "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--resume", "--no-progress")
+	// The judge is at another base URL now (OPENAI_BASE_URL): another
+	// endpoint may serve another model under the same name, so the
+	// results of the two are not mixed.
+	elsewhere := judgetest.New(t)
+	geval(elsewhere)
+	r := runBinary(t, dir, judgeEnv(elsewhere), "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--resume", "--no-progress")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "written by judges and kinds of identity") || !strings.Contains(r.stderr, elsewhere.URL()) {
+		t.Fatalf("resume against another judge URL: exit %d, want %d naming this run's judge\n%s", r.code, exitUsage, r.stderr)
+	}
+	if n := len(resultLines(t, filepath.Join(dir, "out", "results.jsonl"))); n != len(partial) {
+		t.Fatalf("the refused resume left %d cases, want the %d written before", n, len(partial))
+	}
+
+	// The same judge, answering again.
+	srv.SetDefault(good)
+	before := srv.Calls()
+	r = runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--resume", "--no-progress")
 	if r.code != exitOK {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
@@ -489,7 +503,7 @@ func TestKillAndResume(t *testing.T) {
 		}
 	}
 	// Only the cases not written before the kill were judged again.
-	if calls := srv2.Calls(); calls >= 25 {
+	if calls := srv.Calls() - before; calls >= 25 {
 		t.Fatalf("resume made %d calls; it should skip the %d finished cases", calls, len(partial))
 	}
 }

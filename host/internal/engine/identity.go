@@ -94,7 +94,7 @@ func (e *Engine) checkIdentity(got, where, outDir string) error {
 	if prev := previousIdentity(outDir); prev != nil && prev.Digest == got {
 		msg += ":\n  " + strings.Join(identity.Diff(*prev, e.identity, "results", "this run"), "\n  ")
 	} else {
-		msg += fmt.Sprintf(" (judges here: %s)", describeJudges(e.identity))
+		msg += fmt.Sprintf(" (its summary.json, which would name the difference, is missing or of another run): a judge's model, base URL or request settings — from anvil.yaml or the environment (ANVIL_JUDGE_MODEL, OPENAI_BASE_URL) — or the built-in kinds' source differ; this run's judges: %s", describeJudges(e.identity))
 	}
 	return errors.New(msg)
 }
