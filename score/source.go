@@ -14,8 +14,7 @@ import (
 var source embed.FS
 
 // Source is this package's Go source as compiled into the running binary.
-// The G-Eval kind linked into a host digests it with its own
-// (plugins/geval.SourceDigest): the rubric and normalisation rules here
-// decide its scores, so two builds of one version that differ here are
-// told apart.
+// A host digests it with the G-Eval kind's own: the rubric and
+// normalisation rules here decide its scores, so two builds of one
+// version that differ here are told apart.
 func Source() fs.FS { return source }

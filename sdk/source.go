@@ -14,8 +14,8 @@ import (
 var source embed.FS
 
 // Source is this package's Go source as compiled into the running binary.
-// The first-party kinds linked into a host digest it with their own
-// (plugins/geval.SourceDigest and the like): how a kind's config is
-// decoded and its calls dispatched is part of what it does, so two builds
-// of one version that differ here are told apart.
+// A host digests it with the source of each first-party kind it links:
+// how a kind's config is decoded and its calls dispatched is part of what
+// the kind does, so two builds of one version that differ here are told
+// apart.
 func Source() fs.FS { return source }

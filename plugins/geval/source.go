@@ -4,10 +4,7 @@ package geval
 
 import (
 	"embed"
-
-	"github.com/agentanvil/anvil/internal/srcdigest"
-	"github.com/agentanvil/anvil/score"
-	"github.com/agentanvil/anvil/sdk"
+	"io/fs"
 )
 
 // source is for hosts: a Wasm guest would carry it as dead weight (the
@@ -16,12 +13,9 @@ import (
 //go:embed *.go
 var source embed.FS
 
-// SourceDigest identifies the code this kind runs with: the digest
-// (sha256:<hex>) of this package's Go source as compiled into the running
-// binary — its prompts included — and those of the SDK and of package
-// score (its rubric and normalisation). A host linking the kind in-process
-// compares it with its peers': the version alone does not change when a
-// prompt's wording does.
-func SourceDigest() string {
-	return srcdigest.Of(source, srcdigest.Of(sdk.Source()), srcdigest.Of(score.Source()))
-}
+// Source is this package's Go source as compiled into the running binary,
+// its prompts included. A host linking the kind in-process digests it
+// (with the source of the packages it depends on) and compares the digest
+// with its peers': the version alone does not change when a prompt's
+// wording does.
+func Source() fs.FS { return source }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,21 +13,23 @@ import (
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
 	"github.com/agentanvil/anvil/plugins/rag"
+	"github.com/agentanvil/anvil/score"
 	"github.com/agentanvil/anvil/sdk"
 )
 
-// builtin is a first-party plugin and the digest of the source it was
-// compiled from.
+// builtin is a first-party plugin and the source of every package of
+// this module that decides what it does (TestBuiltinDigestsCoverTheKindsCode
+// holds the list to its imports).
 type builtin struct {
 	plugin *sdk.Plugin
-	digest func() string
+	source []fs.FS
 }
 
 func builtins() []builtin {
 	return []builtin{
-		{geval.Plugin(), geval.SourceDigest},
-		{dagkinds.Plugin(), dagkinds.SourceDigest},
-		{rag.Plugin(), rag.SourceDigest},
+		{geval.Plugin(), []fs.FS{geval.Source(), sdk.Source(), score.Source()}},
+		{dagkinds.Plugin(), []fs.FS{dagkinds.Source(), sdk.Source()}},
+		{rag.Plugin(), []fs.FS{rag.Source(), sdk.Source()}},
 	}
 }
 
@@ -46,7 +49,7 @@ func BuiltinKinds() []identity.Kind {
 	var out []identity.Kind
 	for _, b := range builtins() {
 		d := b.plugin.Describe()
-		out = append(out, identity.Kind{Name: d.Name, Version: d.Version, Digest: b.digest()})
+		out = append(out, identity.Kind{Name: d.Name, Version: d.Version, Digest: identity.SourceDigest(b.source...)})
 	}
 	return out
 }

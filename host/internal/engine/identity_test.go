@@ -208,7 +208,6 @@ func TestBuiltinDigestsCoverTheKindsCode(t *testing.T) {
 		"abi":                 "the ABI's types and names: a change is a new ABI version, which peers compare",
 		"internal/jsonw":      "JSON writing, held byte for byte to encoding/json by its fuzz tests",
 		"sdk/internal/schema": "the JSON Schema of a kind's config: what it accepts, checked before a run, not how it scores",
-		"internal/srcdigest":  "computes the digest itself",
 	}
 	kinds := engine.BuiltinKinds()
 	if len(kinds) != len(digested) {
