@@ -2,10 +2,12 @@ package identity
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judgeconfig"
@@ -187,5 +189,30 @@ func TestReplayedJudgeIsAnotherAnswerer(t *testing.T) {
 	elsewhere.BaseURL = "http://127.0.0.1:8080/v1"
 	if d := New([]Judge{OfJudge(elsewhere, SourceRecording, "sha256:01")}, nil).Digest; d != r1.Digest {
 		t.Error("the base URL of a replayed judge changed its identity")
+	}
+}
+
+// BenchmarkCaseDigest: the cost each evaluated case pays for its
+// case_digest (a quickstart-sized case).
+func BenchmarkCaseDigest(b *testing.B) {
+	c := &abi.TestCase{ID: "refund-window", Input: "How long do I have to return an item?",
+		ActualOutput: "You can return items within 30 days of delivery.", ExpectedOutput: "30 days from delivery.",
+		Context: []string{"Returns are accepted within 30 days of delivery for a full refund.", "Digital goods are not refundable."}}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = CaseDigest(c)
+	}
+}
+
+// BenchmarkSourceDigest: digesting 120 KB of source, about what the
+// G-Eval kind, the SDK and score hold, which a host does once per engine.
+func BenchmarkSourceDigest(b *testing.B) {
+	src := fstest.MapFS{}
+	for i := range 12 {
+		src[fmt.Sprintf("f%d.go", i)] = &fstest.MapFile{Data: make([]byte, 10_000)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = SourceDigest(src)
 	}
 }
