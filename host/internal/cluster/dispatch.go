@@ -308,6 +308,7 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 	if err := d.co.checkResult(&rm); err != nil {
 		return d.refused(ctx, id, rm.Worker, err.Error(), r)
 	}
+	r.Worker = rm.Worker // checked above to be a worker name
 	ref, ok := d.expected[id]
 	if !ok {
 		if d.co.resume {
@@ -320,7 +321,6 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 	if h, _, err := caseHash(d.co.runID, r.Case); err != nil || h != ref.hash {
 		return d.refused(ctx, id, rm.Worker, fmt.Sprintf("case %q: the result carries another case than the one published", id), nil)
 	}
-	r.Worker = rm.Worker // checked above to be a worker name
 	return d.write(r)
 }
 

@@ -157,6 +157,13 @@ func TestCoordinatorKilledThenResumed(t *testing.T) {
 	if len(cluster) != 30 {
 		t.Errorf("%d cases written, want 30", len(cluster))
 	}
+	// Results the first coordinator never read, written by the resumed
+	// one, name their worker too.
+	for id, w := range resultWorkers(t, out) {
+		if w != "w0" && w != "w1" {
+			t.Errorf("case %s: results line names worker %q, want w0 or w1", id, w)
+		}
+	}
 }
 
 // TestMismatchedWorkerIsRefused: a worker of another ABI version refuses
