@@ -46,6 +46,10 @@ type Server struct {
 	closing  chan struct{}
 	closeOne sync.Once
 
+	// azure, when set, makes the server Azure OpenAI (Azure).
+	azure *azureSpec
+	tls   bool
+
 	ts   *httptest.Server // set by New
 	http *http.Server     // set by Start
 	url  string
@@ -66,6 +70,13 @@ func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 // EchoWrongKey makes the 401 message quote the key the client sent, as some
 // servers do, so tests can check the client never repeats it.
 func EchoWrongKey() Option { return func(s *Server) { s.echoKey = true } }
+
+// WithTLS makes New serve https with a test certificate; Client trusts it.
+func WithTLS() Option { return func(s *Server) { s.tls = true } }
+
+// Client is an HTTP client for the server started by New (one that trusts
+// its certificate under WithTLS).
+func (s *Server) Client() *http.Client { return s.ts.Client() }
 
 // WithDefault sets the reply used when no rule matches.
 func WithDefault(r Replier) Option { return func(s *Server) { s.fallback = r } }
@@ -94,8 +105,12 @@ func NewServer(opts ...Option) *Server {
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := NewServer(opts...)
-	s.ts = httptest.NewServer(s.Handler())
-	s.url = s.ts.URL + "/v1"
+	if s.tls {
+		s.ts = httptest.NewTLSServer(s.Handler())
+	} else {
+		s.ts = httptest.NewServer(s.Handler())
+	}
+	s.url = s.ts.URL + s.basePath()
 	t.Cleanup(s.Close)
 	return s
 }
@@ -108,12 +123,21 @@ func (s *Server) Start(addr string) (string, error) {
 		return "", fmt.Errorf("judgetest: listen on %s: %w", addr, err)
 	}
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	s.url = "http://" + ln.Addr().String() + "/v1"
+	s.url = "http://" + ln.Addr().String() + s.basePath()
 	go s.http.Serve(ln) //nolint:errcheck // returns ErrServerClosed on Close
 	return s.url, nil
 }
 
-// URL is the base URL clients use, ending in /v1.
+// basePath is what the base URL adds to the server's root.
+func (s *Server) basePath() string {
+	if s.azure != nil {
+		return "" // an Azure resource endpoint is the root
+	}
+	return "/v1"
+}
+
+// URL is the base URL clients use: ending in /v1, or for an Azure server
+// the resource endpoint (the root).
 func (s *Server) URL() string { return s.url }
 
 // Close stops the server and releases hanging replies.
@@ -164,6 +188,10 @@ func (s *Server) Requests() []RecordedRequest {
 // Handler serves the OpenAI chat-completions endpoint.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	if s.azure != nil {
+		mux.HandleFunc("/", s.serveAzure)
+		return mux
+	}
 	mux.HandleFunc("POST "+CompletionsPath, s.serveCompletion)
 	return mux
 }
@@ -175,7 +203,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "cannot read body: "+err.Error(), "invalid_request_error", "")
 		return
 	}
-	if s.apiKey != "" {
+	if s.apiKey != "" && s.azure == nil {
 		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if got != s.apiKey {
 			msg := "Incorrect API key provided."
@@ -192,6 +220,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	req.Header = r.Header.Clone()
 	s.mu.Lock()
 	req.Seq = len(s.requests)
 	if s.record {
@@ -272,9 +301,12 @@ func statusOr(status, def int) int {
 }
 
 func writeError(w http.ResponseWriter, status int, message, typ, code string) {
-	body := map[string]any{"error": map[string]any{
+	writeJSON(w, status, map[string]any{"error": map[string]any{
 		"message": message, "type": typ, "param": nil, "code": nilIfEmpty(code),
-	}}
+	}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(body) //nolint:errcheck
@@ -353,6 +385,9 @@ type RecordedRequest struct {
 	ResponseFormat *ResponseFormat
 	// Body is the raw request body.
 	Body json.RawMessage
+	// Header is the request's HTTP header (authentication included: a test
+	// server's, never a real key).
+	Header http.Header
 }
 
 // ResponseFormat is the request's response_format.

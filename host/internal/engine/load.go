@@ -14,6 +14,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/judge"
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 	"github.com/agentanvil/anvil/host/internal/plugin"
 	"github.com/agentanvil/anvil/host/internal/store"
 )
@@ -143,19 +144,20 @@ func (e *Engine) buildJudges() error {
 	for _, name := range names {
 		jc := *cfgs[name]
 		jc.Name = name
-		if jc.BaseURL == "" {
+		openaiWire := jc.Provider == "" || jc.Provider == judgeconfig.ProviderOpenAI
+		if jc.BaseURL == "" && openaiWire {
 			jc.BaseURL = e.opts.Getenv("OPENAI_BASE_URL")
 		}
-		if jc.BaseURL == "" {
+		if jc.BaseURL == "" && openaiWire {
 			jc.BaseURL = "https://api.openai.com/v1"
 		}
-		if jc.APIKeyEnv == "" {
-			jc.APIKeyEnv = "OPENAI_API_KEY"
+		if jc.APIKeyEnv == "" && jc.EntraTokenEnv == "" {
+			jc.APIKeyEnv = jc.Provider.DefaultAPIKeyEnv()
 		}
-		if jc.Model == "" {
+		if jc.Model == "" && openaiWire {
 			jc.Model = e.opts.Getenv("ANVIL_JUDGE_MODEL")
 		}
-		if jc.Model == "" {
+		if jc.Model == "" && openaiWire {
 			jc.Model = "gpt-4o-mini"
 		}
 		jc = jc.WithDefaults()
@@ -163,14 +165,14 @@ func (e *Engine) buildJudges() error {
 			errs = append(errs, fmt.Sprintf("%s: %v", e.cfg.File, err))
 			continue
 		}
-		key := e.opts.Getenv(jc.APIKeyEnv)
+		key := e.opts.Getenv(jc.CredentialEnv())
 		// Replay as the coordinator does, whatever this environment says
 		// of the key or the judge's URL.
 		forced := jc.OfflineRecording != "" && slices.Contains(e.opts.ReplayJudges, name)
 		if forced {
 			key = ""
 		}
-		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key), judge.OnUnavailable(e.judges.down)}
+		jopts := []judge.Option{judge.WithLogger(e.logger), judge.WithAPIKey(key), judge.WithGetenv(e.opts.Getenv), judge.OnUnavailable(e.judges.down)}
 		if e.opts.JudgeCache != nil && e.cacheMode() != "off" {
 			jopts = append(jopts, judge.WithCache(e.opts.JudgeCache, mode))
 		} else if e.store != nil {
@@ -192,13 +194,13 @@ func (e *Engine) buildJudges() error {
 				e.judges.recordings[name] = rec.digest
 				e.judges.recorded[name] = fmt.Sprintf(
 					"judge %q has no API key in $%s: its answers are REPLAYED from %s, %s; set $%s to call the real judge",
-					name, jc.APIKeyEnv, jc.OfflineRecording, rec.note, jc.APIKeyEnv)
+					name, jc.CredentialEnv(), jc.OfflineRecording, rec.note, jc.CredentialEnv())
 				jopts = append(jopts, judge.WithCache(rec, judge.CacheReplay))
 			} else {
 				// Still built: estimate prices its requests without calling it.
 				e.judges.unavailable[name] = fmt.Sprintf(
 					"judge %q is not configured: no API key in $%s (set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server); `anvil-host estimate` shows what it would cost",
-					name, jc.APIKeyEnv)
+					name, jc.CredentialEnv())
 			}
 		}
 		j, err := judge.New(jc, jopts...)

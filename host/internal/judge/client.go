@@ -47,18 +47,22 @@ type completion struct {
 	usageKnown bool
 }
 
-// client is the bottom of the stack: one HTTP attempt through openai-go
-// (its base URL, headers, middleware, request building and error
+// openaiProvider is the OpenAI chat-completions wire (provider openai, and
+// azure through openai-go's Azure options): one HTTP attempt through
+// openai-go (its base URL, headers, middleware, request building and error
 // handling). Not through ChatCompletionService.New, whose typed params
 // openai-go marshals (by reflection, 5 µs a call) before an option
 // replaces the body: the body is the judge's own (wire.go), and the
 // client's generic Post takes it as it is — what New would send, header
 // for header (TestRequestBodiesAreOpenAIGos).
-type client struct {
+type openaiProvider struct {
 	api openai.Client
+	// model is what the body names: the model, or for Azure the
+	// deployment (which openai-go's Azure middleware puts in the path).
+	model string
 }
 
-func newClient(cfg Config, httpClient *http.Client, apiKey string) *client {
+func newOpenAIProvider(cfg Config, httpClient *http.Client, apiKey string, headers http.Header) *openaiProvider {
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithHTTPClient(httpClient),
@@ -70,12 +74,56 @@ func newClient(cfg Config, httpClient *http.Client, apiKey string) *client {
 	if apiKey != "" {
 		opts = append(opts, option.WithAPIKey(apiKey))
 	}
+	opts = append(opts, headerOptions(headers)...)
 	// openai-go appends per-request options to the service's slice; with
 	// spare capacity, concurrent calls would write into one shared array.
 	// Clipping makes every append copy.
 	// Not openai.NewClient: it would add options from the environment
 	// (OPENAI_API_KEY, OPENAI_ORG_ID, …) that the judge's config decides.
-	return &client{api: openai.Client{Options: slices.Clip(opts)}}
+	return &openaiProvider{api: openai.Client{Options: slices.Clip(opts)}, model: cfg.Model}
+}
+
+// headerOptions set the configured headers, after the key: a header the
+// config names (a gateway's Authorization) wins.
+func headerOptions(h http.Header) []option.RequestOption {
+	var opts []option.RequestOption
+	for name, values := range h {
+		for _, v := range values {
+			opts = append(opts, option.WithHeader(name, v))
+		}
+	}
+	return opts
+}
+
+func (o *openaiProvider) encode(p *plan, c call, mode schemaMode) ([]byte, error) {
+	return p.requestBody(o.model, c, mode)
+}
+
+func (o *openaiProvider) attempt(ctx context.Context, body []byte, need openaiwire.Need) (completion, *failure, *http.Response, error) {
+	var httpResp *http.Response
+	// openai-go sends the request (its body encoded by the judge, see
+	// wire.go); the body comes back raw and is decoded by openaiwire into
+	// only what the judge uses (decodeCompletion): openai-go's own decoder
+	// decodes every alternative of every token through reflection, which
+	// cost more CPU than the rest of the call (bench/README.md), and the
+	// raw body keeps the server's words when it is not a completion.
+	// The body is left to us (a **http.Response destination) and read into
+	// a pooled buffer.
+	var bodyResp *http.Response
+	err := o.send(ctx, body, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&bodyResp))
+	if err != nil {
+		return completion{}, nil, httpResp, err
+	}
+	reply, done, err := readReply(httpResp)
+	if err != nil {
+		return completion{}, nil, httpResp, err
+	}
+	defer done()
+	c, f := decodeCompletion(httpResp.Header.Get("Content-Type"), reply, need)
+	if f != nil {
+		f.status = statusOf(httpResp)
+	}
+	return c, f, nil, nil
 }
 
 // messagesFor are what c sends in mode: the request's messages, with the
@@ -156,31 +204,10 @@ func (f *failure) unfixable() bool {
 // maxErrorBodyBytes bounds what the judge reads of an error reply's body.
 const maxErrorBodyBytes = maxWordsInput
 
-// attempt makes one HTTP request and classifies the outcome.
+// attempt makes one HTTP request through the judge's provider and
+// classifies the outcome.
 func (j *Judge) attempt(ctx context.Context, body []byte, need openaiwire.Need) (completion, *failure) {
-	var httpResp *http.Response
-	// openai-go sends the request (its body encoded by the judge, see
-	// wire.go); the body comes back raw and is decoded by openaiwire into
-	// only what the judge uses (decodeCompletion): openai-go's own decoder
-	// decodes every alternative of every token through reflection, which
-	// cost more CPU than the rest of the call (bench/README.md), and the
-	// raw body keeps the server's words when it is not a completion.
-	// The body is left to us (a **http.Response destination) and read into
-	// a pooled buffer.
-	var bodyResp *http.Response
-	err := j.client.send(ctx, body, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&bodyResp))
-	var c completion
-	var f *failure
-	if err == nil {
-		var reply []byte
-		var done func()
-		if reply, done, err = readReply(httpResp); err == nil {
-			if c, f = decodeCompletion(httpResp.Header.Get("Content-Type"), reply, need); f != nil {
-				f.status = statusOf(httpResp)
-			}
-			done()
-		}
-	}
+	c, f, httpResp, err := j.provider.attempt(ctx, body, need)
 	if err != nil {
 		f = j.classify(ctx, httpResp, err)
 	}

@@ -16,6 +16,9 @@ import (
 // as attempts (the server served no completion for them, and counting them
 // as calls reported more calls than completions).
 func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (completion, *abi.Error) {
+	if j.setupErr != nil {
+		return completion{}, j.setupErr
+	}
 	if err := j.unavailable(); err != nil {
 		return completion{}, err
 	}
@@ -39,7 +42,7 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 			return completion{}, err
 		}
 		mode := j.sendMode(p.mode)
-		body, encErr := p.requestBody(j.cfg.Model, c, mode)
+		body, encErr := j.provider.encode(p, c, mode)
 		if encErr != nil {
 			release()
 			return completion{}, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", encErr)

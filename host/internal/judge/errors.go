@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 )
 
 // errorf builds a typed error whose message starts with the judge's name
@@ -19,13 +20,14 @@ func (j *Judge) prefix() string {
 	return fmt.Sprintf("judge %s (%s): ", j.cfg.Name, j.cfg.Model)
 }
 
-// redact removes the API key from text that may have come from the server
-// (some echo a prefix or all of a wrong key). The key never leaves the host.
+// redact removes the API key and every secret part of a configured header
+// from text that may have come from the server (some echo a prefix or all
+// of a wrong key). The secrets never leave the host.
 func (j *Judge) redact(s string) string {
-	if j.apiKey == "" || len(j.apiKey) < 4 {
-		return s
+	for _, secret := range j.secrets {
+		s = strings.ReplaceAll(s, secret, "[redacted]")
 	}
-	return strings.ReplaceAll(s, j.apiKey, "[redacted]")
+	return s
 }
 
 // summary is a short description of a failure for logs.
@@ -65,7 +67,11 @@ func (j *Judge) failureError(f *failure, attempts int) *abi.Error {
 	case failForbidden:
 		return j.errorf(abi.CodeJudge, false, "permission denied (HTTP 403)%s", detail())
 	case failNotFound:
-		return j.errorf(abi.CodeJudge, false, "not found (HTTP 404) at %s: check base_url and model%s", j.cfg.BaseURL, detail())
+		check := "base_url and model"
+		if j.cfg.Provider == judgeconfig.ProviderAzure {
+			check = "base_url, deployment and api_version"
+		}
+		return j.errorf(abi.CodeJudge, false, "not found (HTTP 404) at %s: check %s%s", j.cfg.BaseURL, check, detail())
 	case failRejected:
 		return j.errorf(abi.CodeJudge, false, "request rejected (HTTP %d)%s", f.status, detail())
 	case failRateLimited:

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 )
 
 // Judge is one configured judge with its middleware stack. It is safe for
@@ -20,7 +21,16 @@ import (
 type Judge struct {
 	cfg    Config
 	apiKey string
-	log    *slog.Logger
+	// secrets are scrubbed from every message: the key and the parts of
+	// configured headers taken from the environment.
+	secrets []string
+	// setupErr fails every upstream call (a header's variable is unset);
+	// cache hits are still served.
+	setupErr *abi.Error
+	// keyProvider and keyEndpoint are the judge's identity in cache keys
+	// (empty for provider openai: plan.go).
+	keyProvider, keyEndpoint string
+	log                      *slog.Logger
 	clock  Clock
 
 	cache     Cache
@@ -35,7 +45,7 @@ type Judge struct {
 	pacer      *pacer
 	slots      slots
 	limiter    Limiter // nil: pacer and slots
-	client     *client
+	provider   provider
 	schemas    schemaSet
 	counters   counters
 
@@ -62,8 +72,15 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 	if o.spendUSD < 0 {
 		return nil, fmt.Errorf("judge %q: negative spend limit", cfg.Name)
 	}
-	if o.apiKey == "" && cfg.APIKeyEnv != "" {
-		o.apiKey = os.Getenv(cfg.APIKeyEnv)
+	if o.getenv == nil {
+		o.getenv = os.Getenv
+	}
+	if o.apiKey == "" && cfg.CredentialEnv() != "" {
+		o.apiKey = o.getenv(cfg.CredentialEnv())
+	}
+	headers, secrets, missing := resolveHeaders(cfg.Headers, o.getenv)
+	if len(o.apiKey) >= minSecretLen {
+		secrets = append(secrets, o.apiKey)
 	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
@@ -73,6 +90,10 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 	}
 	if o.http == nil {
 		o.http = defaultHTTPClient(cfg.MaxConcurrency)
+	}
+	prov, err := newProvider(cfg, o.http, o.apiKey, headers)
+	if err != nil {
+		return nil, err
 	}
 	j := &Judge{
 		cfg:        cfg,
@@ -86,13 +107,21 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 		spendLimit: o.spendUSD,
 		pacer:      newPacer(cfg),
 		slots:      make(slots, cfg.MaxConcurrency),
-		client:     newClient(cfg, o.http, o.apiKey),
+		provider:   prov,
+		secrets:    secrets,
 
 		onUnavailable: o.onUnavailable,
 		limiter:       o.limiter,
 	}
 	if j.cache == nil {
 		j.cacheMode = CacheOff
+	}
+	if id := cfg.Identity(); id.Provider != judgeconfig.ProviderOpenAI {
+		j.keyProvider, j.keyEndpoint = string(id.Provider), id.Endpoint
+	}
+	if missing != nil {
+		missing.Message = j.prefix() + missing.Message
+		j.setupErr = missing
 	}
 	return j, nil
 }
@@ -119,6 +148,10 @@ func defaultHTTPClient(maxConcurrency int) *http.Client {
 
 // replyReadBuffer is the read buffer of the judge's connections.
 const replyReadBuffer = 64 << 10
+
+// Identity says which model at which service answers: provider, model and
+// endpoint (judgeconfig.Identity), for run descriptions and summaries.
+func (j *Judge) Identity() judgeconfig.Identity { return j.cfg.Identity() }
 
 // Config returns the judge's configuration with defaults applied.
 func (j *Judge) Config() Config { return j.cfg }

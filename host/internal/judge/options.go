@@ -73,6 +73,7 @@ type options struct {
 	clock     Clock
 	http      *http.Client
 	apiKey    string
+	getenv    func(string) string
 	spendUSD  float64
 
 	onUnavailable func(error)
@@ -114,10 +115,17 @@ func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.http = c }
 }
 
-// WithAPIKey passes the key value the caller resolved. Without it New reads
-// the environment variable named by api_key_env.
+// WithAPIKey passes the credential the caller resolved (the API key, or an
+// azure judge's Entra token). Without it New reads the environment
+// variable the config names (Config.CredentialEnv).
 func WithAPIKey(key string) Option {
 	return func(o *options) { o.apiKey = key }
+}
+
+// WithGetenv sets where the environment is read from (the key when no
+// WithAPIKey, a header's ${VAR} parts); the default is os.Getenv.
+func WithGetenv(getenv func(string) string) Option {
+	return func(o *options) { o.getenv = getenv }
 }
 
 // WithSpendLimit makes the judge refuse new upstream requests, with an

@@ -63,6 +63,9 @@ type plan struct {
 	// key addresses the cache; empty when the plan was resolved without
 	// one (Forecast).
 	key string
+	// provider and endpoint are the judge's identity in the key, empty for
+	// provider openai (keyMaterial).
+	provider, endpoint string
 	// inputTokens estimates the request's input (messages and schema, in
 	// any mode) before extra messages: for the size checks and pacing.
 	inputTokens int
@@ -75,7 +78,11 @@ type plan struct {
 // TestKeyBytesAreEncodingJSONs compares them on generated requests), so
 // a store keeps its hits; changing them needs a new cacheKeyVersion.
 type keyMaterial struct {
-	Version  string        `json:"v"`
+	Version string `json:"v"`
+	// Provider and Endpoint say which service answers (judgeconfig's
+	// Identity); omitted for provider openai, whose keys predate them.
+	Provider string        `json:"provider,omitempty"`
+	Endpoint string        `json:"endpoint,omitempty"`
 	Model    string        `json:"model"`
 	Messages []abi.Message `json:"messages,format:emitnull"`
 	// Schema is nil when the request has none.
@@ -153,7 +160,8 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 		return nil, j.errorf(abi.CodeABI, false, "top_logprobs and max_tokens must not be negative")
 	}
 
-	p := &plan{req: req, temperature: j.cfg.Temperature, maxTokens: j.cfg.MaxTokens, sample: sample}
+	p := &plan{req: req, temperature: j.cfg.Temperature, maxTokens: j.cfg.MaxTokens, sample: sample,
+		provider: j.keyProvider, endpoint: j.keyEndpoint}
 	if req.Temperature != nil {
 		p.temperature = req.Temperature
 	}
@@ -277,6 +285,8 @@ func (p *plan) keyJSON(model string, omitTokens bool) ([]byte, error) {
 	km := keyMaterial{
 		OmitTokens:   omitTokens,
 		Version:      cacheKeyVersion,
+		Provider:     p.provider,
+		Endpoint:     p.endpoint,
 		Model:        model,
 		Messages:     p.req.Messages,
 		SchemaMode:   p.mode,

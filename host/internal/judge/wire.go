@@ -62,9 +62,9 @@ func wireRole(m abi.Message) string {
 
 // send makes one chat-completion request with body through openai-go
 // (its base URL, headers, middleware and error handling).
-func (cl *client) send(ctx context.Context, body []byte, opts ...option.RequestOption) error {
+func (o *openaiProvider) send(ctx context.Context, body []byte, opts ...option.RequestOption) error {
 	// openai-go sends a []byte body as it is, as application/json.
-	return cl.api.Post(ctx, chatCompletionsPath, body, nil, opts...)
+	return o.api.Post(ctx, chatCompletionsPath, body, nil, opts...)
 }
 
 // chatCompletionsPath is ChatCompletionService.New's path.

@@ -121,7 +121,7 @@ func TestRequestBodiesAreOpenAIGos(t *testing.T) {
 		io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
 	}))
 	defer srv.Close()
-	cl := newClient(testConfig(srv.URL), srv.Client(), "test-key")
+	cl := newOpenAIProvider(testConfig(srv.URL), srv.Client(), "test-key", nil)
 	chat := openai.NewChatCompletionService(cl.api.Options...)
 	for i, wc := range wireCases(200) {
 		body, err := wc.p.requestBody("gpt-4o-mini", wc.c, wc.mode)

@@ -30,20 +30,43 @@ const (
 	DefaultMaxTopLogprobs = 20
 )
 
-// Config is one configured judge: an OpenAI-compatible endpoint and a model,
-// with its limits, prices and capabilities. The API key itself never appears
-// here, only the name of the environment variable that holds it.
+// Config is one configured judge: a provider's endpoint and a model, with
+// its limits, prices and capabilities. The API key itself never appears
+// here, only the name of the environment variable that holds it; a header
+// value likewise names its secret parts as ${VAR} (see Headers).
 type Config struct {
 	// Name is how metrics and requests refer to this judge.
 	Name string `yaml:"name" json:"name"`
-	// BaseURL of the OpenAI-compatible API, e.g. "https://api.openai.com/v1"
-	// or "http://localhost:11434/v1".
+	// Provider is the API the judge speaks (Providers): openai (the
+	// default, any OpenAI-compatible server), azure or anthropic.
+	Provider Provider `yaml:"provider,omitempty" json:"provider,omitempty"`
+	// BaseURL of the API, e.g. "https://api.openai.com/v1",
+	// "http://localhost:11434/v1", an Azure resource endpoint
+	// "https://acme.openai.azure.com", or "https://api.anthropic.com"
+	// (anthropic's default).
 	BaseURL string `yaml:"base_url" json:"base_url"`
-	// Model sent in every request.
+	// Model sent in every request. For azure it defaults to Deployment and
+	// names the model family (context window, number tokens, prices).
 	Model string `yaml:"model" json:"model"`
 	// APIKeyEnv names the environment variable holding the API key. Empty
-	// means no key (local servers).
+	// means no key (local servers). Sent as the provider sends keys:
+	// Authorization: Bearer (openai), api-key (azure), x-api-key
+	// (anthropic).
 	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// EntraTokenEnv (azure only) names the environment variable holding a
+	// Microsoft Entra ID access token, sent as a bearer token instead of
+	// the api-key header.
+	EntraTokenEnv string `yaml:"entra_token_env,omitempty" json:"entra_token_env,omitempty"`
+	// Deployment and APIVersion (azure only) address the model:
+	// {base_url}/openai/deployments/{deployment}/chat/completions?api-version={api_version}.
+	Deployment string `yaml:"deployment,omitempty" json:"deployment,omitempty"`
+	APIVersion string `yaml:"api_version,omitempty" json:"api_version,omitempty"`
+	// Headers are sent with every request (an organisation, a gateway's
+	// key). A value may take parts from the environment as ${VAR}
+	// ("Bearer ${GATEWAY_TOKEN}"); those parts are secrets like the key:
+	// never logged, scrubbed from errors. Header values are never logged
+	// at all.
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	// Timeout bounds one HTTP attempt, not the whole request with retries.
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	// MaxConcurrency caps the judge's in-flight HTTP requests.
@@ -122,6 +145,15 @@ func (c Config) WithDefaults() Config {
 	case c.MaxRetries < 0:
 		c.MaxRetries = 0
 	}
+	if c.Provider == "" {
+		c.Provider = ProviderOpenAI
+	}
+	if c.Model == "" && c.Provider == ProviderAzure {
+		c.Model = c.Deployment
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = c.Provider.DefaultBaseURL()
+	}
 	if c.Name == "" {
 		c.Name = c.Model
 	}
@@ -142,17 +174,22 @@ func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("judge %q: %s: %s", c.Name, field, fmt.Sprintf(format, args...)))
 	}
-	if c.Model == "" {
+	if c.Model == "" && (c.Provider != ProviderAzure || c.Deployment != "") {
 		bad("model", "required")
 	}
+	c.validateProvider(bad)
 	if c.BaseURL == "" {
-		bad("base_url", "required (e.g. https://api.openai.com/v1)")
+		bad("base_url", "required (e.g. %s)", c.Provider.ExampleBaseURL())
 	} else if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("base_url", "%q is not an http(s) URL", c.BaseURL)
 	}
 	if c.APIKeyEnv != "" && strings.ContainsAny(c.APIKeyEnv, " =$") {
 		bad("api_key_env", "must name an environment variable, not hold a key or an expression")
 	}
+	if c.EntraTokenEnv != "" && strings.ContainsAny(c.EntraTokenEnv, " =$") {
+		bad("entra_token_env", "must name an environment variable, not hold a token or an expression")
+	}
+	c.validateHeaders(bad)
 	if c.Timeout < 0 {
 		bad("timeout", "must not be negative")
 	}
