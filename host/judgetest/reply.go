@@ -67,6 +67,9 @@ type Choice struct {
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens of PromptTokens were read from the provider's prompt
+	// cache (Anthropic's cache_read_input_tokens).
+	CachedTokens int
 }
 
 func (r Reply) choice(i int) Choice {

@@ -47,8 +47,9 @@ type Server struct {
 	closeOne sync.Once
 
 	// azure, when set, makes the server Azure OpenAI (Azure).
-	azure *azureSpec
-	tls   bool
+	azure     *azureSpec
+	anthropic bool
+	tls       bool
 
 	ts   *httptest.Server // set by New
 	http *http.Server     // set by Start
@@ -130,8 +131,8 @@ func (s *Server) Start(addr string) (string, error) {
 
 // basePath is what the base URL adds to the server's root.
 func (s *Server) basePath() string {
-	if s.azure != nil {
-		return "" // an Azure resource endpoint is the root
+	if s.azure != nil || s.anthropic {
+		return "" // an Azure resource endpoint, Anthropic's API: the root
 	}
 	return "/v1"
 }
@@ -192,6 +193,10 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("/", s.serveAzure)
 		return mux
 	}
+	if s.anthropic {
+		mux.HandleFunc("/", s.serveAnthropic)
+		return mux
+	}
 	mux.HandleFunc("POST "+CompletionsPath, s.serveCompletion)
 	return mux
 }
@@ -221,38 +226,8 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request) {
 	}
 
 	req.Header = r.Header.Clone()
-	s.mu.Lock()
-	req.Seq = len(s.requests)
-	if s.record {
-		s.requests = append(s.requests, req)
-	}
-	replier := s.fallback
-	for _, rl := range s.rules {
-		if rl.match(req) {
-			replier = rl.reply
-			break
-		}
-	}
-	s.mu.Unlock()
-
-	reply := replier.ReplyTo(req)
-	if reply.Latency > 0 {
-		t := time.NewTimer(reply.Latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		case <-s.closing:
-			t.Stop()
-			return
-		}
-	}
-	if reply.Hang {
-		select {
-		case <-r.Context().Done():
-		case <-s.closing:
-		}
+	reply := s.pick(req)
+	if s.wait(r, reply) {
 		return
 	}
 	for k, v := range reply.Header {
@@ -291,6 +266,49 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(statusOr(reply.Status, http.StatusOK))
 	w.Write(out) //nolint:errcheck
+}
+
+// pick records req and chooses its reply.
+func (s *Server) pick(req RecordedRequest) Reply {
+	s.mu.Lock()
+	req.Seq = len(s.requests)
+	if s.record {
+		s.requests = append(s.requests, req)
+	}
+	replier := s.fallback
+	for _, rl := range s.rules {
+		if rl.match(req) {
+			replier = rl.reply
+			break
+		}
+	}
+	s.mu.Unlock()
+	return replier.ReplyTo(req)
+}
+
+// wait holds the reply for its latency, or for ever when it hangs; done
+// says the request ended meanwhile and gets no reply.
+func (s *Server) wait(r *http.Request, reply Reply) (done bool) {
+	if reply.Latency > 0 {
+		t := time.NewTimer(reply.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return true
+		case <-s.closing:
+			t.Stop()
+			return true
+		}
+	}
+	if reply.Hang {
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+		return true
+	}
+	return false
 }
 
 func statusOr(status, def int) int {
@@ -388,6 +406,8 @@ type RecordedRequest struct {
 	// Header is the request's HTTP header (authentication included: a test
 	// server's, never a real key).
 	Header http.Header
+	// ToolChoice is the tool an Anthropic request forces, if any.
+	ToolChoice string
 }
 
 // ResponseFormat is the request's response_format.

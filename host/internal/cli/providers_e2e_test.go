@@ -91,9 +91,9 @@ func echoKeys(srv *judgetest.Server) {
 // providerE2E runs the quickstart through a provider's fake server: a
 // passing run, then a run whose every call fails with the server quoting
 // the credentials; neither leaks them.
-func providerE2E(t *testing.T, srv *judgetest.Server, judge string, env []string, check func(*testing.T, []judgetest.RecordedRequest)) {
+func providerE2E(t *testing.T, srv *judgetest.Server, judge string, env []string, check func(*testing.T, []judgetest.RecordedRequest)) (dir string) {
 	geval(srv)
-	dir := providerQuickstart(t, judge)
+	dir = providerQuickstart(t, judge)
 	env = append(env, "GATEWAY_KEY="+canaryHeader)
 	r := runBinary(t, dir, env, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
 	if r.code != exitOK {
@@ -123,6 +123,7 @@ func providerE2E(t *testing.T, srv *judgetest.Server, judge string, env []string
 	if !bytes.Contains(b, []byte("bad credentials")) || !bytes.Contains(b, []byte("[redacted]")) {
 		t.Errorf("the failing run's results do not carry the server's words, redacted:\n%.2000s", b)
 	}
+	return dir
 }
 
 // TestProviderOpenAIHeadersE2E: an OpenAI-compatible gateway with a team
@@ -152,4 +153,31 @@ func TestProviderAzureE2E(t *testing.T) {
 			t.Fatalf("requests %d; the body does not name the deployment", len(reqs))
 		}
 	})
+}
+
+// TestProviderAnthropicE2E: Anthropic's Messages API; scores are read as
+// written (no logprobs), with the cause recorded.
+func TestProviderAnthropicE2E(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Anthropic(), judgetest.WithAPIKey(canaryKey))
+	judge := "    provider: anthropic\n    base_url: " + srv.URL() + "\n    model: claude-sonnet-4-5\n" +
+		"    max_tokens: 1024\n    headers: {X-Gateway-Key: \"${GATEWAY_KEY}\"}\n"
+	dir := providerE2E(t, srv, judge, []string{"ANTHROPIC_API_KEY=" + canaryKey}, func(t *testing.T, reqs []judgetest.RecordedRequest) {
+		tools := 0
+		for _, r := range reqs {
+			if r.ToolChoice != "" {
+				tools++
+			}
+		}
+		if tools == 0 {
+			t.Errorf("none of %d requests forced the structured-output tool", len(reqs))
+		}
+	})
+	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
+	if c := metricOf(t, s, "correctness"); c.ScoreModes["raw"] != 12 {
+		t.Errorf("correctness score modes %v; want 12 raw (no logprobs)", c.ScoreModes)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "out", "results.jsonl"))
+	if !bytes.Contains(b, []byte("provider anthropic returns none")) {
+		t.Error("results do not record why scores are not weighted")
+	}
 }

@@ -32,6 +32,10 @@ type Totals struct {
 	// usage block is counted at the judge's estimate (see UsageUnknown).
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
+	// CachedInputTokens of InputTokens were read from the provider's
+	// prompt cache, as it reported them (Anthropic's
+	// cache_read_input_tokens); priced as input.
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
 	// UsageUnknown is the calls whose reply had no usage block.
 	UsageUnknown int64 `json:"usage_unknown"`
 	// CacheUnreadable is cache reads that failed or entries that did not
@@ -48,6 +52,7 @@ type Totals struct {
 type counters struct {
 	requests, cacheHits, shared, calls, attempts atomic.Int64
 	inputTokens, outputTokens, errors            atomic.Int64
+	cachedInputTokens                            atomic.Int64
 	usageUnknown, cacheUnreadable                atomic.Int64
 	usdBits                                      atomic.Uint64 // float64 bits
 }
@@ -68,17 +73,18 @@ func (c *counters) usd() float64 { return math.Float64frombits(c.usdBits.Load())
 func (j *Judge) Totals() Totals {
 	c := &j.counters
 	return Totals{
-		Requests:        c.requests.Load(),
-		CacheHits:       c.cacheHits.Load(),
-		Shared:          c.shared.Load(),
-		Calls:           c.calls.Load(),
-		Attempts:        c.attempts.Load(),
-		InputTokens:     c.inputTokens.Load(),
-		OutputTokens:    c.outputTokens.Load(),
-		UsageUnknown:    c.usageUnknown.Load(),
-		CacheUnreadable: c.cacheUnreadable.Load(),
-		USD:             c.usd(),
-		Errors:          c.errors.Load(),
+		Requests:          c.requests.Load(),
+		CacheHits:         c.cacheHits.Load(),
+		Shared:            c.shared.Load(),
+		Calls:             c.calls.Load(),
+		Attempts:          c.attempts.Load(),
+		InputTokens:       c.inputTokens.Load(),
+		OutputTokens:      c.outputTokens.Load(),
+		CachedInputTokens: c.cachedInputTokens.Load(),
+		UsageUnknown:      c.usageUnknown.Load(),
+		CacheUnreadable:   c.cacheUnreadable.Load(),
+		USD:               c.usd(),
+		Errors:            c.errors.Load(),
 	}
 }
 

@@ -19,10 +19,16 @@ const maxReplyBytes = 64 << 20
 func limitReplyBody(limit int64) option.Middleware {
 	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		resp, err := next(req)
-		if resp != nil && resp.Body != nil {
-			resp.Body = &limitedBody{rc: resp.Body, left: limit, limit: limit}
-		}
+		limitBody(resp, limit)
 		return resp, err
+	}
+}
+
+// limitBody makes resp's body fail to read past limit bytes (any SDK's
+// middleware calls it).
+func limitBody(resp *http.Response, limit int64) {
+	if resp != nil && resp.Body != nil {
+		resp.Body = &limitedBody{rc: resp.Body, left: limit, limit: limit}
 	}
 }
 

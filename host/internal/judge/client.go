@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 
@@ -42,6 +43,9 @@ type completion struct {
 	choices      []choice
 	inputTokens  int
 	outputTokens int
+	// cachedInputTokens of inputTokens were read from the provider's
+	// prompt cache (Anthropic's cache_read_input_tokens).
+	cachedInputTokens int
 	// usageKnown is false when the reply had no usage block: the token
 	// counts are then the judge's estimates.
 	usageKnown bool
@@ -227,8 +231,19 @@ func statusOf(r *http.Response) int {
 func (j *Judge) classify(ctx context.Context, httpResp *http.Response, err error) *failure {
 	status := statusOf(httpResp)
 	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && status == 0 {
-		status = apiErr.StatusCode
+	var anthropicErr *anthropic.Error
+	apiMessage := ""
+	switch {
+	case errors.As(err, &apiErr):
+		apiMessage = apiErr.Message
+		if status == 0 {
+			status = apiErr.StatusCode
+		}
+	case errors.As(err, &anthropicErr):
+		apiMessage = anthropicErr.Error()
+		if status == 0 {
+			status = anthropicErr.StatusCode
+		}
 	}
 	if status >= 400 {
 		f := &failure{status: status}
@@ -240,8 +255,8 @@ func (j *Judge) classify(ctx context.Context, httpResp *http.Response, err error
 			body, _ := io.ReadAll(io.LimitReader(httpResp.Body, maxErrorBodyBytes))
 			f.detail = serverWords(body)
 		}
-		if f.detail == "" && apiErr != nil {
-			f.detail = oneLine(apiErr.Message)
+		if f.detail == "" && apiMessage != "" {
+			f.detail = oneLine(apiMessage)
 		}
 		if httpResp != nil {
 			f.retryAfter, f.hasRetryAfter = retryAfter(httpResp.Header, j.clock.Now())

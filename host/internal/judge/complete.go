@@ -91,6 +91,7 @@ func (j *Judge) account(p *plan, c call, comp completion, attempts int, u *usage
 	}
 	u.add(in, out, attempts, !comp.usageKnown)
 	j.counters.inputTokens.Add(int64(in))
+	j.counters.cachedInputTokens.Add(int64(comp.cachedInputTokens))
 	j.counters.outputTokens.Add(int64(out))
 	j.counters.addUSD(j.Price(in, out))
 }

@@ -1,9 +1,16 @@
 // Package judge is the only code in Anvil that talks to an LLM. A Judge is
-// one configured OpenAI-compatible endpoint and model (OpenAI, Azure, vLLM,
-// llama.cpp, Ollama, LM Studio) reached through github.com/openai/openai-go,
-// with the middleware every call goes through:
+// one configured endpoint and model of a provider — any OpenAI-compatible
+// server (OpenAI, vLLM, llama.cpp, Ollama, LM Studio) and Azure OpenAI
+// through github.com/openai/openai-go, Anthropic through
+// github.com/anthropics/anthropic-sdk-go — with the middleware every call
+// goes through, one for every provider:
 //
-//	cache → singleflight → budget/accounting → breaker → size check → rate limit → concurrency limit → retry → client
+//	cache → singleflight → budget/accounting → breaker → size check → rate limit → concurrency limit → retry → provider
+//
+// A provider (provider.go) only translates: the judge's plan of a call
+// into its API's request body, and one attempt's reply into a completion
+// (content, logprobs if any, usage, finish reason) or a classified
+// failure keeping the server's words. Every rule below holds for each.
 //
 // The rules:
 //
@@ -20,7 +27,8 @@
 //     trying again in a later run.
 //   - The API key is read once, from the environment variable the config
 //     names, and never appears in configuration, logs or errors; text from
-//     the server is scrubbed of it.
+//     the server is scrubbed of it. So are the parts of configured headers
+//     taken from the environment (${VAR}); header values are never logged.
 //   - Retries: 429, 5xx, timeouts and connection errors, with full-jitter
 //     exponential backoff, honouring Retry-After (seconds or HTTP date) and
 //     retry-after-ms; a refused connection once only; never
@@ -53,6 +61,9 @@
 //     showing the model its reply and the error, then a judge_error saying
 //     what failed. A reply with finish_reason "length" is judge_truncated,
 //     never repaired and never used, even when it parses.
+//   - Anthropic's structured output is a tool forced by tool_choice, its
+//     input the reply; it has no logprobs and no n, and max_tokens is
+//     always sent (anthropic.go).
 //   - Logprobs are requested only from judges configured to support them,
 //     capped at max_top_logprobs. A score is located and weighted by package
 //     score, never here; judges without logprobs fall back to the raw
@@ -68,7 +79,8 @@
 //     openai-go makes of the same request with its own types (but for
 //     invalid UTF-8, sent as U+FFFD either way), and openai-go sends it
 //     (wire.go).
-//   - The cache is content-addressed: sha256 of the model, messages,
+//   - The cache is content-addressed: sha256 of the provider and endpoint
+//     (for every provider but openai, whose keys predate them), the model, messages,
 //     schema, schema mode and every sampling parameter, as JSON whose
 //     bytes are the ones encoding/json made before the move to
 //     go-json-experiment, so a store keeps its hits (plan.go). A hit makes no HTTP

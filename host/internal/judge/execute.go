@@ -34,7 +34,7 @@ func (j *Judge) execute(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 			return abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "reply carries no usable score: %v (reply: %s)", err, excerpt(ch.content))}
 		}
 		if !j.cfg.SupportsLogprobs && sr.Mode == abi.ScoreRaw {
-			sr.Cause = "judge has no logprobs (supports_logprobs is false)"
+			sr.Cause = j.noLogprobsCause()
 		}
 		resp.Score = &sr
 	}
@@ -184,7 +184,11 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 	if err != nil {
 		return abi.JudgeResponse{Error: j.errorf(abi.CodeJudge, false, "sampled scores unusable: %v", err)}
 	}
-	sr.Cause = "judge has no logprobs; " + sr.Cause
+	if j.cfg.Provider.HasLogprobs() {
+		sr.Cause = "judge has no logprobs; " + sr.Cause
+	} else {
+		sr.Cause = j.noLogprobsCause() + "; " + sr.Cause
+	}
 	if dropped := p.samples - len(values); dropped > 0 {
 		sr.Cause += fmt.Sprintf(" (%d of %d samples unusable", dropped, p.samples)
 		if failed > 0 {
@@ -194,6 +198,14 @@ func (j *Judge) sampled(ctx context.Context, p *plan, u *usage) abi.JudgeRespons
 	}
 	resp.Score = &sr
 	return resp
+}
+
+// noLogprobsCause says why a score was not weighted by logprobs.
+func (j *Judge) noLogprobsCause() string {
+	if !j.cfg.Provider.HasLogprobs() {
+		return "judge has no logprobs (provider " + string(j.cfg.Provider) + " returns none)"
+	}
+	return "judge has no logprobs (supports_logprobs is false)"
 }
 
 // unfinished turns a reply the server says is not whole into an error.

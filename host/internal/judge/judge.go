@@ -31,7 +31,7 @@ type Judge struct {
 	// (empty for provider openai: plan.go).
 	keyProvider, keyEndpoint string
 	log                      *slog.Logger
-	clock  Clock
+	clock                    Clock
 
 	cache     Cache
 	cacheMode CacheMode

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 	"github.com/agentanvil/anvil/score"
 )
 
@@ -177,6 +178,11 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 		p.schema = cs
 		p.schemaName = schemaName(req.SchemaName)
 		p.mode = j.schemaMode()
+		if j.cfg.Provider == judgeconfig.ProviderAnthropic && !toolSchema(cs.canonical) {
+			// A tool's input_schema is an object schema; any other
+			// schema travels in the prompt.
+			p.mode = modePrompt
+		}
 		p.strict = p.mode == modeJSONSchema && j.cfg.JSONSchemaStrict
 	}
 

@@ -75,7 +75,8 @@ func backoff(attempt int) time.Duration {
 }
 
 // retryAfter reads how long the server asked us to wait: retry-after-ms
-// (OpenAI's precise variant), else Retry-After in seconds or as an HTTP date.
+// (OpenAI's precise variant), else Retry-After in seconds or as an HTTP
+// date, else the reset of an exhausted Anthropic rate limit.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
@@ -84,7 +85,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
-		return 0, false
+		return rateLimitReset(h, now)
 	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
 		if secs < 0 {
@@ -96,4 +97,29 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		return max(at.Sub(now), 0), true
 	}
 	return 0, false
+}
+
+// anthropicLimits are the rate limits Anthropic reports in
+// anthropic-ratelimit-<limit>-remaining and -reset (RFC 3339).
+var anthropicLimits = []string{"requests", "tokens", "input-tokens", "output-tokens"}
+
+// rateLimitReset is the wait until the latest reset among the Anthropic
+// limits that are exhausted (remaining 0): the call cannot succeed before
+// each has reset. Used when the server sent no Retry-After.
+func rateLimitReset(h http.Header, now time.Time) (time.Duration, bool) {
+	var wait time.Duration
+	found := false
+	for _, limit := range anthropicLimits {
+		prefix := "Anthropic-Ratelimit-" + limit
+		if strings.TrimSpace(h.Get(prefix+"-Remaining")) != "0" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(prefix+"-Reset")))
+		if err != nil {
+			continue
+		}
+		found = true
+		wait = max(wait, at.Sub(now))
+	}
+	return max(wait, 0), found
 }

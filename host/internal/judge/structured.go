@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 )
 
 // schemaMode is how a request's schema reaches the model.
@@ -30,8 +31,12 @@ const (
 )
 
 // schemaMode picks the strongest structured-output mode the judge has.
+// Anthropic's is always a forced tool (json_schema's place: the API
+// enforces the schema), which it has with every model.
 func (j *Judge) schemaMode() schemaMode {
 	switch {
+	case j.cfg.Provider == judgeconfig.ProviderAnthropic:
+		return modeJSONSchema
 	case j.cfg.SupportsJSONSchema:
 		return modeJSONSchema
 	case j.cfg.SupportsJSONMode:
@@ -85,8 +90,11 @@ func formatRejected(mode schemaMode, f *failure) bool {
 		return true
 	}
 	if mode == modeJSONSchema {
+		// Anthropic's structured output is a forced tool: a proxy or model
+		// that takes no tools names them.
 		return strings.Contains(d, "json_schema") || strings.Contains(d, "json schema") ||
-			strings.Contains(d, "structured output") || strings.Contains(d, "guided_json")
+			strings.Contains(d, "structured output") || strings.Contains(d, "guided_json") ||
+			strings.Contains(d, "tool_choice") || strings.Contains(d, "input_schema") || strings.Contains(d, "tools")
 	}
 	return strings.Contains(d, "json_object") || strings.Contains(d, "json mode") || strings.Contains(d, "json_mode")
 }
