@@ -117,6 +117,13 @@ func TestAnthropicFinishes(t *testing.T) {
 		abi.CodeTruncated, "cut off at the token limit", "max_tokens 50")
 
 	h.srv.Reset()
+	h.srv.SetDefault(judgetest.Reply{Content: "7", FinishReason: "length"})
+	wantError(t, h.judge.Do(context.Background(), userRequest("cut without a cap")), abi.CodeTruncated, "max_tokens 4096")
+	if f, err := h.judge.Forecast(userRequest("estimate")); err != nil || f.MaxTokens != anthropicDefaultMaxTokens {
+		t.Errorf("Forecast = %+v, %v; want the cap that is sent", f, err)
+	}
+
+	h.srv.Reset()
 	h.srv.SetDefault(judgetest.Reply{Refusal: "I will not grade this."})
 	wantError(t, h.judge.Do(context.Background(), userRequest("refuse")), abi.CodeJudge, "the model refused", "I will not grade this.")
 }

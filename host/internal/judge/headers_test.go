@@ -101,3 +101,15 @@ func TestCacheKeyIdentity(t *testing.T) {
 		t.Errorf("azure keys do not name the endpoint")
 	}
 }
+
+// A variable whose value would split the header is refused like an unset
+// one, before anything is sent, without quoting the value.
+func TestHeaderVariableWithLineBreak(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Headers = map[string]string{"X-Gateway-Key": "${GATEWAY_KEY}"} },
+		WithGetenv(func(string) string { return "abc\r\nX-Evil: 1" }))
+	resp := h.judge.Do(context.Background(), userRequest("hello"))
+	wantError(t, resp, abi.CodeInvalidConfig, "headers.X-Gateway-Key takes $GATEWAY_KEY, whose value holds a line break")
+	if strings.Contains(resp.Error.Message, "X-Evil") || h.srv.Calls() != 0 {
+		t.Errorf("message %q, %d calls", resp.Error.Message, h.srv.Calls())
+	}
+}

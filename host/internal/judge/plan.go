@@ -169,6 +169,11 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 	if req.MaxTokens > 0 {
 		p.maxTokens = req.MaxTokens
 	}
+	if p.maxTokens == 0 && j.cfg.Provider == judgeconfig.ProviderAnthropic {
+		// The API requires a cap; planning with the one sent keeps the
+		// size check, pacing, estimate and truncation message true.
+		p.maxTokens = anthropicDefaultMaxTokens
+	}
 
 	if len(req.Schema) > 0 {
 		cs, err := j.schemas.compile(req.Schema)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
@@ -64,9 +65,14 @@ func resolveHeaders(cfg map[string]string, getenv func(string) string) (h http.H
 				continue
 			}
 			val := getenv(part.Env)
-			if val == "" && missing == nil {
+			switch {
+			case missing != nil:
+			case val == "":
 				missing = &abi.Error{Code: abi.CodeInvalidConfig, Field: "headers." + name,
 					Message: "headers." + name + " takes $" + part.Env + ", which is not set: set it, or remove the header"}
+			case strings.ContainsAny(val, "\r\n\x00"):
+				missing = &abi.Error{Code: abi.CodeInvalidConfig, Field: "headers." + name,
+					Message: "headers." + name + " takes $" + part.Env + ", whose value holds a line break or NUL: a header cannot carry it"}
 			}
 			if len(val) >= minSecretLen {
 				secrets = append(secrets, val)
