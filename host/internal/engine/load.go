@@ -198,9 +198,13 @@ func (e *Engine) buildJudges() error {
 				jopts = append(jopts, judge.WithCache(rec, judge.CacheReplay))
 			} else {
 				// Still built: estimate prices its requests without calling it.
+				advice := "set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server"
+				if !openaiWire {
+					advice = "set it"
+				}
 				e.judges.unavailable[name] = fmt.Sprintf(
-					"judge %q is not configured: no API key in $%s (set it, or point OPENAI_BASE_URL at a local OpenAI-compatible server); `anvil-host estimate` shows what it would cost",
-					name, jc.CredentialEnv())
+					"judge %q is not configured: no API key in $%s (%s); `anvil-host estimate` shows what it would cost",
+					name, jc.CredentialEnv(), advice)
 			}
 		}
 		j, err := judge.New(jc, jopts...)
