@@ -15,8 +15,21 @@ import (
 	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 )
 
-// API is the wire protocol every judge is called with today.
+// API is the wire protocol of an openai judge; APIOf names every provider's.
 const API = "openai-chat-completions"
+
+// APIOf is the wire protocol a judge of provider p is called with: an
+// openai judge's is API, as before providers existed, so its identity (and
+// digest) is unchanged.
+func APIOf(p judgeconfig.Provider) string {
+	switch p {
+	case judgeconfig.ProviderAzure:
+		return "azure-openai-chat-completions"
+	case judgeconfig.ProviderAnthropic:
+		return "anthropic-messages"
+	}
+	return API
+}
 
 // Where a judge's answers come from.
 const (
@@ -58,7 +71,7 @@ type Judge struct {
 // the digest of the recording it replays (SourceRecording only).
 func OfJudge(cfg judgeconfig.Config, source, recording string) Judge {
 	j := Judge{
-		Name: cfg.Name, API: API, Model: cfg.Model, BaseURL: redactBaseURL(cfg.BaseURL), Source: source,
+		Name: cfg.Name, API: APIOf(cfg.Provider), Model: cfg.Model, BaseURL: redactBaseURL(cfg.BaseURL), Source: source,
 		MaxTokens: cfg.MaxTokens, MaxInputTokens: cfg.MaxInputTokens,
 		SupportsLogprobs: cfg.SupportsLogprobs, MaxTopLogprobs: cfg.MaxTopLogprobs,
 		SupportsJSONSchema: cfg.SupportsJSONSchema, JSONSchemaStrict: cfg.JSONSchemaStrict,
@@ -68,6 +81,12 @@ func OfJudge(cfg judgeconfig.Config, source, recording string) Judge {
 	if cfg.Temperature != nil {
 		t := *cfg.Temperature
 		j.Temperature = &t
+	}
+	if cfg.Provider == judgeconfig.ProviderAzure {
+		// The resource is not the model: its deployment and api-version
+		// say what answers (judgeconfig.Identity, already without user
+		// info).
+		j.BaseURL = cfg.Identity().Endpoint
 	}
 	switch source {
 	case SourceRecording:

@@ -17,6 +17,29 @@ func baseJudge() judgeconfig.Config {
 	return judgeconfig.Config{Name: "default", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY"}.WithDefaults()
 }
 
+// An Azure judge's identity names its API, deployment and api-version; an
+// openai judge's API is what it was before providers existed.
+func TestAzureIdentityNamesDeployment(t *testing.T) {
+	az := func(deployment, version string) Judge {
+		return OfJudge(judgeconfig.Config{Name: "az", Provider: judgeconfig.ProviderAzure, BaseURL: "https://a.openai.azure.com",
+			Deployment: deployment, APIVersion: version}.WithDefaults(), SourceAPI, "")
+	}
+	a := az("prod-4o", "2024-10-21")
+	if a.API != "azure-openai-chat-completions" || a.BaseURL != "https://a.openai.azure.com/openai/deployments/prod-4o?api-version=2024-10-21" {
+		t.Errorf("azure identity %+v", a)
+	}
+	digest := func(j Judge) string { return New([]Judge{j}, nil).Digest }
+	if digest(a) == digest(az("prod-4o-mini", "2024-10-21")) || digest(a) == digest(az("prod-4o", "2025-01-01")) {
+		t.Error("azure identities do not tell deployments or api-versions apart")
+	}
+	if j := OfJudge(baseJudge(), SourceAPI, ""); j.API != API {
+		t.Errorf("openai API %q", j.API)
+	}
+	if j := OfJudge(judgeconfig.Config{Provider: judgeconfig.ProviderAnthropic, Model: "claude-sonnet-4-5"}.WithDefaults(), SourceAPI, ""); j.API != "anthropic-messages" {
+		t.Errorf("anthropic API %q", j.API)
+	}
+}
+
 // TestEveryJudgeSettingIsClassified: each field of a judge's
 // configuration either changes its identity (it changes a request or the
 // weighting of a reply) or provably does not; a new field fails here
@@ -39,10 +62,23 @@ func TestEveryJudgeSettingIsClassified(t *testing.T) {
 		"NumberTokens": func(c *judgeconfig.Config) { c.NumberTokens = judgeconfig.NumbersDigits },
 		// A judge's name is the identity's key.
 		"Name": func(c *judgeconfig.Config) { c.Name = "other" },
+		// Another API answers (APIOf).
+		"Provider": func(c *judgeconfig.Config) { c.Provider = judgeconfig.ProviderAnthropic },
+		// An Azure judge's deployment and api-version say what answers
+		// (TestAzureIdentityNamesDeployment tells them apart).
+		"Deployment": func(c *judgeconfig.Config) {
+			c.Provider, c.Deployment, c.APIVersion = judgeconfig.ProviderAzure, "d", "2024-10-21"
+		},
+		"APIVersion": func(c *judgeconfig.Config) {
+			c.Provider, c.Deployment, c.APIVersion = judgeconfig.ProviderAzure, "d", "2024-10-21"
+		},
 	}
 	same := map[string]func(*judgeconfig.Config){
 		// Which variable holds the key, not which model answers.
-		"APIKeyEnv": func(c *judgeconfig.Config) { c.APIKeyEnv = "OTHER_KEY" },
+		"APIKeyEnv":     func(c *judgeconfig.Config) { c.APIKeyEnv = "OTHER_KEY" },
+		"EntraTokenEnv": func(c *judgeconfig.Config) { c.EntraTokenEnv = "AZURE_TOKEN" },
+		// Headers reach a gateway (a team, its key), not the model.
+		"Headers": func(c *judgeconfig.Config) { c.Headers = map[string]string{"X-Team": "evals"} },
 		// Pacing, retries and prices change when and at what cost a
 		// judge answers, not what it answers.
 		"Timeout":           func(c *judgeconfig.Config) { c.Timeout *= 2 },
