@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/plugin"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // Config is a loaded anvil.yaml: judges, plugins, metrics and defaults.
@@ -57,13 +57,13 @@ type Options struct {
 
 // Summary is what summary.json holds: per metric n, mean, pass rate,
 // errors, judge usage, and the run's verdict for a gate.
-type Summary = engine.Summary
+type Summary = results.Summary
 
 // CaseResult is one case with every metric's outcome.
-type CaseResult = engine.CaseResult
+type CaseResult = results.CaseResult
 
 // MetricResult is one metric's outcome on one case.
-type MetricResult = engine.MetricResult
+type MetricResult = results.MetricResult
 
 // Result is an evaluation's outcome.
 type Result struct {
@@ -102,7 +102,7 @@ func (r *Result) Failures() []Failure {
 	var out []Failure
 	for _, c := range r.Cases {
 		for _, m := range c.Metrics {
-			if !m.Gated || (m.Status != engine.StatusFailed && m.Status != engine.StatusError) {
+			if !m.Gated || (m.Status != results.StatusFailed && m.Status != results.StatusError) {
 				continue
 			}
 			reason := m.Reason
@@ -159,21 +159,33 @@ func run(ctx context.Context, cfg *Config, input string, opts Options) (*Result,
 		}
 		defer os.RemoveAll(out)
 	}
-	s, runErr := eng.Run(ctx, engine.RunOptions{Input: input, OutputDir: out, Concurrency: opts.Concurrency})
+	// The cases and the reports are taken as the run writes its results,
+	// so nothing reads them back.
+	var cases caseList
+	sink := results.Sinks{&cases}
+	var reports *report.Builder
+	if opts.OutputDir != "" {
+		reports = report.NewBuilder(out)
+		defer reports.Close()
+		sink = append(sink, reports)
+	}
+	s, runErr := eng.Run(ctx, engine.RunOptions{Input: input, OutputDir: out, Concurrency: opts.Concurrency, Sink: sink})
 	if s == nil {
 		return nil, runErr
 	}
-	res := &Result{Summary: s}
-	if err := readCases(out, res); err != nil {
-		return res, errors.Join(runErr, err)
-	}
-	if runErr == nil && opts.OutputDir != "" {
-		if err := report.Write(out, s); err != nil {
+	res := &Result{Summary: s, Cases: cases}
+	if runErr == nil && reports != nil {
+		if err := reports.Write(s, ""); err != nil {
 			return res, fmt.Errorf("write reports: %w", err)
 		}
 	}
 	return res, runErr
 }
+
+// caseList keeps every case a run writes, with its test case.
+type caseList []CaseResult
+
+func (l *caseList) Add(r *results.CaseResult) { *l = append(*l, *r) }
 
 func writeCases(path string, cases []abi.TestCase) error {
 	f, err := os.Create(path)
@@ -193,18 +205,6 @@ func writeCases(path string, cases []abi.TestCase) error {
 		return err
 	}
 	return f.Close()
-}
-
-// readCases loads every result with its case from cases/<id>.json.
-func readCases(dir string, res *Result) error {
-	return engine.EachResult(filepath.Join(dir, "results.jsonl"), func(r *engine.CaseResult) error {
-		full, err := engine.ReadCase(dir, r.CaseID)
-		if err != nil {
-			return err
-		}
-		res.Cases = append(res.Cases, *full)
-		return nil
-	})
 }
 
 // MaybeRunTrampoline must be the first call in the main of a program (or

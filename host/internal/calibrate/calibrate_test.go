@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // The data of testdata/expected.py: twelve cases, the judge's normalised
@@ -27,17 +27,17 @@ func writeResults(t *testing.T, dir string) {
 	t.Helper()
 	var b strings.Builder
 	for i, s := range judgeScores {
-		mr := engine.MetricResult{Metric: "correctness", Kind: "geval", Gated: true, Threshold: 0.6, Status: engine.StatusPassed}
+		mr := results.MetricResult{Metric: "correctness", Kind: "geval", Gated: true, Threshold: 0.6, Status: results.StatusPassed}
 		switch {
 		case i == 8:
-			mr.Status = engine.StatusError
+			mr.Status = results.StatusError
 		case s < 0.6:
-			mr.Status, mr.Score = engine.StatusFailed, &s
+			mr.Status, mr.Score = results.StatusFailed, &s
 		default:
 			mr.Score = &s
 		}
-		other := engine.MetricResult{Metric: "tone", Kind: "geval", Status: engine.StatusPassed, Score: &s}
-		line, _ := json.Marshal(engine.CaseResult{CaseID: fmt.Sprintf("c%d", i), ConfigHash: "h", Metrics: []engine.MetricResult{mr, other}})
+		other := results.MetricResult{Metric: "tone", Kind: "geval", Status: results.StatusPassed, Score: &s}
+		line, _ := json.Marshal(results.CaseResult{CaseID: fmt.Sprintf("c%d", i), ConfigHash: "h", Metrics: []results.MetricResult{mr, other}})
 		b.Write(append(line, '\n'))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(b.String()), 0o644); err != nil {
@@ -69,7 +69,7 @@ func TestCalibrateKnownValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := LoadResults(dir)
+	res, err := LoadResults(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestUndefinedAgreementSaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ := LoadResults(dir)
+	res, _ := LoadResults(dir, nil)
 	rep, err := Calibrate(labelsPath, labels, res, Options{Resamples: 200, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
-// Results are the judge's side of a calibration: one run's results.jsonl.
+// Results are the judge's side of a calibration: one run's results,
+// gathered one case at a time (a results.Sink), from a run as it writes
+// them or from its results.jsonl (LoadResults).
 type Results struct {
 	Dir        string
 	ConfigHash string
@@ -15,8 +17,10 @@ type Results struct {
 	Cases map[string]bool
 	// Metrics are the metrics in the run, in first-seen order.
 	Metrics []string
-	info    map[string]engine.MetricResult  // metric → its first result (kind, threshold)
+	info    map[string]results.MetricResult // metric → its first result (kind, threshold)
 	scored  map[string]map[string]judgement // metric → case → the judge's outcome
+	n       int                             // cases added
+	err     error                           // the first case that cannot be taken
 }
 
 // judgement is what the judge gave one case on one metric.
@@ -25,39 +29,66 @@ type judgement struct {
 	pass  bool
 }
 
-// LoadResults reads dir/results.jsonl, the output of `anvil-host run`.
-func LoadResults(dir string) (*Results, error) {
-	r := &Results{
+// NewResults returns empty Results of the run in the output directory dir.
+func NewResults(dir string) *Results {
+	return &Results{
 		Dir:    dir,
 		Cases:  map[string]bool{},
-		info:   map[string]engine.MetricResult{},
+		info:   map[string]results.MetricResult{},
 		scored: map[string]map[string]judgement{},
 	}
-	path := filepath.Join(dir, "results.jsonl")
-	line := 0
-	err := engine.EachResult(path, func(cr *engine.CaseResult) error {
-		line++
-		if r.Cases[cr.CaseID] {
-			return fmt.Errorf("%s:%d: case_id: %q appears twice", path, line, cr.CaseID)
+}
+
+// Add takes one case of the run, in results order. A case id seen before
+// is an error (Err), naming its line of results.jsonl.
+func (r *Results) Add(cr *results.CaseResult) {
+	r.n++
+	if r.err != nil {
+		return
+	}
+	if r.Cases[cr.CaseID] {
+		r.err = fmt.Errorf("%s:%d: case_id: %q appears twice", filepath.Join(r.Dir, "results.jsonl"), r.n, cr.CaseID)
+		return
+	}
+	r.Cases[cr.CaseID] = true
+	if r.ConfigHash == "" {
+		r.ConfigHash = cr.ConfigHash
+	}
+	for _, mr := range cr.Metrics {
+		if _, ok := r.info[mr.Metric]; !ok {
+			mr.Details = nil // not needed, and not to be held
+			r.info[mr.Metric] = mr
+			r.Metrics = append(r.Metrics, mr.Metric)
+			r.scored[mr.Metric] = map[string]judgement{}
 		}
-		r.Cases[cr.CaseID] = true
-		if r.ConfigHash == "" {
-			r.ConfigHash = cr.ConfigHash
+		if mr.Score != nil && (mr.Status == results.StatusPassed || mr.Status == results.StatusFailed) {
+			r.scored[mr.Metric][cr.CaseID] = judgement{score: *mr.Score, pass: mr.Status == results.StatusPassed}
 		}
-		for _, mr := range cr.Metrics {
-			if _, ok := r.info[mr.Metric]; !ok {
-				r.info[mr.Metric] = mr
-				r.Metrics = append(r.Metrics, mr.Metric)
-				r.scored[mr.Metric] = map[string]judgement{}
-			}
-			if mr.Score != nil && (mr.Status == engine.StatusPassed || mr.Status == engine.StatusFailed) {
-				r.scored[mr.Metric][cr.CaseID] = judgement{score: *mr.Score, pass: mr.Status == engine.StatusPassed}
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	}
+}
+
+// Err is why a case added could not be taken.
+func (r *Results) Err() error {
+	if r.err != nil {
+		return fmt.Errorf("results %s: %w", r.Dir, r.err)
+	}
+	return nil
+}
+
+// LoadResults reads dir/results.jsonl, the output of `anvil-host run`,
+// giving each case to also (nil: nothing) as well: one read serves the
+// calibration and what else is built from the run's results.
+func LoadResults(dir string, also results.Sink) (*Results, error) {
+	r := NewResults(dir)
+	sink := results.Sinks{r}
+	if also != nil {
+		sink = append(sink, also)
+	}
+	if err := results.EachIn(dir, sink); err != nil {
 		return nil, fmt.Errorf("results %s: %w", dir, err)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

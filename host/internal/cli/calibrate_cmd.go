@@ -15,6 +15,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -77,51 +78,62 @@ not calibrate's verdict: it still exits 0.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			var summary *engine.Summary
-			if resultsDir != "" {
+			// The run's results are read once, or not at all after a
+			// run: they feed the calibration and the run's reports, which
+			// are written after calibration.json, which they show.
+			var summary *results.Summary
+			var res *calibrate.Results
+			var reports *report.Builder
+			ran := resultsDir == ""
+			if !ran {
 				cfg, err := loadConfigOnly(&lf)
 				if err != nil {
 					return err
-				}
-				res, err := calibrate.LoadResults(resultsDir)
-				if err != nil {
-					return usageErr(err)
-				}
-				if err := calibrate.CheckLabels(labelsPath, labels, metricKeys(cfg), res.Cases, filepath.Join(resultsDir, "results.jsonl")); err != nil {
-					return usageErr(err)
 				}
 				summary, err = readSummaryFile(resultsDir)
 				if err != nil {
 					return &exitError{code: exitUnverified, err: err}
 				}
+				var also results.Sink
+				if summary != nil {
+					reports = report.NewBuilder(resultsDir)
+					defer reports.Close()
+					also = reports
+				}
+				if res, err = calibrate.LoadResults(resultsDir, also); err != nil {
+					return usageErr(err)
+				}
+				if err := calibrate.CheckLabels(labelsPath, labels, metricKeys(cfg), res.Cases, filepath.Join(resultsDir, "results.jsonl")); err != nil {
+					return usageErr(err)
+				}
 			} else {
-				s, dir, err := runForCalibration(ctx, cmd, &lf, &ro, labelsPath, labels, stderr)
+				run, err := runForCalibration(ctx, cmd, &lf, &ro, labelsPath, labels, stderr)
 				if err != nil {
 					return err
 				}
-				summary, resultsDir = s, dir
+				defer run.reports.Close()
+				summary, resultsDir, res, reports = run.summary, run.dir, run.results, run.reports
 			}
-			res, err := calibrate.LoadResults(resultsDir)
+			configPath, err := lf.configPath()
 			if err != nil {
-				return &exitError{code: exitUnverified, err: err}
+				return err
 			}
-			rep, err := calibrate.Calibrate(labelsPath, labels, res, opts)
-			if err != nil {
-				return usageErr(err)
-			}
-			if err := calibrate.WriteFile(resultsDir, rep); err != nil {
-				return &exitError{code: exitUnverified, err: err}
-			}
-			if summary != nil {
-				// The report reads calibration.json beside the results.
-				// Both branches read the config found here.
-				configPath, err := lf.configPath()
-				if err != nil {
-					return err
+			rep, calErr := calibrate.Calibrate(labelsPath, labels, res, opts)
+			if calErr == nil {
+				if err := calibrate.WriteFile(resultsDir, rep); err != nil {
+					return &exitError{code: exitUnverified, err: err}
 				}
-				if err := report.WriteWithConfig(resultsDir, summary, configPath); err != nil {
+			}
+			// The reports of a run made here are written whether or not
+			// its calibration succeeds; an existing run's only with a new
+			// calibration. Both read the config found here.
+			if summary != nil && (calErr == nil || ran) {
+				if err := reports.Write(summary, configPath); err != nil {
 					return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
 				}
+			}
+			if calErr != nil {
+				return usageErr(calErr)
 			}
 			if asJSON {
 				err = writeJSON(stdout, rep)
@@ -170,13 +182,22 @@ func metricKeys(cfg *config.Config) []string {
 	return keys
 }
 
+// calibrationRun is an evaluation run for calibrate: its summary and
+// output directory, its results gathered for the calibration and its
+// reports, to be written after calibration.json.
+type calibrationRun struct {
+	summary *results.Summary
+	dir     string
+	results *calibrate.Results
+	reports *report.Builder
+}
+
 // runForCalibration checks the labels against the config and the dataset,
-// then evaluates the dataset as `run` does and writes its reports. It
-// returns the summary and the output directory.
-func runForCalibration(ctx context.Context, cmd *cobra.Command, lf *loadFlags, ro *engine.RunOptions, labelsPath string, labels []calibrate.Label, stderr io.Writer) (*engine.Summary, string, error) {
+// then evaluates the dataset as `run` does.
+func runForCalibration(ctx context.Context, cmd *cobra.Command, lf *loadFlags, ro *engine.RunOptions, labelsPath string, labels []calibrate.Label, stderr io.Writer) (*calibrationRun, error) {
 	cfg, eng, err := lf.load(ctx, stderr)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	defer eng.Close(context.WithoutCancel(ctx))
 	input := ro.Input
@@ -184,32 +205,37 @@ func runForCalibration(ctx context.Context, cmd *cobra.Command, lf *loadFlags, r
 		input = cfg.Resolve(cfg.Dataset)
 	}
 	if input == "" {
-		return nil, "", usageErr(fmt.Errorf("no dataset: pass --input or set dataset in %s", cfg.File))
+		return nil, usageErr(fmt.Errorf("no dataset: pass --input or set dataset in %s", cfg.File))
 	}
 	ids, err := datasetIDs(ctx, input)
 	if err != nil {
-		return nil, "", usageErr(err)
+		return nil, usageErr(err)
 	}
 	if err := calibrate.CheckLabels(labelsPath, labels, metricKeys(cfg), ids, input); err != nil {
-		return nil, "", usageErr(err)
+		return nil, usageErr(err)
 	}
 	if ro.OutputDir == "" {
 		ro.OutputDir = eng.OutputDir()
 	}
+	ran := &calibrationRun{dir: ro.OutputDir, results: calibrate.NewResults(ro.OutputDir), reports: report.NewBuilder(ro.OutputDir)}
+	ro.Sink = results.Sinks{ran.results, ran.reports}
 	s, err := eng.Run(ctx, *ro)
 	if err != nil {
-		return nil, "", runFailure(cmd.OutOrStdout(), stderr, false, err)
+		ran.reports.Close()
+		return nil, runFailure(cmd.OutOrStdout(), stderr, false, err)
 	}
-	if err := report.WriteWithConfig(ro.OutputDir, s, cfg.File); err != nil {
-		return nil, "", &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
+	if err := ran.results.Err(); err != nil {
+		ran.reports.Close()
+		return nil, &exitError{code: exitUnverified, err: err}
 	}
+	ran.summary = s
 	for _, j := range s.Judges {
 		if j.Note != "" {
 			fmt.Fprintf(stderr, "judge %s: %s\n", j.Name, j.Note)
 		}
 	}
 	fmt.Fprintf(stderr, "evaluated %d cases: verdict %s; results: %s\n", s.Cases, s.Verdict, ro.OutputDir)
-	return s, ro.OutputDir, nil
+	return ran, nil
 }
 
 // datasetIDs reads the dataset's case ids (checking every record, as a run
@@ -234,7 +260,7 @@ func datasetIDs(ctx context.Context, path string) (map[string]bool, error) {
 }
 
 // readSummaryFile reads dir/summary.json; nil when the run has none.
-func readSummaryFile(dir string) (*engine.Summary, error) {
+func readSummaryFile(dir string) (*results.Summary, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -242,7 +268,7 @@ func readSummaryFile(dir string) (*engine.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s engine.Summary
+	var s results.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/compare"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -60,11 +61,20 @@ both runs scored).`,
 			if !(opts.Level > 0 && opts.Level < 1) {
 				return usageErr(fmt.Errorf("--level %v: want a fraction between 0 and 1 (0.95 for 95%%)", opts.Level))
 			}
-			a, err := compare.Load(args[0])
+			a, err := compare.Load(args[0], nil)
 			if err != nil {
 				return usageErr(err)
 			}
-			b, err := compare.Load(args[1])
+			// With --report, B's reports are built from the same read of
+			// its results.jsonl.
+			var reportsB *report.Builder
+			var alsoB results.Sink
+			if toReport {
+				reportsB = report.NewBuilder(args[1])
+				defer reportsB.Close()
+				alsoB = reportsB
+			}
+			b, err := compare.Load(args[1], alsoB)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -96,7 +106,7 @@ both runs scored).`,
 				if err := report.WriteComparison(b.Dir, rep); err != nil {
 					return &exitError{code: exitUnverified, err: fmt.Errorf("--report: %w", err)}
 				}
-				if err := report.Write(b.Dir, b.Summary); err != nil {
+				if err := reportsB.Write(b.Summary, ""); err != nil {
 					return &exitError{code: exitUnverified, err: fmt.Errorf("--report: write reports: %w", err)}
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "A vs B: %s\n", filepath.Join(b.Dir, "report.html"))

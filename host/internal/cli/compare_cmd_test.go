@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/compare"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // writeFakeRun writes an output directory whose results.jsonl gives the
@@ -21,16 +21,16 @@ func writeFakeRun(t *testing.T, dir, hash string, scores []float64) {
 	}
 	var b strings.Builder
 	for i, s := range scores {
-		mr := engine.MetricResult{Metric: "correctness", Kind: "geval", Gated: true, Threshold: 0.6, Status: engine.StatusPassed}
+		mr := results.MetricResult{Metric: "correctness", Kind: "geval", Gated: true, Threshold: 0.6, Status: results.StatusPassed}
 		if s < 0 {
-			mr.Status = engine.StatusError
+			mr.Status = results.StatusError
 		} else {
 			mr.Score = &s
 			if s < 0.6 {
-				mr.Status = engine.StatusFailed
+				mr.Status = results.StatusFailed
 			}
 		}
-		line, _ := json.Marshal(engine.CaseResult{CaseID: fmt.Sprintf("case-%d", i), ConfigHash: hash, Metrics: []engine.MetricResult{mr}})
+		line, _ := json.Marshal(results.CaseResult{CaseID: fmt.Sprintf("case-%d", i), ConfigHash: hash, Metrics: []results.MetricResult{mr}})
 		b.Write(append(line, '\n'))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(b.String()), 0o644); err != nil {
@@ -153,8 +153,8 @@ func TestCompareRefusesRunsOfAnotherJudge(t *testing.T) {
 	scores := []float64{0.8, 0.7, 0.9, 0.6, 0.8, 0.7, 0.9, 0.5, 0.8, 0.7}
 	for name, model := range map[string]string{"mini": "gpt-4o-mini", "fake": "fake-judge"} {
 		writeFakeRun(t, filepath.Join(dir, name), "h", scores)
-		s := engine.Summary{ConfigHash: "h", Cases: len(scores), Verdict: engine.VerdictPassed,
-			Judges: []engine.JudgeReport{{Name: "default", Model: model, Source: "api"}}}
+		s := results.Summary{ConfigHash: "h", Cases: len(scores), Verdict: results.VerdictPassed,
+			Judges: []results.JudgeReport{{Name: "default", Model: model, Source: "api"}}}
 		b, _ := json.Marshal(s)
 		if err := os.WriteFile(filepath.Join(dir, name, "summary.json"), b, 0o644); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentanvil/anvil/host/internal/dag"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 func newDAGCmd() *cobra.Command {
@@ -71,7 +71,7 @@ took is highlighted.
 func findDAGResult(path, caseID, metric string) (*dag.Result, error) {
 	var found *dag.Result
 	errFound := errors.New("found")
-	err := engine.EachResult(path, func(cr *engine.CaseResult) error {
+	err := results.Each(path, func(cr *results.CaseResult) error {
 		if cr.CaseID != caseID {
 			return nil
 		}

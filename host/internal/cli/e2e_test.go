@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -152,20 +153,20 @@ func judgeEnv(s *judgetest.Server) []string {
 	return []string{"OPENAI_BASE_URL=" + s.URL(), "OPENAI_API_KEY=e2e-key"}
 }
 
-func readSummary(t *testing.T, path string) engine.Summary {
+func readSummary(t *testing.T, path string) results.Summary {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s engine.Summary
+	var s results.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func metricOf(t *testing.T, s engine.Summary, name string) engine.MetricSummary {
+func metricOf(t *testing.T, s results.Summary, name string) results.MetricSummary {
 	t.Helper()
 	for _, m := range s.Metrics {
 		if m.Metric == name {
@@ -173,20 +174,20 @@ func metricOf(t *testing.T, s engine.Summary, name string) engine.MetricSummary 
 		}
 	}
 	t.Fatalf("no metric %s in summary", name)
-	return engine.MetricSummary{}
+	return results.MetricSummary{}
 }
 
-func resultLines(t *testing.T, path string) []engine.CaseResult {
+func resultLines(t *testing.T, path string) []results.CaseResult {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []engine.CaseResult
+	var out []results.CaseResult
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r engine.CaseResult
+		var r results.CaseResult
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}

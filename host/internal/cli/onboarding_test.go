@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -159,14 +160,14 @@ func TestInitGEvalAgainstAJudge(t *testing.T) {
 	srv := judgetest.New(t)
 	geval(srv) // scores "Sydney is the capital" low, everything else high
 	r := runBinary(t, dir, judgeEnv(srv), "run", "--json", "-o", "out", "--no-progress")
-	s := decodeJSON[engine.Summary](t, r)
-	if r.code != exitThreshold || s.Verdict != engine.VerdictFailed || s.Cases != 5 {
+	s := decodeJSON[results.Summary](t, r)
+	if r.code != exitThreshold || s.Verdict != results.VerdictFailed || s.Cases != 5 {
 		t.Fatalf("run --json: exit %d, verdict %s, %d cases\n%s", r.code, s.Verdict, s.Cases, r.stderr)
 	}
 	if c := metricOf(t, s, "correctness"); c.Passed != 4 || c.Failed != 1 || c.ScoreModes["weighted"] != 5 {
 		t.Fatalf("correctness = %+v", c)
 	}
-	if h := metricOf(t, s, "helpfulness"); h.Verdict != engine.VerdictInformational || h.Scored != 5 {
+	if h := metricOf(t, s, "helpfulness"); h.Verdict != results.VerdictInformational || h.Scored != 5 {
 		t.Fatalf("helpfulness = %+v", h)
 	}
 	if onDisk := readSummary(t, filepath.Join(dir, "out", "summary.json")); onDisk.RunID != s.RunID || onDisk.Verdict != s.Verdict {
@@ -184,7 +185,7 @@ func TestInitGEvalAgainstAJudge(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "cases.jsonl"), []byte(strings.Join(kept, "\n")+"\n"), 0o644)
 	r = runBinary(t, dir, judgeEnv(srv), "run", "--json", "-o", "out", "--no-progress")
-	if s := decodeJSON[engine.Summary](t, r); r.code != exitOK || !s.Passed || s.Cases != 4 {
+	if s := decodeJSON[results.Summary](t, r); r.code != exitOK || !s.Passed || s.Cases != 4 {
 		t.Fatalf("without the bad case: exit %d, %+v\n%s", r.code, s, r.stderr)
 	}
 
@@ -192,7 +193,7 @@ func TestInitGEvalAgainstAJudge(t *testing.T) {
 	// on stderr, exit 3.
 	down := judgetest.New(t, judgetest.WithAPIKey("the-right-key"))
 	r = runBinary(t, dir, []string{"OPENAI_BASE_URL=" + down.URL(), "OPENAI_API_KEY=a-wrong-key"}, "run", "--json", "--cache", "off", "-o", "down", "--no-progress")
-	if s := decodeJSON[engine.Summary](t, r); r.code != exitUnverified || s.Verdict != engine.VerdictIncomplete || s.Incomplete == nil ||
+	if s := decodeJSON[results.Summary](t, r); r.code != exitUnverified || s.Verdict != results.VerdictIncomplete || s.Incomplete == nil ||
 		!strings.Contains(r.stderr, "resume with:") {
 		t.Fatalf("run --json, judge refusing the key: exit %d, verdict %s\n%s", r.code, s.Verdict, r.stderr)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // common flags of run, estimate and validate.
@@ -137,11 +138,11 @@ func positiveFlags(cmd *cobra.Command, names ...string) error {
 }
 
 // verdictExit maps a finished run's verdict to its exit code.
-func verdictExit(s *engine.Summary) error {
+func verdictExit(s *results.Summary) error {
 	switch s.Verdict {
-	case engine.VerdictPassed:
+	case results.VerdictPassed:
 		return nil
-	case engine.VerdictFailed:
+	case results.VerdictFailed:
 		return &exitError{code: exitThreshold, err: fmt.Errorf("a gated metric failed its threshold")}
 	default:
 		why := report.WithoutJudgeNotes(s, strings.Join(s.Unverified, "; ")) // the judges' notes are printed above it
@@ -255,7 +256,12 @@ process writes the same outputs; see docs/cluster.md.
 					bar.Set(done)
 				}
 			}
-			var s *engine.Summary
+			// The reports are built as the cases are written, so nothing
+			// reads results.jsonl back.
+			reports := report.NewBuilder(ro.OutputDir)
+			defer reports.Close()
+			ro.Sink = reports
+			var s *results.Summary
 			if co != nil {
 				s, err = co.Run(ctx, eng, ro)
 			} else {
@@ -267,7 +273,7 @@ process writes the same outputs; see docs/cluster.md.
 			if err != nil {
 				return runFailure(cmd.OutOrStdout(), stderr, asJSON, err)
 			}
-			if err := report.WriteWithConfig(ro.OutputDir, s, cfg.File); err != nil {
+			if err := reports.Write(s, cfg.File); err != nil {
 				return &exitError{code: exitUnverified, err: fmt.Errorf("write reports: %w", err)}
 			}
 			if asJSON {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/wasmtest"
 )
 
@@ -92,7 +92,7 @@ func TestStuckGuestDoesNotHoldTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	if err := engine.EachResult(filepath.Join(dir, "out", "results.jsonl"), func(r *engine.CaseResult) error {
+	if err := results.Each(filepath.Join(dir, "out", "results.jsonl"), func(r *results.CaseResult) error {
 		n++
 		for _, m := range r.Metrics {
 			switch m.Metric {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // validateReport is `validate --json`: what was checked and what is wrong.
@@ -26,7 +27,7 @@ type validateReport struct {
 	Dataset    *validateDataset         `json:"dataset,omitempty"`
 	Warnings   []string                 `json:"warnings"`
 	Errors     []string                 `json:"errors"`
-	gaps       []engine.FieldGap        // the text output's notes
+	gaps       []results.FieldGap       // the text output's notes
 	isolation  []engine.PluginIsolation // the text output's isolation lines
 }
 
@@ -59,9 +60,9 @@ type validatePlugin struct {
 }
 
 type validateDataset struct {
-	Path      string            `json:"path"`
-	Cases     int               `json:"cases"`
-	FieldGaps []engine.FieldGap `json:"field_gaps"`
+	Path      string             `json:"path"`
+	Cases     int                `json:"cases"`
+	FieldGaps []results.FieldGap `json:"field_gaps"`
 }
 
 func newValidateCmd() *cobra.Command {
@@ -172,7 +173,7 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 	}
 	rep.Dataset = &validateDataset{Path: path, Cases: check.Cases, FieldGaps: check.Gaps}
 	if rep.Dataset.FieldGaps == nil {
-		rep.Dataset.FieldGaps = []engine.FieldGap{}
+		rep.Dataset.FieldGaps = []results.FieldGap{}
 	}
 	rep.gaps = check.Gaps
 	rep.OK = true

@@ -21,6 +21,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/judge"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // CoordinatorOptions configure `run --cluster`.
@@ -66,7 +67,7 @@ type Coordinator struct {
 	resume    bool
 
 	// retried are the cases results.jsonl held with a retryable error
-	// (engine.RetryOnResume) when this run was resumed: evaluated again.
+	// (results.RetryOnResume) when this run was resumed: evaluated again.
 	retried map[string]bool
 
 	mu          sync.Mutex
@@ -195,8 +196,8 @@ func runName(outputDir string) (string, error) {
 // the engine reports it.
 func retriedCases(outputDir string) map[string]bool {
 	retried := map[string]bool{}
-	_ = engine.EachResult(filepath.Join(outputDir, "results.jsonl"), func(r *engine.CaseResult) error {
-		if engine.RetryOnResume(r) {
+	_ = results.Each(filepath.Join(outputDir, "results.jsonl"), func(r *results.CaseResult) error {
+		if results.RetryOnResume(r) {
 			retried[r.CaseID] = true
 		}
 		return nil
@@ -356,7 +357,7 @@ func (co *Coordinator) upload(ctx context.Context, what, path, digest string, li
 // evaluate, and eng writes results.jsonl, cases/ and summary.json as a
 // local run does. A run that completes is then removed from NATS; one
 // that stops early stays there for `run --cluster --resume`.
-func (co *Coordinator) Run(ctx context.Context, eng *engine.Engine, ro engine.RunOptions) (*engine.Summary, error) {
+func (co *Coordinator) Run(ctx context.Context, eng *engine.Engine, ro engine.RunOptions) (*results.Summary, error) {
 	co.Bind(eng)
 	if ro.OutputDir == "" {
 		ro.OutputDir = eng.OutputDir()

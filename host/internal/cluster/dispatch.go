@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // dispatch is the state of one Dispatch, owned by its loop.
@@ -30,7 +30,7 @@ type dispatch struct {
 	// early: results read back from the stream before their case came
 	// through (a resumed run finds results an earlier coordinator did not
 	// write).
-	early map[string]*engine.CaseResult
+	early map[string]*results.CaseResult
 	// exhausted: cases JetStream gave up delivering before their case
 	// came through (a resumed run reads the advisories again).
 	exhausted map[string]exhaustion
@@ -41,7 +41,7 @@ type dispatch struct {
 	// messages cannot buy evaluations (and judge spend) by the case.
 	requeued map[string]int
 	attempts int
-	emit     func(*engine.CaseResult) error
+	emit     func(*results.CaseResult) error
 	// cases is the cases stream, once looked up (queued).
 	cases jetstream.Stream
 	// lastProgress is when a case was last written, lastNotice when the
@@ -64,7 +64,7 @@ type exhaustion struct {
 
 // Dispatch publishes the run and its cases and emits each result once,
 // implementing engine.Dispatcher.
-func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase, emit func(*engine.CaseResult) error) error {
+func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase, emit func(*results.CaseResult) error) error {
 	if co.eng == nil {
 		return errors.New("cluster: coordinator not bound to an engine")
 	}
@@ -95,7 +95,7 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	if err := co.publishRun(ctx); err != nil {
 		return err
 	}
-	d := &dispatch{co: co, expected: map[string]*caseRef{}, early: map[string]*engine.CaseResult{},
+	d := &dispatch{co: co, expected: map[string]*caseRef{}, early: map[string]*results.CaseResult{},
 		exhausted: map[string]exhaustion{}, written: map[string]bool{}, requeued: map[string]int{}, emit: emit,
 		lastProgress: co.now()}
 	if co.resume {
@@ -185,7 +185,7 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 // again.
 func (d *dispatch) readWritten() error {
 	path := filepath.Join(d.co.outputDir, "results.jsonl")
-	err := engine.EachResult(path, func(r *engine.CaseResult) error {
+	err := results.Each(path, func(r *results.CaseResult) error {
 		d.written[r.CaseID] = true
 		return nil
 	})
@@ -334,7 +334,7 @@ func (d *dispatch) maxRequeue() int { return d.co.opts.MaxDeliver }
 // maxRequeue times per case (a case pending meanwhile still takes a
 // matching worker's result). r is the refused result, when it carries the
 // case unchanged.
-func (d *dispatch) refused(ctx context.Context, id, worker, reason string, r *engine.CaseResult) error {
+func (d *dispatch) refused(ctx context.Context, id, worker, reason string, r *results.CaseResult) error {
 	ref, pending := d.expected[id]
 	if !pending {
 		// Not a case this run waits for (yet): nothing to evaluate again.
@@ -363,7 +363,7 @@ func (d *dispatch) refused(ctx context.Context, id, worker, reason string, r *en
 	return d.publishCase(ctx, ref, id, data, fmt.Sprintf("#%s.%d", d.co.desc.Generation, d.attempts))
 }
 
-func (d *dispatch) write(r *engine.CaseResult) error {
+func (d *dispatch) write(r *results.CaseResult) error {
 	delete(d.expected, r.CaseID)
 	d.written[r.CaseID] = true
 	d.lastProgress = d.co.now()
@@ -446,7 +446,7 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 // metric, marked retryable — workers lost or stalled are the
 // infrastructure's fault, and --resume evaluates the case again (a case
 // that kills every worker is written so again, after as many deliveries).
-func (co *Coordinator) lost(c *abi.TestCase, why string) *engine.CaseResult {
+func (co *Coordinator) lost(c *abi.TestCase, why string) *results.CaseResult {
 	r := co.eng.Unevaluated(c, why)
 	for i := range r.Metrics {
 		if e := r.Metrics[i].Error; e != nil {

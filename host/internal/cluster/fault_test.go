@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -80,7 +81,7 @@ func TestWorkerKilledMidCaseIsRedelivered(t *testing.T) {
 	victim := startProcess(t, "worker", "ANVIL_CLUSTER_TEST_URL="+nats.ClientURL())
 	out := filepath.Join(dir, "cluster")
 	type outcome struct {
-		s   *engine.Summary
+		s   *results.Summary
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -178,7 +179,7 @@ func TestMismatchedWorkerIsRefused(t *testing.T) {
 	workers(t, nats.ClientURL(), 1, WorkerOptions{Name: "stranger", stamp: other})
 	refused := make(chan FaultMessage, 4)
 	type outcome struct {
-		s   *engine.Summary
+		s   *results.Summary
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -244,7 +245,7 @@ func TestCoordinatorRefusesForeignResults(t *testing.T) {
 		{"threshold changed", func(m *ResultMessage) { m.Result.Metrics[0].Threshold = 0 }, "threshold"},
 		{"verdict forged", func(m *ResultMessage) {
 			low := 0.1
-			m.Result.Metrics[0].Score, m.Result.Metrics[0].Status = &low, engine.StatusPassed
+			m.Result.Metrics[0].Score, m.Result.Metrics[0].Status = &low, results.StatusPassed
 		}, "says passed for score 0.1"},
 		{"score out of range", func(m *ResultMessage) {
 			big := 7.0

@@ -22,6 +22,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -173,7 +174,7 @@ func openConfig(t *testing.T, cfgFile, storePath string, opts engine.Options) *e
 }
 
 // runLocal is `anvil-host run` without --cluster.
-func runLocal(t *testing.T, dir, out string) *engine.Summary {
+func runLocal(t *testing.T, dir, out string) *results.Summary {
 	t.Helper()
 	eng := openEngine(t, dir, engine.Options{})
 	s, err := eng.Run(context.Background(), engine.RunOptions{OutputDir: out})
@@ -224,7 +225,7 @@ func workers(t *testing.T, url string, n int, opts WorkerOptions) {
 }
 
 // runCluster is `anvil-host run --cluster`.
-func runCluster(t *testing.T, dir, out, url string, opts CoordinatorOptions, ro engine.RunOptions, eopts engine.Options) (*engine.Summary, *Coordinator, error) {
+func runCluster(t *testing.T, dir, out, url string, opts CoordinatorOptions, ro engine.RunOptions, eopts engine.Options) (*results.Summary, *Coordinator, error) {
 	t.Helper()
 	opts.URL = url
 	if opts.Logger == nil {
@@ -300,7 +301,7 @@ func roundUSD(v any) {
 func resultLines(t *testing.T, out string) map[string]string {
 	t.Helper()
 	lines := map[string]string{}
-	err := engine.EachResult(filepath.Join(out, "results.jsonl"), func(r *engine.CaseResult) error {
+	err := results.Each(filepath.Join(out, "results.jsonl"), func(r *results.CaseResult) error {
 		if _, dup := lines[r.CaseID]; dup {
 			return fmt.Errorf("case %s written twice", r.CaseID)
 		}
@@ -343,7 +344,7 @@ func compileCache(t *testing.T) string {
 func resultScores(t *testing.T, out string) string {
 	t.Helper()
 	scores := map[string]string{}
-	err := engine.EachResult(filepath.Join(out, "results.jsonl"), func(r *engine.CaseResult) error {
+	err := results.Each(filepath.Join(out, "results.jsonl"), func(r *results.CaseResult) error {
 		var b strings.Builder
 		for _, m := range r.Metrics {
 			if m.Score != nil {
@@ -374,7 +375,7 @@ func resultScores(t *testing.T, out string) string {
 func resultWorkers(t *testing.T, out string) map[string]string {
 	t.Helper()
 	by := map[string]string{}
-	err := engine.EachResult(filepath.Join(out, "results.jsonl"), func(r *engine.CaseResult) error {
+	err := results.Each(filepath.Join(out, "results.jsonl"), func(r *results.CaseResult) error {
 		by[r.CaseID] = r.Worker
 		return nil
 	})

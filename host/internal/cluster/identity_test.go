@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // envProject is project's G-Eval without model and base_url in anvil.yaml:
@@ -72,7 +73,7 @@ func TestWorkerThatWouldScoreOtherwiseIsRefused(t *testing.T) {
 			workers(t, ns.ClientURL(), 1, stranger)
 			refused := make(chan FaultMessage, 16)
 			type outcome struct {
-				s   *engine.Summary
+				s   *results.Summary
 				co  *Coordinator
 				err error
 			}

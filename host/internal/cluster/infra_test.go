@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // TestMarkInfraFaults: during a transport fault, a deadline that passed
@@ -32,9 +32,9 @@ func TestMarkInfraFaults(t *testing.T) {
 		{abi.CodeBudget, false, false},
 	} {
 		t.Run(string(tc.code), func(t *testing.T) {
-			r := &engine.CaseResult{Metrics: []engine.MetricResult{
-				{Status: engine.StatusError, Error: &abi.Error{Code: tc.code, Message: "m", Retryable: tc.retryable}},
-				{Status: engine.StatusPassed},
+			r := &results.CaseResult{Metrics: []results.MetricResult{
+				{Status: results.StatusError, Error: &abi.Error{Code: tc.code, Message: "m", Retryable: tc.retryable}},
+				{Status: results.StatusPassed},
 			}}
 			markInfraFaults(r, "disconnected from NATS: EOF")
 			e := r.Metrics[0].Error

@@ -19,6 +19,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -151,7 +152,7 @@ func TestShippedPermissionsStopARoguePeer(t *testing.T) {
 	eng := openEngine(t, dir, eopts)
 	out := filepath.Join(dir, "cluster")
 	type outcome struct {
-		s   *engine.Summary
+		s   *results.Summary
 		err error
 	}
 	done := make(chan outcome, 1)

@@ -10,6 +10,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -34,7 +35,7 @@ func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
 	nats := startNATS(t, t.TempDir(), -1)
 	out := filepath.Join(dir, "cluster")
 	type outcome struct {
-		s   *engine.Summary
+		s   *results.Summary
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -69,19 +70,19 @@ func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
 		t.Errorf("case-001 killed %d workers and reached the judge %d times; want %d each (--max-deliver)", kills, g.count.Load(), maxDeliver)
 	}
 	s := res.s
-	if s.Cases != 3 || s.Incomplete != nil || s.Verdict != engine.VerdictUnverified {
+	if s.Cases != 3 || s.Incomplete != nil || s.Verdict != results.VerdictUnverified {
 		t.Fatalf("summary: %d cases, incomplete %+v, verdict %s; want 3 cases, complete, unverified", s.Cases, s.Incomplete, s.Verdict)
 	}
 	if len(s.Unverified) != 1 || !strings.Contains(s.Unverified[0], "exceed max_error_rate") {
 		t.Errorf("unverified = %q, want the max_error_rate reason", s.Unverified)
 	}
-	poisoned, err := engine.ReadCase(out, "case-001")
+	poisoned, err := results.ReadCase(out, "case-001")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := poisoned.Metrics[0]
 	want := fmt.Sprintf(`case "case-001": delivered %d times, no worker finished it (last worker seen: killable-%d, delivery %d)`, maxDeliver, maxDeliver, maxDeliver)
-	if m.Status != engine.StatusError || m.Error == nil || !strings.HasPrefix(m.Error.Message, want) {
+	if m.Status != results.StatusError || m.Error == nil || !strings.HasPrefix(m.Error.Message, want) {
 		t.Errorf("case-001 = %s %+v, want an error starting %q", m.Status, m.Error, want)
 	}
 	local, cluster := resultLines(t, localOut), resultLines(t, out)
@@ -137,26 +138,26 @@ func TestPoisonCaseExhaustedWhileCoordinatorDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Cases != 3 || s.Incomplete != nil || s.Verdict != engine.VerdictUnverified {
+	if s.Cases != 3 || s.Incomplete != nil || s.Verdict != results.VerdictUnverified {
 		t.Fatalf("summary: %d cases, incomplete %+v, verdict %s; want 3 cases, complete, unverified", s.Cases, s.Incomplete, s.Verdict)
 	}
-	poisoned, err := engine.ReadCase(out, "case-001")
+	poisoned, err := results.ReadCase(out, "case-001")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `case "case-001": delivered 1 times, no worker finished it (no worker reported taking it to this coordinator)`
-	if m := poisoned.Metrics[0]; m.Status != engine.StatusError || m.Error == nil || !strings.HasPrefix(m.Error.Message, want) {
+	if m := poisoned.Metrics[0]; m.Status != results.StatusError || m.Error == nil || !strings.HasPrefix(m.Error.Message, want) {
 		t.Errorf("case-001 = %s %+v, want an error starting %q", m.Status, m.Error, want)
 	}
 	// case-002, in flight on killable-2 when the resumed coordinator
 	// published the run again, was handed back without spending its one
 	// delivery, and evaluated.
 	for _, id := range []string{"case-000", "case-002"} {
-		r, err := engine.ReadCase(out, id)
+		r, err := results.ReadCase(out, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m := r.Metrics[0]; m.Status != engine.StatusPassed {
+		if m := r.Metrics[0]; m.Status != results.StatusPassed {
 			t.Errorf("%s = %s %+v, want passed", id, m.Status, m.Error)
 		}
 	}

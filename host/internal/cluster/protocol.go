@@ -11,6 +11,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // protocolVersion changes when a message changes incompatibly; a worker
@@ -173,10 +174,10 @@ type ResultMessage struct {
 	ABIMajor   int    `json:"abi_major"`
 	ABIMinor   int    `json:"abi_minor"`
 	// Kinds are the first-party kinds the worker links.
-	Kinds      []identity.Kind    `json:"kinds"`
-	ConfigHash string             `json:"config_hash"`
-	Plugins    map[string]string  `json:"plugins"`
-	Result     *engine.CaseResult `json:"result"`
+	Kinds      []identity.Kind     `json:"kinds"`
+	ConfigHash string              `json:"config_hash"`
+	Plugins    map[string]string   `json:"plugins"`
+	Result     *results.CaseResult `json:"result"`
 }
 
 // DeliveryMessage is a worker saying it took a case (its delivery-th

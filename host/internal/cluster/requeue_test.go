@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -39,7 +40,7 @@ func TestForgedResultsCannotBuyEvaluations(t *testing.T) {
 	const maxDeliver, forged = 3, 200
 	handled := make(chan struct{}, 2*forged+16)
 	type outcome struct {
-		s   *engine.Summary
+		s   *results.Summary
 		co  *Coordinator
 		err error
 	}
@@ -81,7 +82,7 @@ func TestForgedResultsCannotBuyEvaluations(t *testing.T) {
 	forge := func(run string) []byte {
 		b, _ := json.Marshal(ResultMessage{RunID: run, Worker: "mallory", ABIMajor: abi.Major, ABIMinor: abi.Minor,
 			Kinds: ownStamp().kinds, Plugins: map[string]string{"textcheck": "sha256:" + strings.Repeat("0", 64)},
-			Result: &engine.CaseResult{CaseID: cm.Case.ID, Case: cm.Case}})
+			Result: &results.CaseResult{CaseID: cm.Case.ID, Case: cm.Case}})
 		return b
 	}
 	for i := range 2 * forged {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -32,7 +33,7 @@ func TestNATSServerRestartMidRun(t *testing.T) {
 	url := first.ClientURL()
 	workers(t, url, 2, WorkerOptions{Concurrency: 3})
 	type outcome struct {
-		s   *engine.Summary
+		s   *results.Summary
 		err error
 	}
 	done := make(chan outcome, 1)

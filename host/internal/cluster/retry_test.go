@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -94,7 +95,7 @@ func TestLostWorkerCaseIsRetriedOnResume(t *testing.T) {
 	}
 	stop()
 	<-stopped
-	lost, err := engine.ReadCase(out, "case-000")
+	lost, err := results.ReadCase(out, "case-000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +112,11 @@ func TestLostWorkerCaseIsRetriedOnResume(t *testing.T) {
 		t.Fatalf("resumed: %d cases, incomplete %+v, resume %+v; want 2 cases, complete, 1 retried", s.Cases, s.Incomplete, s.Resume)
 	}
 	for _, id := range []string{"case-000", "case-001"} {
-		r, err := engine.ReadCase(out, id)
+		r, err := results.ReadCase(out, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st := r.Metrics[0].Status; st != engine.StatusPassed {
+		if st := r.Metrics[0].Status; st != results.StatusPassed {
 			t.Errorf("%s after --resume: %s %+v, want passed", id, st, r.Metrics[0].Error)
 		}
 	}
@@ -153,7 +154,7 @@ func TestTransportFaultDuringACaseIsRetryable(t *testing.T) {
 	workers(t, url, 1, WorkerOptions{Concurrency: 1}) // case-000, then case-001
 	out := filepath.Join(dir, "cluster")
 	type outcome struct {
-		s   *engine.Summary
+		s   *results.Summary
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -174,7 +175,7 @@ func TestTransportFaultDuringACaseIsRetryable(t *testing.T) {
 		t.Fatalf("%d cases, incomplete %+v; want 2, complete", res.s.Cases, res.s.Incomplete)
 	}
 	for id, retryable := range map[string]bool{"case-000": false, "case-001": true} {
-		r, err := engine.ReadCase(out, id)
+		r, err := results.ReadCase(out, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,8 +198,8 @@ func TestTransportFaultDuringACaseIsRetryable(t *testing.T) {
 	if s.Resume == nil || s.Resume.Retried != 1 || s.Resume.Done != 1 || s.Cases != 2 {
 		t.Fatalf("resume report %+v, %d cases; want 1 retried, 1 done, 2 cases", s.Resume, s.Cases)
 	}
-	for id, want := range map[string]string{"case-000": engine.StatusError, "case-001": engine.StatusPassed} {
-		r, err := engine.ReadCase(out, id)
+	for id, want := range map[string]string{"case-000": results.StatusError, "case-001": results.StatusPassed} {
+		r, err := results.ReadCase(out, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // warnings is a slog handler that hands each warning to a channel.
@@ -127,7 +128,7 @@ func TestCoordinatorSaysWhenNothingProgresses(t *testing.T) {
 	// A worker of another build answers (its result is refused), and the
 	// transport fails.
 	b, _ := json.Marshal(ResultMessage{RunID: runID, Worker: "w7", ABIMajor: abi.Major, ABIMinor: abi.Minor + 1,
-		Kinds: ownStamp().kinds, Plugins: map[string]string{}, Result: &engine.CaseResult{CaseID: first.Case.ID, Case: first.Case}})
+		Kinds: ownStamp().kinds, Plugins: map[string]string{}, Result: &results.CaseResult{CaseID: first.Case.ID, Case: first.Case}})
 	if err := spy.Publish(resultsSubject(runID), b); err != nil {
 		t.Fatal(err)
 	}

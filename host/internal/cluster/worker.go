@@ -19,6 +19,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // WorkerOptions configure `anvil-host worker`.
@@ -329,7 +330,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, eng *engine.Engine
 // A deadline that passed while the transport was healthy is the guest's
 // own and stays as it is. Errors a guest raises itself (traps, ABI
 // violations, metric errors) are never marked.
-func markInfraFaults(r *engine.CaseResult, fault string) {
+func markInfraFaults(r *results.CaseResult, fault string) {
 	for i := range r.Metrics {
 		e := r.Metrics[i].Error
 		if e == nil || e.Retryable || (e.Code != abi.CodeTimeout && e.Code != abi.CodeJudge) {

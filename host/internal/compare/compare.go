@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -154,7 +154,7 @@ func Compare(a, b *Run, opts Options) (*Report, error) {
 		Warnings:          unchecked,
 	}
 	for _, r := range []*Run{a, b} {
-		if r.Summary != nil && r.Summary.Verdict == engine.VerdictIncomplete {
+		if r.Summary != nil && r.Summary.Verdict == results.VerdictIncomplete {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("run %s is incomplete: only the cases it finished are compared", r.Dir))
 		}
 	}

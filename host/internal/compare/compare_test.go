@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // fakeMetric is one metric of a fabricated run: a score per case (NaN:
@@ -33,16 +33,16 @@ func writeRun(t *testing.T, hash, model string, metrics ...fakeMetric) string {
 	var lines []string
 	for i := range metrics[0].scores {
 		id := fmt.Sprintf("c%d", i)
-		cr := engine.CaseResult{CaseID: id, ConfigHash: hash, CaseDigest: identity.CaseDigest(&abi.TestCase{ID: id, Input: "question " + id})}
+		cr := results.CaseResult{CaseID: id, ConfigHash: hash, CaseDigest: identity.CaseDigest(&abi.TestCase{ID: id, Input: "question " + id})}
 		for _, m := range metrics {
-			mr := engine.MetricResult{Metric: m.name, Kind: "geval", Gated: m.gated, Threshold: m.threshold}
+			mr := results.MetricResult{Metric: m.name, Kind: "geval", Gated: m.gated, Threshold: m.threshold}
 			switch s := m.scores[i]; {
 			case math.IsNaN(s):
-				mr.Status = engine.StatusError
+				mr.Status = results.StatusError
 			case s >= m.threshold:
-				mr.Status, mr.Score = engine.StatusPassed, &s
+				mr.Status, mr.Score = results.StatusPassed, &s
 			default:
-				mr.Status, mr.Score = engine.StatusFailed, &s
+				mr.Status, mr.Score = results.StatusFailed, &s
 			}
 			cr.Metrics = append(cr.Metrics, mr)
 		}
@@ -55,8 +55,8 @@ func writeRun(t *testing.T, hash, model string, metrics ...fakeMetric) string {
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := engine.Summary{RunID: "run-" + hash, ConfigHash: hash, Cases: len(lines), Verdict: engine.VerdictPassed,
-		Judges: []engine.JudgeReport{{Name: "default", Model: model}}}
+	s := results.Summary{RunID: "run-" + hash, ConfigHash: hash, Cases: len(lines), Verdict: results.VerdictPassed,
+		Judges: []results.JudgeReport{{Name: "default", Model: model}}}
 	b, _ := json.Marshal(s)
 	if err := os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func writeRun(t *testing.T, hash, model string, metrics ...fakeMetric) string {
 
 func mustLoad(t *testing.T, dir string) *Run {
 	t.Helper()
-	r, err := Load(dir)
+	r, err := Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,16 +256,16 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			write(tc.body)
-			_, err := Load(dir)
+			_, err := Load(dir, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want it to contain %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no results.jsonl") {
+	if _, err := Load(t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "no results.jsonl") {
 		t.Errorf("empty directory: %v", err)
 	}
-	if _, err := Load(results); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := Load(results, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("a file: %v", err)
 	}
 }
@@ -332,7 +332,7 @@ func withIdentity(t *testing.T, dir string, id identity.Run) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s engine.Summary
+	var s results.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -354,11 +354,11 @@ func identityOf(model, baseURL, geval string) identity.Run {
 }
 
 // rewriteResults applies edit to every results line of dir.
-func rewriteResults(t *testing.T, dir string, edit func(*engine.CaseResult)) string {
+func rewriteResults(t *testing.T, dir string, edit func(*results.CaseResult)) string {
 	t.Helper()
 	path := filepath.Join(dir, "results.jsonl")
 	var lines []string
-	err := engine.EachResult(path, func(r *engine.CaseResult) error {
+	err := results.Each(path, func(r *results.CaseResult) error {
 		edit(r)
 		b, err := json.Marshal(r)
 		lines = append(lines, string(b))
@@ -396,7 +396,7 @@ func TestRunsOfOtherJudgesAreNotComparable(t *testing.T) {
 			[]string{"judge default base_url: A " + openai + ", B " + local}},
 		{"G-Eval of other source", withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), identityOf("gpt-4o-mini", openai, "sha256:g2")),
 			[]string{"built-in kind geval digest: A sha256:g1, B sha256:g2"}},
-		{"cases asking other questions", rewriteResults(t, withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), base), func(r *engine.CaseResult) {
+		{"cases asking other questions", rewriteResults(t, withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), base), func(r *results.CaseResult) {
 			if r.CaseID == "c3" || r.CaseID == "c7" {
 				r.CaseDigest = identity.CaseDigest(&abi.TestCase{ID: r.CaseID, Input: "another question"})
 			}
@@ -439,7 +439,7 @@ func TestRunsOfOtherJudgesAreNotComparable(t *testing.T) {
 // such warning.
 func TestRunsWithoutIdentityAreComparedWithANote(t *testing.T) {
 	metric := fakeMetric{"correctness", true, 0.6, baseline}
-	old := rewriteResults(t, writeRun(t, "h1", "gpt-4o-mini", metric), func(r *engine.CaseResult) { r.CaseDigest = "" })
+	old := rewriteResults(t, writeRun(t, "h1", "gpt-4o-mini", metric), func(r *results.CaseResult) { r.CaseDigest = "" })
 	id := identityOf("gpt-4o-mini", "https://api.openai.com/v1", "sha256:g1")
 	current := withIdentity(t, writeRun(t, "h1", "gpt-4o-mini", metric), id)
 	rep, err := Compare(mustLoad(t, old), mustLoad(t, current), Options{})

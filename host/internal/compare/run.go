@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // Run is one run's output directory as compare reads it.
@@ -16,7 +16,7 @@ type Run struct {
 	Dir string
 	// Summary is summary.json, nil when the directory has none (a run
 	// killed before it wrote one): results.jsonl alone is enough.
-	Summary *engine.Summary
+	Summary *results.Summary
 	// ConfigHash is the hash every line of results.jsonl carries.
 	ConfigHash string
 	// Cases are the case ids in results.jsonl order.
@@ -25,7 +25,7 @@ type Run struct {
 	// their results carry.
 	Metrics []MetricInfo
 	// results[caseID][metric] is that metric's outcome on that case.
-	results map[string]map[string]engine.MetricResult
+	results map[string]map[string]results.MetricResult
 	// caseDigests[caseID] is what the case asked (identity.CaseDigest),
 	// "" in results written before it was recorded.
 	caseDigests map[string]string
@@ -42,8 +42,10 @@ type MetricInfo struct {
 // Load reads the output directory dir of `anvil-host run`: results.jsonl
 // (required) and summary.json (when present). A line that does not decode,
 // a case that appears twice and lines of different config hashes are
-// errors naming the file and line.
-func Load(dir string) (*Run, error) {
+// errors naming the file and line. Each case is given to also (nil:
+// nothing) as it is read: one read of results.jsonl serves the comparison
+// and the run's reports.
+func Load(dir string, also results.Sink) (*Run, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
@@ -51,14 +53,14 @@ func Load(dir string) (*Run, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("run %s: not a directory (want the output directory of `anvil-host run`)", dir)
 	}
-	r := &Run{Dir: dir, results: map[string]map[string]engine.MetricResult{}, caseDigests: map[string]string{}}
+	r := &Run{Dir: dir, results: map[string]map[string]results.MetricResult{}, caseDigests: map[string]string{}}
 	path := filepath.Join(dir, "results.jsonl")
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("run %s: no results.jsonl (want the output directory of `anvil-host run`)", dir)
 	}
 	metricAt := map[string]int{}
 	line := 0
-	err = engine.EachResult(path, func(cr *engine.CaseResult) error {
+	err = results.Each(path, func(cr *results.CaseResult) error {
 		line++
 		if cr.CaseID == "" {
 			return fmt.Errorf("%s:%d: case_id: empty", path, line)
@@ -72,8 +74,9 @@ func Load(dir string) (*Run, error) {
 			return fmt.Errorf("%s:%d: config_hash: %q, but earlier lines have %q (results of two configurations in one run)", path, line, cr.ConfigHash, r.ConfigHash)
 		}
 		r.Cases = append(r.Cases, cr.CaseID)
-		byMetric := make(map[string]engine.MetricResult, len(cr.Metrics))
+		byMetric := make(map[string]results.MetricResult, len(cr.Metrics))
 		for _, mr := range cr.Metrics {
+			mr.Details = nil // not compared, and not to be held per case
 			if _, dup := byMetric[mr.Metric]; dup {
 				return fmt.Errorf("%s:%d: metric %q appears twice for case %q", path, line, mr.Metric, cr.CaseID)
 			}
@@ -85,13 +88,16 @@ func Load(dir string) (*Run, error) {
 		}
 		r.results[cr.CaseID] = byMetric
 		r.caseDigests[cr.CaseID] = cr.CaseDigest
+		if also != nil {
+			also.Add(cr)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
-		var s engine.Summary
+		var s results.Summary
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("run %s: summary.json: %w", dir, err)
 		}
@@ -116,8 +122,8 @@ func (r *Run) metric(name string) (MetricInfo, bool) {
 // (status passed or failed), and whether it passed.
 func (r *Run) scored(caseID, metric string) (score float64, passed, ok bool) {
 	mr, found := r.results[caseID][metric]
-	if !found || mr.Score == nil || (mr.Status != engine.StatusPassed && mr.Status != engine.StatusFailed) {
+	if !found || mr.Score == nil || (mr.Status != results.StatusPassed && mr.Status != results.StatusFailed) {
 		return 0, false, false
 	}
-	return *mr.Score, mr.Status == engine.StatusPassed, true
+	return *mr.Score, mr.Status == results.StatusPassed, true
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -45,7 +46,7 @@ func TestStoppedRunCountsTheRequestsThatStoppedIt(t *testing.T) {
 	}
 	var written struct {
 		Incomplete struct {
-			Unwritten *engine.JudgeUsage `json:"unwritten_judge"`
+			Unwritten *results.JudgeUsage `json:"unwritten_judge"`
 		} `json:"incomplete"`
 	}
 	if err := json.Unmarshal(b, &written); err != nil {

@@ -2,27 +2,15 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"io"
+
+	"github.com/agentanvil/anvil/host/internal/results"
 )
-
-// FieldGap is a field some cases lack that a metric needs: those cases
-// will be skipped for that metric.
-type FieldGap struct {
-	Metric string   `json:"metric"`
-	Field  string   `json:"field"`
-	Cases  int      `json:"cases"`
-	First  []string `json:"first"` // up to 5 case ids
-}
-
-func (g FieldGap) String() string {
-	return fmt.Sprintf("metric %s: %d case(s) have no %s (e.g. %v); they will be skipped for it", g.Metric, g.Cases, g.Field, g.First)
-}
 
 // DatasetCheck is what CheckDataset found.
 type DatasetCheck struct {
 	Cases int
-	Gaps  []FieldGap
+	Gaps  []results.FieldGap
 }
 
 // CheckDataset reads the whole dataset up front — every record must parse,
@@ -55,7 +43,7 @@ func (e *Engine) CheckDataset(ctx context.Context, input string) (DatasetCheck, 
 				if !ok {
 					i = len(out.Gaps)
 					index[k] = i
-					out.Gaps = append(out.Gaps, FieldGap{Metric: m.key, Field: f})
+					out.Gaps = append(out.Gaps, results.FieldGap{Metric: m.key, Field: f})
 				}
 				out.Gaps[i].Cases++
 				if len(out.Gaps[i].First) < 5 {

@@ -20,6 +20,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/sdk"
 )
@@ -118,7 +119,7 @@ func compileEnv(t testing.TB, judgeURL, exactParams string) (*config.Config, eng
 }
 
 type runOutcome struct {
-	s   *engine.Summary
+	s   *results.Summary
 	err error
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // dagRunner runs one case through a dag metric's graph: nodes through
@@ -26,13 +27,13 @@ type dagRunner struct {
 	// usage sums every node's and child's judge work (requests, calls,
 	// HTTP attempts) for the metric's result; nodes run concurrently.
 	mu    sync.Mutex
-	usage JudgeUsage
+	usage results.JudgeUsage
 	fuel  uint64
 }
 
-func (r *dagRunner) spent(u JudgeUsage) {
+func (r *dagRunner) spent(u results.JudgeUsage) {
 	r.mu.Lock()
-	r.usage.merge(u)
+	r.usage.Merge(u)
 	r.mu.Unlock()
 }
 
@@ -69,7 +70,7 @@ func (r *dagRunner) RunMetric(ctx context.Context, name string) (dag.MetricOutco
 	mr := r.e.measure(ctx, child, r.c, r.dry)
 	r.spent(mr.Usage)
 	out := dag.MetricOutcome{Reason: mr.Reason, ScoreMode: mr.ScoreMode, Details: mr.Details, Error: mr.Error,
-		Success: mr.Status == StatusPassed,
+		Success: mr.Status == results.StatusPassed,
 		Usage: dag.Usage{JudgeCalls: mr.Usage.Calls, InputTokens: mr.Usage.InputTokens,
 			OutputTokens: mr.Usage.OutputTokens, USD: mr.Usage.USD, LatencyMS: mr.LatencyMS}}
 	if mr.Score != nil {
@@ -83,7 +84,7 @@ func (r *dagRunner) RunMetric(ctx context.Context, name string) (dag.MetricOutco
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // measureDAG evaluates a dag metric on one case.
-func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, r MetricResult) MetricResult {
+func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, r results.MetricResult) results.MetricResult {
 	runner := &dagRunner{e: e, m: m, c: c, dry: dry, sc: sc}
 	res, err := dag.Evaluate(ctx, m.graph, runner)
 	r.Usage = runner.usage // Evaluate has returned: no node is running
@@ -98,9 +99,9 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 		if errors.As(err, &ae) {
 			cp := *ae
 			cp.Message = err.Error()
-			r.setError(&cp)
+			setError(&r, &cp)
 		} else {
-			r.setError(&abi.Error{Code: abi.CodeMetric, Message: err.Error()})
+			setError(&r, &abi.Error{Code: abi.CodeMetric, Message: err.Error()})
 		}
 		return r
 	}
@@ -116,7 +117,7 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 // proseReason makes the one extra judge call `reason: judge` asks for: a
 // short prose explanation of the path the case took. The score stands
 // whatever happens; a failed call keeps the path summary and says why.
-func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, res *dag.Result, r *MetricResult) {
+func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, res *dag.Result, r *results.MetricResult) {
 	var steps strings.Builder
 	for _, n := range res.Nodes {
 		fmt.Fprintf(&steps, "- %s (%s)", n.ID, n.Kind)
@@ -137,7 +138,7 @@ func (e *Engine) proseReason(ctx context.Context, m *metric, c *abi.TestCase, dr
 		Schema:     json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"],"additionalProperties":false}`),
 		SchemaName: "dag_reason", Purpose: "reason", Temperature: new(float64),
 	}})
-	r.Usage.merge(svc.spent())
+	r.Usage.Merge(svc.spent())
 	if resps[0].Error != nil {
 		e.logger.Warn("dag prose reason failed; keeping the path summary", "metric", m.key, "case", c.ID, "err", resps[0].Error)
 		return

@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
-func walk(t *testing.T, leaves []dag.Leaf, nodes ...dag.NodeRecord) MetricResult {
+func walk(t *testing.T, leaves []dag.Leaf, nodes ...dag.NodeRecord) results.MetricResult {
 	t.Helper()
 	b, err := json.Marshal(dag.Result{Nodes: nodes, Leaves: leaves})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return MetricResult{Kind: KindDAG, Details: b}
+	return results.MetricResult{Kind: KindDAG, Details: b}
 }
 
 // dagSpreadOf counts what the walks did, leaves out walks it cannot read,
@@ -28,17 +29,17 @@ func TestDAGSpreadOf(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		runs  [][]MetricResult
+		runs  [][]results.MetricResult
 		want  string
 		paths int
 	}{
-		{"one walk", [][]MetricResult{{walk(t, nil, yes)}}, "<nil>", 0},
-		{"alike", [][]MetricResult{{walk(t, child(1), yes), walk(t, child(1), yes)}}, "[{q 2 0 [{true 2}] false}] [{q true 2 1 0}]", 1},
+		{"one walk", [][]results.MetricResult{{walk(t, nil, yes)}}, "<nil>", 0},
+		{"alike", [][]results.MetricResult{{walk(t, child(1), yes), walk(t, child(1), yes)}}, "[{q 2 0 [{true 2}] false}] [{q true 2 1 0}]", 1},
 		// A metric leaf's child score varies between walks: mean .6, sd .2828.
-		{"child score spread", [][]MetricResult{{walk(t, child(.8), yes), walk(t, child(.4), yes)}}, "[{q 2 0 [{true 2}] false}] [{q true 2 0.6 0.2828}]", 1},
-		{"a failed walk splits", [][]MetricResult{{walk(t, nil, yes), walk(t, nil, broke)}}, "[{q 2 1 [{true 1}] true}] []", 2},
+		{"child score spread", [][]results.MetricResult{{walk(t, child(.8), yes), walk(t, child(.4), yes)}}, "[{q 2 0 [{true 2}] false}] [{q true 2 0.6 0.2828}]", 1},
+		{"a failed walk splits", [][]results.MetricResult{{walk(t, nil, yes), walk(t, nil, broke)}}, "[{q 2 1 [{true 1}] true}] []", 2},
 		// Walks of every judge of a panel count; an unreadable walk does not.
-		{"panel, one unreadable", [][]MetricResult{{walk(t, nil, yes)}, {walk(t, nil, no), {Kind: KindDAG, Details: json.RawMessage(`{"nodes": 7}`)}}},
+		{"panel, one unreadable", [][]results.MetricResult{{walk(t, nil, yes)}, {walk(t, nil, no), {Kind: KindDAG, Details: json.RawMessage(`{"nodes": 7}`)}}},
 			"[{q 2 0 [{false 1} {true 1}] true}] []", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/host/internal/judge"
+	"github.com/agentanvil/anvil/host/internal/results"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -24,17 +25,17 @@ import (
 // an error when it cannot go on (the run then stops, incomplete). emit
 // fails only when the results can no longer be written.
 type Dispatcher interface {
-	Dispatch(ctx context.Context, cases <-chan *abi.TestCase, emit func(*CaseResult) error) error
+	Dispatch(ctx context.Context, cases <-chan *abi.TestCase, emit func(*results.CaseResult) error) error
 }
 
 // PreparedMetric is one metric's once-per-run work (G-Eval's steps), as
 // the coordinator did it and its workers adopt it.
 type PreparedMetric struct {
-	Metric  string          `json:"metric"`
-	State   json.RawMessage `json:"state,omitempty"`
-	Details json.RawMessage `json:"details,omitempty"`
-	Error   *abi.Error      `json:"error,omitempty"`
-	Usage   JudgeUsage      `json:"usage"`
+	Metric  string             `json:"metric"`
+	State   json.RawMessage    `json:"state,omitempty"`
+	Details json.RawMessage    `json:"details,omitempty"`
+	Error   *abi.Error         `json:"error,omitempty"`
+	Usage   results.JudgeUsage `json:"usage"`
 }
 
 // Prepare does every metric's once-per-run work now (Run does it again
@@ -82,7 +83,7 @@ func (e *Engine) AdoptPrepared(ps []PreparedMetric) error {
 // Evaluate runs every metric on one case, as a run's workers do. A
 // judge that went down while it ran shows in JudgeDown, and the result
 // then holds that judge's errors.
-func (e *Engine) Evaluate(ctx context.Context, c *abi.TestCase) *CaseResult {
+func (e *Engine) Evaluate(ctx context.Context, c *abi.TestCase) *results.CaseResult {
 	return e.evaluate(ctx, c, nil)
 }
 
@@ -120,7 +121,7 @@ func (e *Engine) RecordedJudges() map[string]string {
 // in the same order with their kinds, gates and thresholds, and for each
 // a known status that agrees with its score (the host's verdict rule). A
 // peer's result that fails it is not written.
-func (e *Engine) CheckResult(r *CaseResult) error {
+func (e *Engine) CheckResult(r *results.CaseResult) error {
 	if r.ConfigHash != e.hash {
 		return fmt.Errorf("case %q: config hash %s, this run's is %s", r.CaseID, r.ConfigHash, e.hash)
 	}
@@ -143,14 +144,14 @@ func (e *Engine) CheckResult(r *CaseResult) error {
 				r.CaseID, i, got.Metric, got.Kind, got.Gated, got.Threshold, m.key, m.kind, m.gated, m.threshold)
 		}
 		switch got.Status {
-		case StatusPassed, StatusFailed:
+		case results.StatusPassed, results.StatusFailed:
 			if got.Score == nil || math.IsNaN(*got.Score) || *got.Score < 0 || *got.Score > 1 {
 				return fmt.Errorf("case %q: metric %s is %s without a score in [0,1]", r.CaseID, m.key, got.Status)
 			}
 			if verdict(*got.Score, m.threshold) != got.Status {
 				return fmt.Errorf("case %q: metric %s says %s for score %v against threshold %v", r.CaseID, m.key, got.Status, *got.Score, m.threshold)
 			}
-		case StatusError, StatusSkipped:
+		case results.StatusError, results.StatusSkipped:
 			if got.Score != nil {
 				return fmt.Errorf("case %q: metric %s is %s but has a score", r.CaseID, m.key, got.Status)
 			}
@@ -201,15 +202,15 @@ func (e *Engine) JudgeConfig(name string) (judge.Config, bool) {
 // metric that would have run is an error saying why, so the gate counts
 // the case under max_error_rate like any other error (a metric skipped
 // for the whole run stays skipped).
-func (e *Engine) Unevaluated(c *abi.TestCase, why string) *CaseResult {
-	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, CaseDigest: identity.CaseDigest(c),
-		Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+func (e *Engine) Unevaluated(c *abi.TestCase, why string) *results.CaseResult {
+	r := &results.CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, CaseDigest: identity.CaseDigest(c),
+		Case: c, Metrics: make([]results.MetricResult, len(e.metrics))}
 	for i, m := range e.metrics {
-		mr := MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
+		mr := results.MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
 		if m.skip != "" {
-			mr.Status, mr.Reason = StatusSkipped, m.skip
+			mr.Status, mr.Reason = results.StatusSkipped, m.skip
 		} else {
-			mr.setError(&abi.Error{Code: abi.CodeMetric, Message: why})
+			setError(&mr, &abi.Error{Code: abi.CodeMetric, Message: why})
 		}
 		r.Metrics[i] = mr
 	}

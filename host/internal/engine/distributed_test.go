@@ -11,6 +11,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 func openEngine(t *testing.T, dir string) *engine.Engine {
@@ -91,7 +92,7 @@ func TestUnevaluatedIsAnErrorOnEveryMetric(t *testing.T) {
 		t.Fatalf("%d metric results, want 1", len(r.Metrics))
 	}
 	m := r.Metrics[0]
-	if m.Status != engine.StatusError || m.Score != nil || m.Error == nil || m.Error.Message != "delivered 5 times, no worker finished it" || m.ErrorClass != "metric" {
+	if m.Status != results.StatusError || m.Score != nil || m.Error == nil || m.Error.Message != "delivered 5 times, no worker finished it" || m.ErrorClass != "metric" {
 		t.Errorf("metric result = %+v", m)
 	}
 	if judge.Calls() != 0 {

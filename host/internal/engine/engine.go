@@ -24,6 +24,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/judge"
 	"github.com/agentanvil/anvil/host/internal/oci"
 	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/store"
 	"github.com/agentanvil/anvil/sdk"
 )
@@ -91,6 +92,11 @@ type RunOptions struct {
 	// ResumeArgs are appended to the resume command an incomplete run's
 	// summary gives ("--cluster nats://…").
 	ResumeArgs string
+	// Sink, when set, is given every case of the output directory's
+	// results in results.jsonl order — with --resume, first those already
+	// there — once each is durable: what builds the reports as the run
+	// goes (report.Builder), so nothing reads results.jsonl back.
+	Sink results.Sink
 }
 
 // Engine is a loaded configuration, ready to run.
@@ -148,9 +154,9 @@ func (e *Engine) Close(ctx context.Context) error {
 // goroutine started per case began with a small stack and grew it on
 // every case (a Wasm call or a judge reply runs deep), which cost a
 // one-metric Wasm case ≈ 16 µs of stack copying.
-func (e *Engine) evaluate(ctx context.Context, c *abi.TestCase, dry *dryRun) *CaseResult {
-	r := &CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, CaseDigest: identity.CaseDigest(c),
-		Case: c, Metrics: make([]MetricResult, len(e.metrics))}
+func (e *Engine) evaluate(ctx context.Context, c *abi.TestCase, dry *dryRun) *results.CaseResult {
+	r := &results.CaseResult{CaseID: c.ID, ConfigHash: e.hash, Identity: e.identity.Digest, CaseDigest: identity.CaseDigest(c),
+		Case: c, Metrics: make([]results.MetricResult, len(e.metrics))}
 	var wg sync.WaitGroup
 	last := len(e.metrics) - 1
 	for i, m := range e.metrics[:max(last, 0)] {
@@ -171,13 +177,13 @@ func (e *Engine) metricKeys() []string {
 	return keys
 }
 
-func (e *Engine) prepareSummaries() []PrepareSummary {
-	var out []PrepareSummary
+func (e *Engine) prepareSummaries() []results.PrepareSummary {
+	var out []results.PrepareSummary
 	for _, m := range e.allInOrder() {
 		if m.prepared == nil && m.prepareErr == nil && m.prepareDetails == nil {
 			continue
 		}
-		p := PrepareSummary{Metric: m.key, Details: m.prepareDetails, Usage: m.prepareUsage}
+		p := results.PrepareSummary{Metric: m.key, Details: m.prepareDetails, Usage: m.prepareUsage}
 		if m.prepareErr != nil {
 			p.Error = m.prepareErr.Error()
 		}

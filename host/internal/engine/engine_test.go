@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -86,7 +87,7 @@ func newEnv(t *testing.T, cfg string) env {
 	return env{dir: dir, store: filepath.Join(dir, "store.db"), out: filepath.Join(dir, "out")}
 }
 
-func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *engine.Summary {
+func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *results.Summary {
 	t.Helper()
 	cfg, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))
 	if err != nil {
@@ -119,17 +120,17 @@ func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *engine.Summa
 	return s
 }
 
-func readResults(t *testing.T, dir string) map[string]engine.CaseResult {
+func readResults(t *testing.T, dir string) map[string]results.CaseResult {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "results.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]engine.CaseResult{}
+	out := map[string]results.CaseResult{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r engine.CaseResult
+		var r results.CaseResult
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +170,7 @@ func TestGEvalStepsOncePerRunAndCachedAcrossRuns(t *testing.T) {
 	if got := *res["c2"].Metrics[0].Score; !near(got, 0.21) {
 		t.Errorf("c2 score = %v, want 0.21 (weighted 2.1 of 10)", got)
 	}
-	if r := res["c4"].Metrics[0]; r.Status != engine.StatusSkipped || !strings.Contains(r.Reason, "expected_output") {
+	if r := res["c4"].Metrics[0]; r.Status != results.StatusSkipped || !strings.Contains(r.Reason, "expected_output") {
 		t.Errorf("c4 = %+v, want skipped naming expected_output", r)
 	}
 	if len(s.Prepare) != 1 || !strings.Contains(string(s.Prepare[0].Details), `"steps_source":"generated"`) {
@@ -256,10 +257,10 @@ func TestJudgeFaultIsRecordedOnTheCaseAndTheRunGoesOn(t *testing.T) {
 	s := e.run(t, "off", engine.RunOptions{})
 	res := readResults(t, e.out)
 	r := res["c3"].Metrics[0]
-	if r.Status != engine.StatusError || r.ErrorClass != "judge" || r.Error == nil || r.Error.Code != "judge_error" {
+	if r.Status != results.StatusError || r.ErrorClass != "judge" || r.Error == nil || r.Error.Code != "judge_error" {
 		t.Fatalf("c3 = %+v, want a judge_error", r)
 	}
-	if res["c1"].Metrics[0].Status != engine.StatusPassed {
+	if res["c1"].Metrics[0].Status != results.StatusPassed {
 		t.Fatalf("c1 = %+v, want passed despite c3's fault", res["c1"].Metrics[0])
 	}
 	if s.JudgeErrors != 1 || s.Metrics[0].Failed != 1 {

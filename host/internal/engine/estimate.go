@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judge"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // EstimateReport is what `anvil-host estimate` prints.
@@ -82,7 +83,7 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 	// The real run prepares again; forget the dry-run state.
 	defer func() {
 		for _, m := range e.all {
-			m.prepared, m.prepareDetails, m.prepareErr, m.prepareUsage = nil, nil, nil, JudgeUsage{}
+			m.prepared, m.prepareDetails, m.prepareErr, m.prepareUsage = nil, nil, nil, results.JudgeUsage{}
 		}
 	}()
 	for {
@@ -133,7 +134,7 @@ const assumedReplyTokens = 150
 
 // addUsage counts u as run counts it: Calls are upstream completions (none
 // for a cached request), CacheHits the requests the cache answers.
-func (est *Estimate) addUsage(u JudgeUsage) {
+func (est *Estimate) addUsage(u results.JudgeUsage) {
 	est.JudgeCalls += u.Calls
 	est.CachedCalls += u.CacheHits
 	est.InputTokens += u.InputTokens

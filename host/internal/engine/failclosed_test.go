@@ -15,6 +15,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/store"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/sdk"
@@ -46,7 +47,7 @@ func liar() *sdk.Plugin {
 
 // runWith loads cfg beside the test cases (or body, when given) and runs it
 // with the liar plugin linked in. It returns the summary and Run's error.
-func runWith(t *testing.T, cfg, body string, ro engine.RunOptions) (env, *engine.Summary, error) {
+func runWith(t *testing.T, cfg, body string, ro engine.RunOptions) (env, *results.Summary, error) {
 	t.Helper()
 	e := newEnv(t, cfg)
 	if body != "" {
@@ -56,7 +57,7 @@ func runWith(t *testing.T, cfg, body string, ro engine.RunOptions) (env, *engine
 	return e, s, err
 }
 
-func (e env) runErr(t *testing.T, ctx context.Context, cache string, ro engine.RunOptions) (*engine.Summary, error) {
+func (e env) runErr(t *testing.T, ctx context.Context, cache string, ro engine.RunOptions) (*results.Summary, error) {
 	t.Helper()
 	cfg, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))
 	if err != nil {
@@ -100,13 +101,13 @@ func TestTheHostDecidesTheVerdict(t *testing.T) {
 		wantVerdict  string
 	}{
 		// The README's old snippet: success true whatever the score.
-		{"success claimed under threshold", `{score: 0.2, success: true}`, engine.StatusFailed, "", engine.VerdictFailed},
-		{"threshold lowered by the guest", `{score: 0.5, success: true, threshold: 0.1}`, engine.StatusFailed, "", engine.VerdictFailed},
-		{"failure claimed over threshold", `{score: 0.9, success: false}`, engine.StatusPassed, "", engine.VerdictPassed},
-		{"strict mode is the host's", `{score: 0.95, success: true, strict_mode: true}`, engine.StatusFailed, "", engine.VerdictFailed},
-		{"score above 1", `{score: 1.5, success: true}`, engine.StatusError, abi.CodeABI, engine.VerdictUnverified},
-		{"score below 0", `{score: -0.1, success: true}`, engine.StatusError, abi.CodeABI, engine.VerdictUnverified},
-		{"no score and no error", `{success: true}`, engine.StatusError, "", engine.VerdictUnverified},
+		{"success claimed under threshold", `{score: 0.2, success: true}`, results.StatusFailed, "", results.VerdictFailed},
+		{"threshold lowered by the guest", `{score: 0.5, success: true, threshold: 0.1}`, results.StatusFailed, "", results.VerdictFailed},
+		{"failure claimed over threshold", `{score: 0.9, success: false}`, results.StatusPassed, "", results.VerdictPassed},
+		{"strict mode is the host's", `{score: 0.95, success: true, strict_mode: true}`, results.StatusFailed, "", results.VerdictFailed},
+		{"score above 1", `{score: 1.5, success: true}`, results.StatusError, abi.CodeABI, results.VerdictUnverified},
+		{"score below 0", `{score: -0.1, success: true}`, results.StatusError, abi.CodeABI, results.VerdictUnverified},
+		{"no score and no error", `{success: true}`, results.StatusError, "", results.VerdictUnverified},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, s, err := runWith(t, liarMetric(tc.params, ""), "", engine.RunOptions{})
@@ -120,7 +121,7 @@ func TestTheHostDecidesTheVerdict(t *testing.T) {
 			if tc.wantCode != "" && (r.Error == nil || r.Error.Code != tc.wantCode) {
 				t.Fatalf("error %v, want %s", r.Error, tc.wantCode)
 			}
-			if s.Verdict != tc.wantVerdict || s.Passed != (tc.wantVerdict == engine.VerdictPassed) {
+			if s.Verdict != tc.wantVerdict || s.Passed != (tc.wantVerdict == results.VerdictPassed) {
 				t.Fatalf("run verdict %s (passed %v), want %s", s.Verdict, s.Passed, tc.wantVerdict)
 			}
 			if strings.Contains(tc.params, "strict_mode") && r.Threshold != 1 {
@@ -141,7 +142,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Verdict != engine.VerdictUnverified || s.Passed {
+	if s.Verdict != results.VerdictUnverified || s.Passed {
 		t.Fatalf("verdict %s passed %v, want unverified", s.Verdict, s.Passed)
 	}
 	if len(s.Unverified) != 1 || !strings.Contains(s.Unverified[0], "correctness") || !strings.Contains(s.Unverified[0], "all 4 skipped") {
@@ -153,7 +154,7 @@ metrics:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Verdict != engine.VerdictPassed {
+	if s.Verdict != results.VerdictPassed {
 		t.Fatalf("informational metric: verdict %s, want passed", s.Verdict)
 	}
 }
@@ -163,7 +164,7 @@ func TestAnEmptyDatasetIsUnverified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Cases != 0 || s.Verdict != engine.VerdictUnverified || !strings.Contains(strings.Join(s.Unverified, ";"), "no cases") {
+	if s.Cases != 0 || s.Verdict != results.VerdictUnverified || !strings.Contains(strings.Join(s.Unverified, ";"), "no cases") {
 		t.Fatalf("empty dataset: cases %d verdict %s unverified %q", s.Cases, s.Verdict, s.Unverified)
 	}
 }
@@ -176,9 +177,9 @@ func TestMaxErrorRate(t *testing.T) {
 	for _, tc := range []struct {
 		extra, want string
 	}{
-		{"", engine.VerdictUnverified}, // default 0: one error in 4 is too many
-		{"    max_error_rate: 0.25\n", engine.VerdictPassed},
-		{"    max_error_rate: 0.2\n", engine.VerdictUnverified},
+		{"", results.VerdictUnverified}, // default 0: one error in 4 is too many
+		{"    max_error_rate: 0.25\n", results.VerdictPassed},
+		{"    max_error_rate: 0.2\n", results.VerdictUnverified},
 	} {
 		cfg := configFor(srv.URL(), true, strings.Replace(correctness, "    threshold: 0.5\n", "    threshold: 0.5\n"+tc.extra, 1))
 		_, s, err := runWith(t, cfg, body, engine.RunOptions{})
@@ -189,7 +190,7 @@ func TestMaxErrorRate(t *testing.T) {
 		if s.Verdict != tc.want || m.Errors != 1 || m.ErrorRate != 0.25 {
 			t.Fatalf("%q: verdict %s, errors %d, rate %v; want %s", tc.extra, s.Verdict, m.Errors, m.ErrorRate, tc.want)
 		}
-		if tc.want == engine.VerdictUnverified && !strings.Contains(m.UnverifiedReason, "max_error_rate") {
+		if tc.want == results.VerdictUnverified && !strings.Contains(m.UnverifiedReason, "max_error_rate") {
 			t.Fatalf("reason %q does not name max_error_rate", m.UnverifiedReason)
 		}
 	}
@@ -252,7 +253,7 @@ func TestANewRunNeverLeavesTheLastRunsOutputs(t *testing.T) {
 			t.Errorf("%s of the first run is still there", f)
 		}
 	}
-	var written engine.Summary
+	var written results.Summary
 	b, err := os.ReadFile(filepath.Join(e.out, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +261,7 @@ func TestANewRunNeverLeavesTheLastRunsOutputs(t *testing.T) {
 	if err := json.Unmarshal(b, &written); err != nil {
 		t.Fatal(err)
 	}
-	if written.Verdict != engine.VerdictIncomplete || written.Incomplete == nil || !strings.Contains(written.Incomplete.Resume, "--resume") ||
+	if written.Verdict != results.VerdictIncomplete || written.Incomplete == nil || !strings.Contains(written.Incomplete.Resume, "--resume") ||
 		written.RunID == "" || written.StartedAt.IsZero() || s == nil || s.RunID != written.RunID {
 		t.Fatalf("summary.json = %s", b)
 	}
@@ -302,10 +303,10 @@ func TestResumeRewritesATornCaseFile(t *testing.T) {
 	if _, err := e.runErr(t, context.Background(), "off", engine.RunOptions{Limit: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.ReadCase(e.out, "c3"); err == nil {
+	if _, err := results.ReadCase(e.out, "c3"); err == nil {
 		t.Fatal("c3 has a case file after a run limited to two cases")
 	}
-	done, err := engine.ReadCase(e.out, "c1")
+	done, err := results.ReadCase(e.out, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestResumeRewritesATornCaseFile(t *testing.T) {
 	if s.Resume == nil || s.Resume.Done != 2 || s.Cases != 4 {
 		t.Fatalf("resume report %+v, cases %d", s.Resume, s.Cases)
 	}
-	got, err := engine.ReadCase(e.out, "c3")
+	got, err := results.ReadCase(e.out, "c3")
 	if err != nil {
 		t.Fatalf("the torn case file was not rewritten: %v", err)
 	}
@@ -349,7 +350,7 @@ func TestUnreadableCacheEntriesAreReportedInTheSummary(t *testing.T) {
 	if len(keys) != 4 || s.Cache == nil || s.Cache.Unreadable != int64(len(keys)) {
 		t.Fatalf("%d entries corrupted; summary cache = %+v", len(keys), s.Cache)
 	}
-	if s.Verdict != engine.VerdictFailed || s.Metrics[0].Scored != 3 || s.Metrics[0].Judge.Calls != 3 {
+	if s.Verdict != results.VerdictFailed || s.Metrics[0].Scored != 3 || s.Metrics[0].Judge.Calls != 3 {
 		t.Fatalf("the run must go on calling the judge: %+v", s.Metrics[0])
 	}
 }
@@ -383,11 +384,11 @@ func TestGuestTextIsPrintableInTheSummary(t *testing.T) {
 		{"tab\tnl\n", "tab\uFFFDnl\uFFFD"},
 		{"é ☕", "é ☕"},
 	} {
-		if got := engine.Printable(tc.in); got != tc.want {
+		if got := results.Printable(tc.in); got != tc.want {
 			t.Errorf("printable(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	if got := engine.Printable(strings.Repeat("é", 1000)); len(got) > 520 || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
+	if got := results.Printable(strings.Repeat("é", 1000)); len(got) > 520 || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
 		t.Errorf("a long text is not cut on a rune boundary: %d bytes", len(got))
 	}
 	// A plugin's missing_field message reaches the summary (and so the

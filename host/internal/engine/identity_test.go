@@ -15,6 +15,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/internal/godeps"
 )
 
@@ -131,7 +132,7 @@ func TestSummaryNamesTheResolvedJudge(t *testing.T) {
 		t.Errorf("identity digest %s (%v), the engine's %s", id.Digest, err, eng.Identity().Digest)
 	}
 	for caseID, r := range readResults(t, e.out) {
-		c, err := engine.ReadCase(e.out, caseID)
+		c, err := results.ReadCase(e.out, caseID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // metric is a configured metric, resolved to what runs it.
@@ -53,7 +54,7 @@ type metric struct {
 	// prepareDone, when set, is closed when this run's prepare of the
 	// metric has finished (startPrepares).
 	prepareDone  <-chan struct{}
-	prepareUsage JudgeUsage
+	prepareUsage results.JudgeUsage
 	// adopted: the once-per-run work was done before the run (Prepare) or
 	// by another process (AdoptPrepared); the run does not do it again.
 	adopted bool
@@ -103,9 +104,9 @@ func (e *Engine) scoringServices(sc scoring, dry *dryRun) *services {
 
 // measure runs one metric on one case. It never fails: every outcome,
 // including a plugin trap or a judge fault, is a MetricResult.
-func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun) (r MetricResult) {
+func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun) (r results.MetricResult) {
 	start := time.Now()
-	r = MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
+	r = results.MetricResult{Metric: m.key, Kind: m.kind, Gated: m.gated, Threshold: m.threshold}
 	defer func() {
 		r.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 		if r.Error != nil && r.Error.Code == abi.CodeRequestTooLarge {
@@ -113,11 +114,11 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 		}
 	}()
 	if m.skip != "" {
-		r.Status, r.Reason = StatusSkipped, m.skip
+		r.Status, r.Reason = results.StatusSkipped, m.skip
 		return r
 	}
 	if missing := c.Missing(m.requiredFields()); len(missing) > 0 {
-		r.Status = StatusSkipped
+		r.Status = results.StatusSkipped
 		r.Reason = fmt.Sprintf("case has no %s (needed by metric %s)", missing[0], m.key)
 		r.Error = &abi.Error{Code: abi.CodeMissingField, Field: missing[0], Message: r.Reason}
 		return r
@@ -126,12 +127,12 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 		select {
 		case <-m.prepareDone:
 		case <-ctx.Done():
-			r.setError(asABI(ctx.Err()))
+			setError(&r, asABI(ctx.Err()))
 			return r
 		}
 	}
 	if m.prepareErr != nil {
-		r.setError(m.prepareErr)
+		setError(&r, m.prepareErr)
 		return r
 	}
 	if len(m.panel) > 1 || m.samples > 1 {
@@ -150,7 +151,7 @@ type scoring struct {
 }
 
 // score runs the metric once on the case, as sc.
-func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, r MetricResult) MetricResult {
+func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, sc scoring, r results.MetricResult) results.MetricResult {
 	if m.graph != nil {
 		return e.measureDAG(ctx, m, c, dry, sc, r)
 	}
@@ -162,10 +163,10 @@ func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dry
 	r.Usage = svc.spent()
 	r.Fuel = svc.fuelSpent()
 	if err != nil {
-		r.setError(asABI(err))
+		setError(&r, asABI(err))
 		return r
 	}
-	r.fromMeasure(res)
+	fromMeasure(&r, res)
 	return r
 }
 
@@ -174,24 +175,24 @@ func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dry
 // never change the status (a guest cannot pass a case the host would fail,
 // nor loosen or tighten the configured threshold). A result with neither a
 // score nor an error, or with a score outside [0,1], is an ABI violation.
-func (r *MetricResult) fromMeasure(res *abi.MeasureResult) {
+func fromMeasure(r *results.MetricResult, res *abi.MeasureResult) {
 	r.Reason, r.ScoreMode, r.Details = res.Reason, res.ScoreMode, res.Details
 	if res.Error != nil {
-		r.setError(res.Error)
+		setError(r, res.Error)
 		return
 	}
 	if res.Score == nil {
-		r.setError(abi.Errorf(abi.CodeABI, "the plugin returned neither a score nor an error"))
+		setError(r, abi.Errorf(abi.CodeABI, "the plugin returned neither a score nor an error"))
 		return
 	}
 	s := *res.Score
 	if math.IsNaN(s) || s < 0 || s > 1 {
-		r.setError(abi.Errorf(abi.CodeABI, "the plugin returned score %v, outside [0,1]", s))
+		setError(r, abi.Errorf(abi.CodeABI, "the plugin returned score %v, outside [0,1]", s))
 		return
 	}
 	r.Score = &s
 	r.Status = verdict(s, r.Threshold)
-	if res.Success != (r.Status == StatusPassed) {
+	if res.Success != (r.Status == results.StatusPassed) {
 		r.VerdictNote = fmt.Sprintf("the plugin said success=%v; the host decides: score %.4g against threshold %.4g is %s",
 			res.Success, s, r.Threshold, r.Status)
 	}
@@ -201,19 +202,19 @@ func (r *MetricResult) fromMeasure(res *abi.MeasureResult) {
 // threshold.
 func verdict(score, threshold float64) string {
 	if score >= threshold {
-		return StatusPassed
+		return results.StatusPassed
 	}
-	return StatusFailed
+	return results.StatusFailed
 }
 
 // setError records an error and classifies it: judge faults and plugin
 // faults are counted apart from metric failures.
-func (r *MetricResult) setError(e *abi.Error) {
+func setError(r *results.MetricResult, e *abi.Error) {
 	r.Error = e
 	r.Score = nil
 	switch e.Code {
 	case abi.CodeMissingField:
-		r.Status = StatusSkipped
+		r.Status = results.StatusSkipped
 		r.Reason = e.Message
 		return
 	case abi.CodeJudge, abi.CodeCacheMiss, abi.CodeTruncated, abi.CodeRequestTooLarge, abi.CodeJudgeUnavailable:
@@ -223,7 +224,7 @@ func (r *MetricResult) setError(e *abi.Error) {
 	default:
 		r.ErrorClass = "metric"
 	}
-	r.Status = StatusError
+	r.Status = results.StatusError
 }
 
 func asABI(err error) *abi.Error {

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// derivedOutputs are the files a run derives from results.jsonl at its end.
-// A new run removes them first, so an earlier run's summary or reports never
+// derivedOutputs are the files derived from a run's results, written at its
+// end. A new run removes them first, so an earlier run's summary or reports never
 // sit beside this run's results — not even when this run stops early.
 //
 // calibration.json is written by `anvil-host calibrate` from this directory's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -56,9 +57,9 @@ func TestPanelAggregatesItsJudges(t *testing.T) {
 		status    string
 		reason    string
 	}{
-		{"mean", 1.6 / 3, engine.StatusFailed, "mean of 3 judges 0.5333 (a 0.8, b 0.6, c 0.2)"},
-		{"median", 0.6, engine.StatusPassed, "median of 3 judges 0.6 (a 0.8, b 0.6, c 0.2)"},
-		{"majority", 1.6 / 3, engine.StatusPassed, "2 of 3 judges pass (majority decides; mean 0.5333: a 0.8, b 0.6, c 0.2)"},
+		{"mean", 1.6 / 3, results.StatusFailed, "mean of 3 judges 0.5333 (a 0.8, b 0.6, c 0.2)"},
+		{"median", 0.6, results.StatusPassed, "median of 3 judges 0.6 (a 0.8, b 0.6, c 0.2)"},
+		{"majority", 1.6 / 3, results.StatusPassed, "2 of 3 judges pass (majority decides; mean 0.5333: a 0.8, b 0.6, c 0.2)"},
 	} {
 		t.Run(tc.aggregate, func(t *testing.T) {
 			srv := panelJudge(t)
@@ -79,7 +80,7 @@ func TestPanelAggregatesItsJudges(t *testing.T) {
 			if mr.Score == nil || !near(*mr.Score, tc.score) || mr.Status != tc.status || !strings.HasPrefix(mr.Reason, tc.reason) {
 				t.Errorf("c1: score %v status %s reason %q; want %v %s %q", mr.Score, mr.Status, mr.Reason, tc.score, tc.status, tc.reason)
 			}
-			if len(mr.Panel) != 3 || mr.Panel[2].Judge != "c" || mr.Panel[2].Model != "mc" || mr.Panel[2].Status != engine.StatusFailed || mr.Aggregate != tc.aggregate {
+			if len(mr.Panel) != 3 || mr.Panel[2].Judge != "c" || mr.Panel[2].Model != "mc" || mr.Panel[2].Status != results.StatusFailed || mr.Aggregate != tc.aggregate {
 				t.Errorf("c1 panel = %+v (%s); want a, b, c with c failing", mr.Panel, mr.Aggregate)
 			}
 			if mr.Usage.Calls != 3 {

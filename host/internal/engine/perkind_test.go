@@ -10,6 +10,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/sdk"
 )
 
@@ -35,7 +36,7 @@ func mixed() *sdk.Plugin {
 	}}
 }
 
-func runMixed(t *testing.T, cfgText string) (env, *engine.Summary, error) {
+func runMixed(t *testing.T, cfgText string) (env, *results.Summary, error) {
 	t.Helper()
 	e := newEnv(t, cfgText)
 	cfg, err := config.Load(filepath.Join(e.dir, "anvil.yaml"))
@@ -80,11 +81,11 @@ metrics:
 		res := readResults(t, e.out)
 		for _, id := range []string{"c1", "c2", "c3", "c4"} {
 			m := res[id].Metrics[0]
-			if m.Status != engine.StatusPassed || m.Score == nil || *m.Score != 1 {
+			if m.Status != results.StatusPassed || m.Score == nil || *m.Score != 1 {
 				t.Fatalf("%s: %+v; want passed with score 1", id, m)
 			}
 		}
-		if s.Verdict != engine.VerdictPassed {
+		if s.Verdict != results.VerdictPassed {
 			t.Fatalf("verdict %s, want passed", s.Verdict)
 		}
 	})
@@ -108,14 +109,14 @@ dataset: cases.jsonl
 				t.Fatal(err)
 			}
 			for id, r := range readResults(t, e.out) {
-				byName := map[string]engine.MetricResult{}
+				byName := map[string]results.MetricResult{}
 				for _, m := range r.Metrics {
 					byName[m.Metric] = m
 				}
-				if byName["p"].Status != engine.StatusPassed {
+				if byName["p"].Status != results.StatusPassed {
 					t.Errorf("%s: plain metric %+v; want passed", id, byName["p"])
 				}
-				if byName["j"].Status != engine.StatusSkipped {
+				if byName["j"].Status != results.StatusSkipped {
 					t.Errorf("%s: judged metric %+v; want skipped", id, byName["j"])
 				}
 			}

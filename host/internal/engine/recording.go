@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/store"
 )
 
@@ -97,7 +98,7 @@ func loadRecording(path string) (*recording, error) {
 			if h.Version != RecordingVersion {
 				return nil, fmt.Errorf("%s:1: recording format %d; this anvil reads format %d", path, h.Version, RecordingVersion)
 			}
-			rec.note = printable(h.Note) // printed on every run that replays it
+			rec.note = results.Printable(h.Note) // printed on every run that replays it
 			continue
 		}
 		var e RecordingEntry

@@ -10,31 +10,8 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
-
-// Spread is how one judge's repeated scorings of a case (samples: N) fall.
-type Spread struct {
-	// Scores are the samples' scores, in sample order.
-	Scores []float64 `json:"scores"`
-	Mean   float64   `json:"mean"`
-	// StdDev is the samples' standard deviation (n-1 in the denominator).
-	StdDev float64 `json:"stddev"`
-	// Flipped says the samples disagree on pass/fail at the threshold: a
-	// case whose verdict one more run could change.
-	Flipped bool `json:"flipped,omitempty"`
-}
-
-// PanelVote is one judge's part in a panel's score of a case: its score
-// (the mean of its samples), its verdict, and its spread when it sampled.
-type PanelVote struct {
-	Judge  string     `json:"judge"`
-	Model  string     `json:"model,omitempty"`
-	Status string     `json:"status"`
-	Score  *float64   `json:"score,omitempty"`
-	Spread *Spread    `json:"spread,omitempty"`
-	Reason string     `json:"reason,omitempty"`
-	Error  *abi.Error `json:"error,omitempty"`
-}
 
 // measureRepeated scores the case once per judge of the panel and sample,
 // concurrently (each judge's own limits pace its calls), and combines them.
@@ -46,11 +23,11 @@ type PanelVote struct {
 // skip: a mean over the samples that happened to succeed would hide the
 // judge's faults. The reason and details are the first judge's first
 // sample's (a DAG's path, a statement list).
-func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r MetricResult) MetricResult {
-	runs := make([][]MetricResult, len(m.panel))
+func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r results.MetricResult) results.MetricResult {
+	runs := make([][]results.MetricResult, len(m.panel))
 	var wg sync.WaitGroup
 	for ji, name := range m.panel {
-		runs[ji] = make([]MetricResult, m.samples)
+		runs[ji] = make([]results.MetricResult, m.samples)
 		model := ""
 		var group *sampleGroup
 		if j := e.judges.byName[name]; j != nil {
@@ -61,7 +38,7 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 		}
 		for k := range m.samples {
 			wg.Go(func() {
-				base := MetricResult{Metric: r.Metric, Kind: r.Kind, Gated: r.Gated, Threshold: r.Threshold}
+				base := results.MetricResult{Metric: r.Metric, Kind: r.Kind, Gated: r.Gated, Threshold: r.Threshold}
 				runs[ji][k] = e.score(ctx, m, c, dry, scoring{judge: name, model: model, sample: k, group: group}, base)
 				if group != nil {
 					group.done()
@@ -76,17 +53,17 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 	if r.Kind == KindDAG {
 		r.DAGSpread = dagSpreadOf(runs)
 	}
-	votes := make([]PanelVote, len(m.panel))
-	var bad *MetricResult
+	votes := make([]results.PanelVote, len(m.panel))
+	var bad *results.MetricResult
 	for ji, name := range m.panel {
-		v := PanelVote{Judge: name}
+		v := results.PanelVote{Judge: name}
 		if j := e.judges.byName[name]; j != nil {
 			v.Model = j.Model()
 		}
 		var scores []float64
 		for k := range runs[ji] {
 			sr := &runs[ji][k]
-			r.Usage.merge(sr.Usage)
+			r.Usage.Merge(sr.Usage)
 			if sr.Score != nil && sr.Error == nil {
 				scores = append(scores, *sr.Score)
 				continue
@@ -114,15 +91,15 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 		r.Spread = votes[0].Spread
 	}
 	if bad != nil {
-		if bad.Status == StatusSkipped && bad.Error == nil {
-			r.Status, r.Reason = StatusSkipped, bad.Reason
+		if bad.Status == results.StatusSkipped && bad.Error == nil {
+			r.Status, r.Reason = results.StatusSkipped, bad.Reason
 			return r
 		}
 		e := bad.Error
 		if e == nil {
 			e = abi.Errorf(abi.CodeMetric, "a scoring ended %s: %s", bad.Status, bad.Reason)
 		}
-		r.setError(e)
+		setError(&r, e)
 		return r
 	}
 	score, status, how := aggregate(votes, m.aggregate, r.Threshold)
@@ -133,7 +110,7 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 
 // aggregate combines the judges' scores as the metric says and decides
 // the verdict, with a line saying how.
-func aggregate(votes []PanelVote, how string, threshold float64) (float64, string, string) {
+func aggregate(votes []results.PanelVote, how string, threshold float64) (float64, string, string) {
 	if len(votes) == 1 {
 		v := votes[0]
 		if v.Spread == nil {
@@ -147,7 +124,7 @@ func aggregate(votes []PanelVote, how string, threshold float64) (float64, strin
 	for i, v := range votes {
 		scores[i] = *v.Score
 		parts = append(parts, fmt.Sprintf("%s %.4g", v.Judge, *v.Score))
-		if v.Status == StatusPassed {
+		if v.Status == results.StatusPassed {
 			passes++
 		}
 	}
@@ -157,9 +134,9 @@ func aggregate(votes []PanelVote, how string, threshold float64) (float64, strin
 		return s, verdict(s, threshold), fmt.Sprintf("median of %d judges %.4g (%s)", len(votes), s, strings.Join(parts, ", "))
 	case config.AggregateMajority:
 		s := mean(scores)
-		status := StatusFailed
+		status := results.StatusFailed
 		if 2*passes > len(votes) {
-			status = StatusPassed
+			status = results.StatusPassed
 		}
 		return s, status, fmt.Sprintf("%d of %d judges pass (majority decides; mean %.4g: %s)", passes, len(votes), s, strings.Join(parts, ", "))
 	default:
@@ -180,8 +157,8 @@ func firstReason(m *metric, reason string) string {
 }
 
 // spreadOf summarises one judge's samples.
-func spreadOf(scores []float64, threshold float64) Spread {
-	sp := Spread{Scores: scores, Mean: mean(scores)}
+func spreadOf(scores []float64, threshold float64) results.Spread {
+	sp := results.Spread{Scores: scores, Mean: mean(scores)}
 	if slicesAllEqual(scores) {
 		// Exactly: a sum of equal floats divided back can be off by an ulp.
 		sp.Mean = scores[0]

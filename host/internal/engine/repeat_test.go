@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -57,7 +58,7 @@ func TestSamplesGiveMeanSpreadAndFlips(t *testing.T) {
 				if !near(sum, 1.6) || !near(sp.Mean, 1.6/3) || math.Abs(sp.StdDev-0.351188458) > 1e-6 || !sp.Flipped {
 					t.Errorf("%s: spread %+v; want samples {.2 .5 .9}, mean .5333, sd .3512, flipped", id, sp)
 				}
-				if mr.Score == nil || !near(*mr.Score, 1.6/3) || mr.Status != engine.StatusPassed || mr.ScoreMode != tc.mode {
+				if mr.Score == nil || !near(*mr.Score, 1.6/3) || mr.Status != results.StatusPassed || mr.ScoreMode != tc.mode {
 					t.Errorf("%s: score %v status %s mode %s; want the mean .5333 passing at .5 in %s mode", id, mr.Score, mr.Status, mr.ScoreMode, tc.mode)
 				}
 				if mr.Usage.Calls != 3 || !strings.HasPrefix(mr.Reason, "mean of 3 samples 0.5333") {

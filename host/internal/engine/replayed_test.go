@@ -85,4 +85,3 @@ func record(t *testing.T, e env) string {
 	}
 	return rec.String()
 }
-

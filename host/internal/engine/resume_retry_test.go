@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // TestResumeRedoesRetryableErrorsOnly: --resume evaluates again every case
@@ -36,7 +37,7 @@ func TestResumeRedoesRetryableErrorsOnly(t *testing.T) {
 		r := written[id]
 		if f := faults[id]; f != nil {
 			m := &r.Metrics[0]
-			m.Status, m.Score, m.Error, m.ErrorClass = engine.StatusError, nil, f, "plugin"
+			m.Status, m.Score, m.Error, m.ErrorClass = results.StatusError, nil, f, "plugin"
 		}
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -56,7 +57,7 @@ func TestResumeRedoesRetryableErrorsOnly(t *testing.T) {
 		t.Fatalf("resume report %+v, cases %d; want 2 done, 2 retried, 4 cases", s.Resume, s.Cases)
 	}
 	after := readResults(t, e.out) // fails on a case written twice
-	for id, want := range map[string]string{"c1": engine.StatusPassed, "c2": engine.StatusPassed, "c3": engine.StatusError, "c4": engine.StatusPassed} {
+	for id, want := range map[string]string{"c1": results.StatusPassed, "c2": results.StatusPassed, "c3": results.StatusError, "c4": results.StatusPassed} {
 		if got := after[id].Metrics[0].Status; got != want {
 			t.Errorf("%s after --resume: %s, want %s", id, got, want)
 		}
@@ -66,7 +67,7 @@ func TestResumeRedoesRetryableErrorsOnly(t *testing.T) {
 	}
 	// The retried cases' lines were replaced, not appended after stale ones.
 	var order []string
-	err = engine.EachResult(filepath.Join(e.out, "results.jsonl"), func(r *engine.CaseResult) error {
+	err = results.Each(filepath.Join(e.out, "results.jsonl"), func(r *results.CaseResult) error {
 		order = append(order, r.CaseID)
 		return nil
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // RunError is why a run did not finish: what kind of failure (the CLI maps
@@ -21,7 +22,7 @@ import (
 type RunError struct {
 	Kind    RunErrorKind
 	Err     error
-	Summary *Summary // nil when nothing was evaluated
+	Summary *results.Summary // nil when nothing was evaluated
 }
 
 // RunErrorKind classifies a RunError.
@@ -46,7 +47,7 @@ func (e *RunError) Unwrap() error { return e.Err }
 // a duplicate id stops the run before anything is spent. A run that stops
 // early still writes summary.json, marked incomplete, and returns a
 // *RunError carrying it.
-func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
+func (e *Engine) Run(ctx context.Context, ro RunOptions) (*results.Summary, error) {
 	started := time.Now().UTC()
 	input := ro.Input
 	if input == "" {
@@ -81,12 +82,19 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 		e.logger.Warn(g.String())
 	}
 
+	// The summary is built as cases become durable, from the cases of
+	// earlier runs (--resume) on, as is what ro.Sink builds.
+	summarizer := results.NewSummarizer(e.metricKeys())
+	sink := results.Sinks{summarizer}
+	if ro.Sink != nil {
+		sink = append(sink, ro.Sink)
+	}
 	var done map[string]bool
-	var resume *ResumeReport
+	var resume *results.ResumeReport
 	if ro.Resume {
 		var unchecked int
 		check := func(id, where string) error { return e.checkIdentity(id, where, outDir) }
-		if done, resume, unchecked, err = readDone(outDir, e.hash, check); err != nil {
+		if done, resume, unchecked, err = results.ReadDone(outDir, e.hash, check, sink); err != nil {
 			return nil, &RunError{Kind: ErrInput, Err: err}
 		}
 		if unchecked > 0 {
@@ -106,13 +114,13 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 		total = min(total, ro.Limit)
 	}
 	durable := len(done)
-	w, err := openResults(outDir, ro.Resume, func(n int) {
+	w, err := results.OpenWriter(outDir, results.WriterOptions{Resume: ro.Resume, Sink: sink, OnDurable: func(n int) {
 		durable += n // only the writer goroutine calls this
 		e.logger.Debug("results committed", "cases", n, "durable", durable, "total", total)
 		if ro.Progress != nil {
 			ro.Progress(durable, total)
 		}
-	})
+	}})
 	if err != nil {
 		return nil, &RunError{Kind: ErrUnverifiable, Err: err}
 	}
@@ -132,7 +140,7 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 	// the server received those requests (the very ones that opened a
 	// breaker among them), so the summary counts them too.
 	var unwrittenMu sync.Mutex
-	var unwritten JudgeUsage
+	var unwritten results.JudgeUsage
 	cases := make(chan *abi.TestCase)
 	errc := make(chan error, 1)
 	var dispatchErr error
@@ -144,8 +152,8 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 		// finished first (else every worker would do it again).
 		wg.Go(func() {
 			waitPrepared()
-			dispatchErr = ro.Dispatch.Dispatch(runCtx, cases, func(r *CaseResult) error {
-				if err := w.write(r); err != nil {
+			dispatchErr = ro.Dispatch.Dispatch(runCtx, cases, func(r *results.CaseResult) error {
+				if err := w.Write(r); err != nil {
 					select {
 					case errc <- err:
 					default:
@@ -172,12 +180,12 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 					// what it spent is counted.
 					unwrittenMu.Lock()
 					for _, mr := range r.Metrics {
-						unwritten.merge(mr.Usage)
+						unwritten.Merge(mr.Usage)
 					}
 					unwrittenMu.Unlock()
 					return
 				}
-				if err := w.write(r); err != nil {
+				if err := w.Write(r); err != nil {
 					select {
 					case errc <- err:
 					default:
@@ -218,9 +226,9 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 		if ro.ResumeArgs != "" {
 			resume += " " + ro.ResumeArgs
 		}
-		meta.incomplete = &Incomplete{Reason: stopped.Err.Error(), Resume: resume}
+		meta.incomplete = &results.Incomplete{Reason: stopped.Err.Error(), Resume: resume}
 	}
-	s, err := e.writeSummary(outDir, meta)
+	s, err := e.writeSummary(outDir, summarizer, meta)
 	if stopped != nil {
 		if err != nil {
 			stopped.Err = errors.Join(stopped.Err, err)
@@ -237,20 +245,18 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*Summary, error) {
 // runMeta is what the summary says about the run beyond its results.
 type runMeta struct {
 	started    time.Time
-	resume     *ResumeReport
-	gaps       []FieldGap
-	incomplete *Incomplete
+	resume     *results.ResumeReport
+	gaps       []results.FieldGap
+	incomplete *results.Incomplete
 	outDir     string
 	// unwritten is the judge work of cases stopped before being written.
-	unwritten JudgeUsage
+	unwritten results.JudgeUsage
 }
 
-// writeSummary summarises results.jsonl and writes summary.json.
-func (e *Engine) writeSummary(outDir string, meta runMeta) (*Summary, error) {
-	s, err := summarize(outDir, e.hash, e.metricKeys(), e.prepareSummaries(), e.gatePolicy())
-	if err != nil {
-		return nil, err
-	}
+// writeSummary completes the summary of the cases written and writes
+// summary.json.
+func (e *Engine) writeSummary(outDir string, z *results.Summarizer, meta runMeta) (*results.Summary, error) {
+	s := z.Summary(e.hash, e.prepareSummaries(), e.maxErrorRates())
 	s.RunID = newRunID()
 	s.StartedAt = meta.started
 	s.FinishedAt = time.Now().UTC()
@@ -261,21 +267,40 @@ func (e *Engine) writeSummary(outDir string, meta runMeta) (*Summary, error) {
 	s.Identity = &id
 	s.Cache = e.cacheReport()
 	s.Graphs = e.dagOutlines()
-	if meta.unwritten != (JudgeUsage{}) {
+	if meta.unwritten != (results.JudgeUsage{}) {
 		// Requests and attempts must match what the server received; the
 		// per-metric figures stay those of the written results.
-		s.Judge.merge(meta.unwritten)
+		s.Judge.Merge(meta.unwritten)
 		if meta.incomplete != nil {
 			u := meta.unwritten
 			meta.incomplete.UnwrittenJudge = &u
 		}
 	}
-	s.decide(meta.incomplete)
-	b, _ := json.MarshalIndent(s, "", "  ")
-	if err := writeFileSync(filepath.Join(outDir, "summary.json"), append(b, '\n')); err != nil {
-		return s, fmt.Errorf("write summary.json: %w", err)
+	s.Decide(meta.incomplete)
+	return s, results.WriteSummary(outDir, s)
+}
+
+// maxErrorRates are the metrics' max_error_rate, where configured: what
+// the gate needs to know of each metric beyond its results.
+func (e *Engine) maxErrorRates() map[string]float64 {
+	p := map[string]float64{}
+	for _, m := range e.all {
+		if m.cfg.MaxErrorRate != nil {
+			p[m.key] = *m.cfg.MaxErrorRate
+		}
 	}
-	return s, nil
+	return p
+}
+
+// dagOutlines outlines every dag metric's graph, in configuration order.
+func (e *Engine) dagOutlines() []dag.Outline {
+	var out []dag.Outline
+	for _, m := range e.allInOrder() {
+		if m.graph != nil {
+			out = append(out, m.graph.Outline(m.key))
+		}
+	}
+	return out
 }
 
 // resumeCommand is the command line that finishes an incomplete run.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judge"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // judges is the set of configured judges a run may call.
@@ -43,7 +44,7 @@ type services struct {
 	dryRun *dryRun // estimate: price requests instead of sending them
 
 	mu    sync.Mutex
-	usage JudgeUsage
+	usage results.JudgeUsage
 	fuel  uint64
 }
 
@@ -110,7 +111,7 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 	wg.Wait()
 	s.mu.Lock()
 	for i, r := range out {
-		s.usage.add(r.Usage, replayed[i])
+		s.usage.Add(r.Usage, replayed[i])
 	}
 	s.mu.Unlock()
 	return out
@@ -133,7 +134,7 @@ func (s *services) Log(ctx context.Context, pluginID string, rec abi.LogRecord) 
 	s.logger.Log(ctx, level, rec.Message, attrs...)
 }
 
-func (s *services) spent() JudgeUsage {
+func (s *services) spent() results.JudgeUsage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.usage
@@ -175,7 +176,7 @@ func (js *judges) down(err error) {
 // The note (how to configure it, what the recording is) is only for a
 // judge some metric calls: a run that needs no judge is not told to set
 // a key it has no use for.
-func (e *Engine) judgeReports() []JudgeReport {
+func (e *Engine) judgeReports() []results.JudgeReport {
 	used := map[string]bool{}
 	for _, m := range e.all {
 		if m.needsJudge {
@@ -184,10 +185,10 @@ func (e *Engine) judgeReports() []JudgeReport {
 			}
 		}
 	}
-	var out []JudgeReport
+	var out []results.JudgeReport
 	for _, name := range sortedKeys(e.judges.byName) {
 		j := e.judges.byName[name]
-		r := JudgeReport{Name: name, Model: j.Model(), Source: "api"}
+		r := results.JudgeReport{Name: name, Model: j.Model(), Source: "api"}
 		if note, ok := e.judges.recorded[name]; ok {
 			r.Source, r.Note = "recording", note
 		} else if why, ok := e.judges.unavailable[name]; ok {
@@ -202,8 +203,8 @@ func (e *Engine) judgeReports() []JudgeReport {
 }
 
 // cacheReport is the judge cache's state over the run, nil when all is well.
-func (e *Engine) cacheReport() *CacheReport {
-	r := &CacheReport{Error: e.storeErr}
+func (e *Engine) cacheReport() *results.CacheReport {
+	r := &results.CacheReport{Error: e.storeErr}
 	for _, j := range e.judges.byName {
 		r.Unreadable += j.Totals().CacheUnreadable
 	}

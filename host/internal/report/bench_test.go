@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/cputime"
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // BenchmarkHTMLWithDAGDrawings renders a page of 1000 dag cases, each
@@ -18,7 +18,7 @@ import (
 func BenchmarkHTMLWithDAGDrawings(b *testing.B) {
 	t := &testing.T{}
 	s, base := qualityFixture(t)
-	var cases []engine.CaseResult
+	var cases []results.CaseResult
 	for i := range 1000 {
 		c := base[3]
 		c.CaseID = fmt.Sprintf("d%04d", i)
@@ -62,7 +62,7 @@ func BenchmarkWrite(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), buf.Bytes(), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	s := &engine.Summary{Cases: n, Metrics: []engine.MetricSummary{{Metric: "correctness", Kind: "geval", N: n}}}
+	s := &results.Summary{Cases: n, Metrics: []results.MetricSummary{{Metric: "correctness", Kind: "geval", N: n}}}
 	b.ReportAllocs()
 	cputime.Report(b)
 	for b.Loop() {

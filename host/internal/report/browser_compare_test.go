@@ -8,8 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // The A vs B view and a sampled DAG's notes in a real browser, on the page
@@ -27,8 +27,8 @@ func TestCompareViewInARealBrowser(t *testing.T) {
 	for ci := range cases {
 		for mi := range cases[ci].Metrics {
 			if mr := &cases[ci].Metrics[mi]; mr.Metric == "path" && mr.Details != nil {
-				mr.DAGSpread = &engine.DAGSpread{Scorings: 3, Paths: 2, PathDiffers: true, Nodes: []engine.NodeSpread{
-					{Node: "has_answer", Ran: 3, Verdicts: []engine.VerdictCount{{Verdict: "false", Count: 2}, {Verdict: "true", Count: 1}}, Differs: true}}}
+				mr.DAGSpread = &results.DAGSpread{Scorings: 3, Paths: 2, PathDiffers: true, Nodes: []results.NodeSpread{
+					{Node: "has_answer", Ran: 3, Verdicts: []results.VerdictCount{{Verdict: "false", Count: 2}, {Verdict: "true", Count: 1}}, Differs: true}}}
 			}
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -52,11 +52,11 @@ type panelView struct {
 	Alpha     string
 	AlphaV    string
 	Means     template.HTML
-	Pairs     []engine.PairAgreement
+	Pairs     []results.PairAgreement
 }
 
 // qualityCards builds the charts of every metric that scored a case.
-func qualityCards(s *engine.Summary, anchors map[string]string, cal map[string]*calibrationView) []qualityCard {
+func qualityCards(s *results.Summary, anchors map[string]string, cal map[string]*calibrationView) []qualityCard {
 	var out []qualityCard
 	for i, m := range s.Metrics {
 		if m.Scored == 0 && cal[m.Metric] == nil {

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/host/internal/compare"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // CompareFileName is the comparison `anvil-host compare A B --report`
@@ -55,7 +55,7 @@ type flipView struct {
 // only when it compares this run (its run B has the summary's run id);
 // one that cannot be read or is of another run is a note on the page,
 // never an error — the run's results stand.
-func readComparison(dir string, s *engine.Summary) (*compare.Report, string) {
+func readComparison(dir string, s *results.Summary) (*compare.Report, string) {
 	b, err := os.ReadFile(filepath.Join(dir, CompareFileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ""

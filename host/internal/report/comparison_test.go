@@ -8,17 +8,17 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/compare"
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
 // compareFixture is what `anvil-host compare A B --report` writes into
 // run B (the HTML fixture's run): correctness significantly worse with
 // c2-fail flipped pass→fail and c1-pass fail→pass, path unchanged.
-func compareFixture(s *engine.Summary) *compare.Report {
+func compareFixture(s *results.Summary) *compare.Report {
 	return &compare.Report{
-		A:     compare.RunInfo{Dir: "runs/good", RunID: "run-a", ConfigHash: s.ConfigHash, Cases: 4, Verdict: engine.VerdictPassed},
+		A:     compare.RunInfo{Dir: "runs/good", RunID: "run-a", ConfigHash: s.ConfigHash, Cases: 4, Verdict: results.VerdictPassed},
 		B:     compare.RunInfo{Dir: "runs/regressed", RunID: s.RunID, ConfigHash: s.ConfigHash, Cases: 4, Verdict: s.Verdict},
 		Level: 0.95, Resamples: 5000, Seed: 1, Verdict: compare.VerdictRegressed, Regressed: []string{"correctness"},
 		Metrics: []compare.MetricComparison{

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/host/internal/dag"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // A dag metric scored more than once per case (samples: N, or a panel)
@@ -20,15 +20,15 @@ const maxNoteRunes = 40
 
 // spreadNotes are the notes a case's walks give the drawing of outline o,
 // by outline id; nil when the case was walked once.
-func spreadNotes(o *dag.Outline, ds *engine.DAGSpread) map[string]string {
+func spreadNotes(o *dag.Outline, ds *results.DAGSpread) map[string]string {
 	if ds == nil || ds.Scorings < 2 {
 		return nil
 	}
-	nodes := map[string]*engine.NodeSpread{}
+	nodes := map[string]*results.NodeSpread{}
 	for i := range ds.Nodes {
 		nodes[ds.Nodes[i].Node] = &ds.Nodes[i]
 	}
-	leaves := map[[2]string]*engine.LeafSpread{}
+	leaves := map[[2]string]*results.LeafSpread{}
 	for i := range ds.Leaves {
 		leaves[[2]string{ds.Leaves[i].Node, ds.Leaves[i].Verdict}] = &ds.Leaves[i]
 	}
@@ -53,7 +53,7 @@ func spreadNotes(o *dag.Outline, ds *engine.DAGSpread) map[string]string {
 
 // nodeNote is "true 2/3 · false 1/3" for a decision, "ran 2/3" for a
 // node without verdicts, with the walks whose run of it failed.
-func nodeNote(ns *engine.NodeSpread, walks int) string {
+func nodeNote(ns *results.NodeSpread, walks int) string {
 	var parts []string
 	for _, vc := range ns.Verdicts {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", vc.Verdict, vc.Count, walks))
@@ -81,7 +81,7 @@ type dagNodeSamplesView struct {
 	Verdicts       string
 }
 
-func dagSamplesViewOf(ds *engine.DAGSampleSummary, anchors map[string]string) *dagSamplesView {
+func dagSamplesViewOf(ds *results.DAGSampleSummary, anchors map[string]string) *dagSamplesView {
 	if ds == nil || ds.Cases == 0 {
 		return nil
 	}
@@ -101,7 +101,7 @@ func dagSamplesViewOf(ds *engine.DAGSampleSummary, anchors map[string]string) *d
 
 // dagSamplesLine is a dag metric's walks for the terminal: "path differs
 // on 2 of 5 sampled cases (verdict split: states_fact 2)".
-func dagSamplesLine(ds *engine.DAGSampleSummary) string {
+func dagSamplesLine(ds *results.DAGSampleSummary) string {
 	line := fmt.Sprintf("path differs on %d of %d sampled cases", ds.PathDiffers, ds.Cases)
 	var split []string
 	for _, n := range ds.Nodes {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // A dag case walked three times (samples: 3) has its nodes and leaves
@@ -18,21 +18,21 @@ func TestDAGSampleSplitDrawn(t *testing.T) {
 	for ci := range cases {
 		for mi := range cases[ci].Metrics {
 			if mr := &cases[ci].Metrics[mi]; mr.Metric == "path" && mr.Details != nil {
-				mr.DAGSpread = &engine.DAGSpread{Scorings: 3, Paths: 2, PathDiffers: true,
-					Nodes: []engine.NodeSpread{
-						{Node: "gate", Ran: 3, Verdicts: []engine.VerdictCount{{Verdict: "true", Count: 3}}},
+				mr.DAGSpread = &results.DAGSpread{Scorings: 3, Paths: 2, PathDiffers: true,
+					Nodes: []results.NodeSpread{
+						{Node: "gate", Ran: 3, Verdicts: []results.VerdictCount{{Verdict: "true", Count: 3}}},
 						{Node: "extract", Ran: 3},
-						{Node: "has_answer", Ran: 3, Verdicts: []engine.VerdictCount{{Verdict: "false", Count: 2}, {Verdict: "true", Count: 1}}, Differs: true},
-						{Node: "tone", Ran: 1, Verdicts: []engine.VerdictCount{{Verdict: "formal", Count: 1}}},
+						{Node: "has_answer", Ran: 3, Verdicts: []results.VerdictCount{{Verdict: "false", Count: 2}, {Verdict: "true", Count: 1}}, Differs: true},
+						{Node: "tone", Ran: 1, Verdicts: []results.VerdictCount{{Verdict: "formal", Count: 1}}},
 					},
-					Leaves: []engine.LeafSpread{{Node: "has_answer", Verdict: "false", Fired: 2, Mean: 0.2}, {Node: "tone", Verdict: "formal", Fired: 1, Mean: 1}}}
+					Leaves: []results.LeafSpread{{Node: "has_answer", Verdict: "false", Fired: 2, Mean: 0.2}, {Node: "tone", Verdict: "formal", Fired: 1, Mean: 1}}}
 			}
 		}
 	}
 	for i := range s.Metrics {
 		if s.Metrics[i].Metric == "path" {
-			s.Metrics[i].DAGSamples = &engine.DAGSampleSummary{Cases: 1, PathDiffers: 1, PathDifferShare: 1, PathDifferCases: []string{"c4-dag"},
-				Nodes: []engine.NodeSampleSummary{{Node: "has_answer", Cases: 1, Differs: 1, Verdicts: []engine.VerdictCount{{Verdict: "false", Count: 2}, {Verdict: "true", Count: 1}}}}}
+			s.Metrics[i].DAGSamples = &results.DAGSampleSummary{Cases: 1, PathDiffers: 1, PathDifferShare: 1, PathDifferCases: []string{"c4-dag"},
+				Nodes: []results.NodeSampleSummary{{Node: "has_answer", Cases: 1, Differs: 1, Verdicts: []results.VerdictCount{{Verdict: "false", Count: 2}, {Verdict: "true", Count: 1}}}}}
 		}
 	}
 	var b bytes.Buffer

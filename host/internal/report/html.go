@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/dag"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 //go:embed template.html
@@ -39,11 +39,11 @@ const (
 // by their worst row — a gated failure, an error, an ungated failure, a
 // skip, a pass — and otherwise kept in results order; the output depends
 // only on the arguments. A CaseResult's Case, when set, is shown too.
-func HTML(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
+func HTML(w io.Writer, s *results.Summary, cases []results.CaseResult) error {
 	return writeHTML(w, s, cases, pageExtras{})
 }
 
-func writeHTML(w io.Writer, s *engine.Summary, cases []engine.CaseResult, extras pageExtras) error {
+func writeHTML(w io.Writer, s *results.Summary, cases []results.CaseResult, extras pageExtras) error {
 	p := buildPage(s, cases)
 	if extras.config != "" {
 		// dag render reads the graph from the config; run beside
@@ -208,7 +208,7 @@ type dagView struct {
 	res     *dag.Result
 	// spread is how the case's walks split per node (samples: N), and
 	// Walks their number when the drawing notes it (dagsamples.go).
-	spread *engine.DAGSpread
+	spread *results.DAGSpread
 	Walks  int
 }
 
@@ -235,20 +235,20 @@ type dagMetricView struct {
 // first, then errors, ungated failures, skips and passes.
 func rank(r rowView) int {
 	switch r.Status {
-	case engine.StatusFailed:
+	case results.StatusFailed:
 		if r.Gated {
 			return 0
 		}
 		return 2
-	case engine.StatusSkipped:
+	case results.StatusSkipped:
 		return 3
-	case engine.StatusPassed:
+	case results.StatusPassed:
 		return 4
 	}
 	return 1 // errors, and any status this page does not know
 }
 
-func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
+func buildPage(s *results.Summary, cases []results.CaseResult) *page {
 	p := &page{
 		Passed: s.Passed, Cases: s.Cases,
 		Calls: s.Judge.Calls, Requests: s.Judge.Requests, Attempts: s.Judge.Attempts, CacheHits: s.Judge.CacheHits,
@@ -280,7 +280,7 @@ func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
 			anchors[c.CaseID] = "case-" + strconv.Itoa(i+1)
 		}
 	}
-	prep := map[string]*engine.PrepareSummary{}
+	prep := map[string]*results.PrepareSummary{}
 	for i := range s.Prepare {
 		prep[s.Prepare[i].Metric] = &s.Prepare[i]
 	}
@@ -346,11 +346,11 @@ func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
 			rv := rowOf(c.CaseID, mr)
 			cv.rank = min(cv.rank, rank(rv))
 			switch mr.Status {
-			case engine.StatusPassed:
+			case results.StatusPassed:
 				p.Counts.Passed++
-			case engine.StatusFailed:
+			case results.StatusFailed:
 				p.Counts.Failed++
-			case engine.StatusSkipped:
+			case results.StatusSkipped:
 				p.Counts.Skipped++
 			default:
 				p.Counts.Error++
@@ -369,13 +369,13 @@ func buildPage(s *engine.Summary, cases []engine.CaseResult) *page {
 }
 
 // gate is the GATE column of the terminal table.
-func gate(m engine.MetricSummary) (label, class string) {
+func gate(m results.MetricSummary) (label, class string) {
 	switch m.Verdict {
-	case engine.VerdictInformational:
+	case results.VerdictInformational:
 		return "info", "info"
-	case engine.VerdictFailed:
+	case results.VerdictFailed:
 		return "FAIL", "failed"
-	case engine.VerdictUnverified:
+	case results.VerdictUnverified:
 		return "UNVERIFIED", "failed"
 	}
 	return "ok", "passed"
@@ -397,7 +397,7 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func prepareOf(ps *engine.PrepareSummary) *prepareView {
+func prepareOf(ps *results.PrepareSummary) *prepareView {
 	pv := &prepareView{Error: ps.Error, Calls: ps.Usage.Calls, CallsText: calls(ps.Usage.Calls),
 		Tokens: ps.Usage.InputTokens + ps.Usage.OutputTokens, USD: usd(ps.Usage.USD)}
 	if len(ps.Details) > 0 {
@@ -415,7 +415,7 @@ func prepareOf(ps *engine.PrepareSummary) *prepareView {
 	return pv
 }
 
-func rowOf(caseID string, mr engine.MetricResult) rowView {
+func rowOf(caseID string, mr results.MetricResult) rowView {
 	rv := rowView{
 		Metric: mr.Metric, Kind: mr.Kind, Status: mr.Status, Gated: mr.Gated,
 		Score: num(mr.Score), Threshold: fmt.Sprintf("%.2f", mr.Threshold), Mode: mr.ScoreMode,
@@ -423,21 +423,21 @@ func rowOf(caseID string, mr engine.MetricResult) rowView {
 		Latency: latency(mr.LatencyMS),
 	}
 	switch mr.Status {
-	case engine.StatusPassed:
+	case results.StatusPassed:
 		rv.Label = "PASS"
-	case engine.StatusFailed:
+	case results.StatusFailed:
 		rv.Label = "FAIL"
-	case engine.StatusError:
+	case results.StatusError:
 		rv.Label = "ERROR"
-	case engine.StatusSkipped:
+	case results.StatusSkipped:
 		rv.Label = "SKIP"
 	default:
 		rv.Label = strings.ToUpper(mr.Status)
-		rv.Status = engine.StatusError // filter and colour it with the errors
+		rv.Status = results.StatusError // filter and colour it with the errors
 	}
 	if mr.Error != nil {
 		rv.Error = errorOf(mr.ErrorClass, mr.Error)
-	} else if mr.Status == engine.StatusError {
+	} else if mr.Status == results.StatusError {
 		rv.Error = &errorView{Class: mr.ErrorClass, Message: mkText(mr.Reason)}
 	}
 	if len(mr.Details) > 0 {
@@ -463,7 +463,7 @@ func errorOf(class string, e *abi.Error) *errorView {
 	return ev
 }
 
-func dagOf(caseID string, mr engine.MetricResult) *dagView {
+func dagOf(caseID string, mr results.MetricResult) *dagView {
 	var res dag.Result
 	if json.Unmarshal(mr.Details, &res) != nil || (len(res.Nodes) == 0 && res.Error == "") {
 		return nil

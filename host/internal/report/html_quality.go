@@ -5,7 +5,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/compare"
 	"github.com/agentanvil/anvil/host/internal/dag"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // pageExtras are what report.html shows beyond the summary and the
@@ -26,7 +26,7 @@ type pageExtras struct {
 
 // addQuality adds what the page shows of judgement quality: each metric's
 // charts, and each dag row's graph drawn with the path its case took.
-func addQuality(p *page, s *engine.Summary, extras pageExtras) {
+func addQuality(p *page, s *results.Summary, extras pageExtras) {
 	anchors := map[string]string{}
 	for _, g := range p.Groups {
 		if _, dup := anchors[g.ID]; !dup {

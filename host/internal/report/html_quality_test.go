@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/calibrate"
 	"github.com/agentanvil/anvil/host/internal/dag"
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -43,7 +43,7 @@ func pathOutline() dag.Outline {
 
 // qualityFixture is the HTML fixture with what a run with samples, a
 // panel and a dag writes into its summary.
-func qualityFixture(t *testing.T) (*engine.Summary, []engine.CaseResult) {
+func qualityFixture(t *testing.T) (*results.Summary, []results.CaseResult) {
 	s, cases := fixture(t)
 	s.Graphs = []dag.Outline{pathOutline()}
 	m := &s.Metrics[0]
@@ -53,9 +53,9 @@ func qualityFixture(t *testing.T) (*engine.Summary, []engine.CaseResult) {
 	m.Sampled, m.FlipShare, m.MeanSampleSD, m.MaxSampleSD = 3, ptr(0.3333), ptr(0.12), ptr(0.3)
 	m.FlipShareCI = &stats.CI{Estimate: 0.3333, Low: 0.0615, High: 0.7923, Level: 0.95, N: 3}
 	m.FlippedCases = []string{"c2-fail"}
-	m.Panel = &engine.PanelAgreement{Judges: []string{"gpt", "claude", "local"}, Aggregate: "median", Cases: 3,
+	m.Panel = &results.PanelAgreement{Judges: []string{"gpt", "claude", "local"}, Aggregate: "median", Cases: 3,
 		MeanAbsDiff: ptr(0.4), VerdictAgreement: ptr(0.3333), JudgeMeans: []float64{0.8, 0.6, 0.2}, Alpha: ptr(-0.3333),
-		Pairs: []engine.PairAgreement{{A: "gpt", B: "claude", MeanAbsDiff: 0.2}}}
+		Pairs: []results.PairAgreement{{A: "gpt", B: "claude", MeanAbsDiff: 0.2}}}
 	return s, cases
 }
 
@@ -191,7 +191,7 @@ func TestDAGNotDrawnSaysWhy(t *testing.T) {
 
 // writeRun lays out an output directory as a run leaves it: results.jsonl
 // and cases/, for report.Write.
-func writeRun(t *testing.T, cases []engine.CaseResult) string {
+func writeRun(t *testing.T, cases []results.CaseResult) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {

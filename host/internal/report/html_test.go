@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/dag"
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -41,61 +41,61 @@ func fixtureDAG(t *testing.T) json.RawMessage {
 	return b
 }
 
-func fixture(t *testing.T) (*engine.Summary, []engine.CaseResult) {
+func fixture(t *testing.T) (*results.Summary, []results.CaseResult) {
 	t.Helper()
 	steps, _ := json.Marshal(map[string]any{
 		"steps":          []string{"Read the question.", "Check the answer <b>names</b> the city.", "Score 0-10."},
 		"steps_source":   "generated",
 		"prompt_version": "geval/v1",
 	})
-	s := &engine.Summary{
-		ConfigHash: "sha256:0123abcd", Cases: 4, Verdict: engine.VerdictFailed, Passed: false, JudgeErrors: 1, PluginErrors: 1,
-		Judge: engine.JudgeUsage{Requests: 8, Calls: 9, Attempts: 10, CacheHits: 2, InputTokens: 1200, OutputTokens: 150, USD: 0.0042},
-		Prepare: []engine.PrepareSummary{{Metric: "correctness", Details: steps,
-			Usage: engine.JudgeUsage{Calls: 1, InputTokens: 100, OutputTokens: 50, USD: 0.0002}}},
-		Metrics: []engine.MetricSummary{
-			{Metric: "correctness", Kind: "geval", Gated: true, Verdict: engine.VerdictFailed, Threshold: 0.6, N: 4, Scored: 3, Passed: 2, Failed: 1, Errors: 1,
+	s := &results.Summary{
+		ConfigHash: "sha256:0123abcd", Cases: 4, Verdict: results.VerdictFailed, Passed: false, JudgeErrors: 1, PluginErrors: 1,
+		Judge: results.JudgeUsage{Requests: 8, Calls: 9, Attempts: 10, CacheHits: 2, InputTokens: 1200, OutputTokens: 150, USD: 0.0042},
+		Prepare: []results.PrepareSummary{{Metric: "correctness", Details: steps,
+			Usage: results.JudgeUsage{Calls: 1, InputTokens: 100, OutputTokens: 50, USD: 0.0002}}},
+		Metrics: []results.MetricSummary{
+			{Metric: "correctness", Kind: "geval", Gated: true, Verdict: results.VerdictFailed, Threshold: 0.6, N: 4, Scored: 3, Passed: 2, Failed: 1, Errors: 1,
 				Mean: ptr(0.6333), P50: ptr(0.8), PassRate: ptr(0.6667), ScoreModes: map[string]int{"weighted": 2, "raw": 1},
 				ErrorKinds: map[string]int{"judge_error": 1}, FailedCases: []string{"c2-fail"},
-				Judge: engine.JudgeUsage{Calls: 5, CacheHits: 2, InputTokens: 800, OutputTokens: 100, USD: 0.003}},
-			{Metric: "path", Kind: "dag", Gated: false, Verdict: engine.VerdictInformational, Threshold: 0.5, N: 4, Scored: 1, Failed: 1, Skipped: 2, Errors: 1,
+				Judge: results.JudgeUsage{Calls: 5, CacheHits: 2, InputTokens: 800, OutputTokens: 100, USD: 0.003}},
+			{Metric: "path", Kind: "dag", Gated: false, Verdict: results.VerdictInformational, Threshold: 0.5, N: 4, Scored: 1, Failed: 1, Skipped: 2, Errors: 1,
 				Mean: ptr(0.2), P50: ptr(0.2), PassRate: ptr(0), SkipReason: "case has no expected_output",
 				ErrorKinds: map[string]int{"trap": 1}, FailedCases: []string{"c4-dag"},
-				Judge: engine.JudgeUsage{Calls: 2, InputTokens: 300, OutputTokens: 40, USD: 0.0012}},
+				Judge: results.JudgeUsage{Calls: 2, InputTokens: 300, OutputTokens: 40, USD: 0.0012}},
 		},
 	}
 	long := strings.Repeat("The answer misses the point. ", 30)
-	cases := []engine.CaseResult{
+	cases := []results.CaseResult{
 		{CaseID: "c1-pass", ConfigHash: "sha256:0123abcd",
 			Case: &abi.TestCase{ID: "c1-pass", Input: "Capital of France?", ActualOutput: "Paris"},
-			Metrics: []engine.MetricResult{
-				{Metric: "correctness", Kind: "geval", Status: engine.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6,
-					ScoreMode: "weighted", Reason: "names Paris", Usage: engine.JudgeUsage{Calls: 1, InputTokens: 200, OutputTokens: 20}, LatencyMS: 420},
-				{Metric: "path", Kind: "dag", Status: engine.StatusSkipped, Threshold: 0.5, Reason: "case has no expected_output"},
+			Metrics: []results.MetricResult{
+				{Metric: "correctness", Kind: "geval", Status: results.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6,
+					ScoreMode: "weighted", Reason: "names Paris", Usage: results.JudgeUsage{Calls: 1, InputTokens: 200, OutputTokens: 20}, LatencyMS: 420},
+				{Metric: "path", Kind: "dag", Status: results.StatusSkipped, Threshold: 0.5, Reason: "case has no expected_output"},
 			}},
 		{CaseID: "c2-fail", ConfigHash: "sha256:0123abcd",
 			Case: &abi.TestCase{ID: "c2-fail", Input: "Capital of Italy?", ActualOutput: "I think " + hostile + " it is Milan",
 				ExpectedOutput: "Rome", Context: []string{"Rome is the capital of Italy."}},
-			Metrics: []engine.MetricResult{
-				{Metric: "correctness", Kind: "geval", Status: engine.StatusFailed, Gated: true, Score: ptr(0.2), Threshold: 0.6,
+			Metrics: []results.MetricResult{
+				{Metric: "correctness", Kind: "geval", Status: results.StatusFailed, Gated: true, Score: ptr(0.2), Threshold: 0.6,
 					ScoreMode: "raw", Reason: "says " + hostile + ". " + long, Details: json.RawMessage(`{"raw_score":2,"steps_source":"generated"}`),
-					Usage: engine.JudgeUsage{Calls: 1, InputTokens: 200, OutputTokens: 30}, LatencyMS: 1530},
-				{Metric: "path", Kind: "dag", Status: engine.StatusSkipped, Threshold: 0.5, Reason: "case has no expected_output"},
+					Usage: results.JudgeUsage{Calls: 1, InputTokens: 200, OutputTokens: 30}, LatencyMS: 1530},
+				{Metric: "path", Kind: "dag", Status: results.StatusSkipped, Threshold: 0.5, Reason: "case has no expected_output"},
 			}},
 		{CaseID: "c3-error", ConfigHash: "sha256:0123abcd",
-			Metrics: []engine.MetricResult{
-				{Metric: "correctness", Kind: "geval", Status: engine.StatusError, Gated: true, Threshold: 0.6, ErrorClass: "judge",
+			Metrics: []results.MetricResult{
+				{Metric: "correctness", Kind: "geval", Status: results.StatusError, Gated: true, Threshold: 0.6, ErrorClass: "judge",
 					Error: &abi.Error{Code: abi.CodeJudge, Message: "judge returned 503 after 3 attempts", Retryable: true}},
-				{Metric: "path", Kind: "dag", Status: engine.StatusError, Threshold: 0.5, ErrorClass: "plugin",
+				{Metric: "path", Kind: "dag", Status: results.StatusError, Threshold: 0.5, ErrorClass: "plugin",
 					Error: &abi.Error{Code: abi.CodeTrap, Message: "node \"gate\": wasm trap: unreachable", Plugin: "jsonnodes@1.2.0",
 						Digest: "sha256:feedface", Stderr: "panic: index out of range [3] with length 3\ngoroutine 1 [running]:\nmain.check()"}},
 			}},
 		{CaseID: "c4-dag", ConfigHash: "sha256:0123abcd",
-			Metrics: []engine.MetricResult{
-				{Metric: "correctness", Kind: "geval", Status: engine.StatusPassed, Gated: true, Score: ptr(0.8), Threshold: 0.6, ScoreMode: "weighted"},
-				{Metric: "path", Kind: "dag", Status: engine.StatusFailed, Gated: false, Score: ptr(0.2), Threshold: 0.5,
+			Metrics: []results.MetricResult{
+				{Metric: "correctness", Kind: "geval", Status: results.StatusPassed, Gated: true, Score: ptr(0.8), Threshold: 0.6, ScoreMode: "weighted"},
+				{Metric: "path", Kind: "dag", Status: results.StatusFailed, Gated: false, Score: ptr(0.2), Threshold: 0.5,
 					Reason: "gate=true → has_answer=false (score 2/10)", Details: fixtureDAG(t),
-					Usage: engine.JudgeUsage{Calls: 2, InputTokens: 300, OutputTokens: 40}},
+					Usage: results.JudgeUsage{Calls: 2, InputTokens: 300, OutputTokens: 40}},
 			}},
 	}
 	return s, cases
@@ -253,7 +253,7 @@ func TestHTMLError(t *testing.T) {
 
 func TestHTMLEmpty(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.HTML(&b, &engine.Summary{Verdict: engine.VerdictPassed, Passed: true}, nil); err != nil {
+	if err := report.HTML(&b, &results.Summary{Verdict: results.VerdictPassed, Passed: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); !strings.Contains(out, "✔ PASSED") || !strings.Contains(out, "No case results.") {
@@ -322,7 +322,7 @@ func TestWriteCapsHugeDetails(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &engine.Summary{Cases: 1, Verdict: engine.VerdictPassed, Passed: true, Metrics: []engine.MetricSummary{{Metric: "m", Kind: "geval", N: 1}}}
+	s := &results.Summary{Cases: 1, Verdict: results.VerdictPassed, Passed: true, Metrics: []results.MetricSummary{{Metric: "m", Kind: "geval", N: 1}}}
 	if err := report.Write(dir, s); err != nil {
 		t.Fatal(err)
 	}
@@ -336,8 +336,8 @@ func TestWriteCapsHugeDetails(t *testing.T) {
 }
 
 func TestHTMLDetailsJSONReadable(t *testing.T) {
-	s := &engine.Summary{Cases: 1, Verdict: engine.VerdictPassed, Passed: true, Metrics: []engine.MetricSummary{{Metric: "m", Kind: "k", N: 1}}}
-	cases := []engine.CaseResult{{CaseID: "a", Metrics: []engine.MetricResult{{Metric: "m", Kind: "k", Status: engine.StatusPassed,
+	s := &results.Summary{Cases: 1, Verdict: results.VerdictPassed, Passed: true, Metrics: []results.MetricSummary{{Metric: "m", Kind: "k", N: 1}}}
+	cases := []results.CaseResult{{CaseID: "a", Metrics: []results.MetricResult{{Metric: "m", Kind: "k", Status: results.StatusPassed,
 		Details: json.RawMessage(`{"z":"\u003cb\u003e \u0026","a":"\\u003c kept"}`)}}}}
 	var b bytes.Buffer
 	if err := report.HTML(&b, s, cases); err != nil {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
@@ -43,11 +43,11 @@ func (o TableOptions) paint(word, class string) string {
 
 func verdictClass(v string) string {
 	switch v {
-	case engine.VerdictPassed:
+	case results.VerdictPassed:
 		return "passed"
-	case engine.VerdictFailed, engine.VerdictUnverified:
+	case results.VerdictFailed, results.VerdictUnverified:
 		return "failed"
-	case engine.VerdictIncomplete:
+	case results.VerdictIncomplete:
 		return "incomplete"
 	}
 	return ""
@@ -59,7 +59,7 @@ const maxFailingShown = 5
 // qualityLines writes, per metric, its mean and pass rate with their
 // intervals, the spread of its samples and its panel's agreement, and the
 // first cases that failed it.
-func qualityLines(w io.Writer, s *engine.Summary) {
+func qualityLines(w io.Writer, s *results.Summary) {
 	for _, m := range s.Metrics {
 		var parts []string
 		if m.MeanCI != nil {

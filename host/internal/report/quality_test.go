@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
-func qualitySummary() *engine.Summary {
+func qualitySummary() *results.Summary {
 	s := summary()
 	m := &s.Metrics[0]
 	m.Failed = 7
@@ -19,7 +19,7 @@ func qualitySummary() *engine.Summary {
 	m.PassRateCI = &stats.CI{Estimate: 0.6667, Low: 0.2077, High: 0.9385}
 	m.Sampled, m.FlipShare, m.MeanSampleSD, m.MaxSampleSD = 3, ptr(1), ptr(0.3512), ptr(0.4)
 	m.FlipShareCI = &stats.CI{Estimate: 1, Low: 0.4385, High: 1}
-	m.Panel = &engine.PanelAgreement{Judges: []string{"a", "b", "c"}, Aggregate: "median", Cases: 3,
+	m.Panel = &results.PanelAgreement{Judges: []string{"a", "b", "c"}, Aggregate: "median", Cases: 3,
 		MeanAbsDiff: ptr(0.4), VerdictAgreement: ptr(0), Alpha: ptr(-0.3333)}
 	return s
 }

@@ -1,30 +1,35 @@
-// Package report turns a run's summary into what people and CI systems
-// read: a fixed-width table for the terminal and JUnit XML for CI.
+// Package report turns a run's summary and results into what people and
+// CI systems read: a fixed-width table for the terminal, junit.xml for CI
+// and report.html for people.
 //
-// Invariants: output is deterministic for a given summary (metrics in
-// configuration order, cases in results order), so reports diff cleanly.
+// Invariants: output is deterministic for a given summary and results
+// (metrics in configuration order, cases in results order), so reports
+// diff cleanly; the reports are built from the cases one at a time
+// (Builder), holding a bounded amount of them, so a run of any size is
+// reported in bounded memory and without reading results.jsonl back.
 package report
 
 import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // Table writes the end-of-run summary table, without colour.
-func Table(w io.Writer, s *engine.Summary) error { return TableWith(w, s, TableOptions{}) }
+func Table(w io.Writer, s *results.Summary) error { return TableWith(w, s, TableOptions{}) }
 
 // WithoutJudgeNotes is text, a reason printed after the judges' notes
 // ("judge NAME: NOTE"), with each note it quotes replaced by a reference
 // to that line: a judge without a key is the reason of every metric it
 // skips, and its whole advice once is enough. summary.json keeps the
 // reasons whole.
-func WithoutJudgeNotes(s *engine.Summary, text string) string {
+func WithoutJudgeNotes(s *results.Summary, text string) string {
 	for _, j := range s.Judges {
 		if j.Note != "" {
 			text = strings.ReplaceAll(text, j.Note, "judge "+strconv.Quote(j.Name)+" is "+j.Source+", see \"judge "+j.Name+":\" above")
@@ -36,7 +41,7 @@ func WithoutJudgeNotes(s *engine.Summary, text string) string {
 // TableWith writes the end-of-run summary table styled by o: the metrics,
 // then per metric its intervals, spread, panel agreement and first
 // failing cases, then notes and the run's verdict.
-func TableWith(w io.Writer, s *engine.Summary, o TableOptions) error {
+func TableWith(w io.Writer, s *results.Summary, o TableOptions) error {
 	for _, j := range s.Judges {
 		if j.Note != "" {
 			fmt.Fprintf(w, "judge %s: %s\n", j.Name, j.Note)
@@ -89,7 +94,7 @@ func TableWith(w io.Writer, s *engine.Summary, o TableOptions) error {
 // answeredWithoutCalls says how many requests the cache and a recorded
 // session answered: a replayed recording is not a cache hit, and a run
 // that only replayed must not read as cached.
-func answeredWithoutCalls(u engine.JudgeUsage) string {
+func answeredWithoutCalls(u results.JudgeUsage) string {
 	var out string
 	if u.CacheHits > 0 || u.Replayed == 0 {
 		out = fmt.Sprintf("%d cached, ", u.CacheHits)
@@ -130,28 +135,7 @@ func modes(m map[string]int) string {
 }
 
 // JUnit XML, in the shape Jenkins, GitLab and GitHub reporters read: one
-// testsuite per metric, one testcase per case. writeJUnit (junitxml.go)
-// writes these by hand; the tags are what the tests' encoding/xml
-// reference encodes them by.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
+// testsuite per metric, one testcase per case (junit.go).
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
@@ -179,122 +163,19 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// JUnit writes the XML for the case results of a run.
-func JUnit(w io.Writer, s *engine.Summary, cases []engine.CaseResult) error {
-	return JUnitFrom(w, s, Slice(cases))
-}
-
-// JUnitFrom is JUnit over results read by each, which it walks once per
-// metric plus once to count: only one case is held at a time, so the
-// memory it needs does not grow with the run.
-func JUnitFrom(w io.Writer, s *engine.Summary, each Results) error {
-	counts := newJUnitCounts(s)
-	if err := each(func(c *engine.CaseResult) error { counts.add(c); return nil }); err != nil {
-		return err
+// JUnit writes junit.xml's document for the case results of a run held in
+// memory; its testcases are spilled under the system's temporary
+// directory as a run's are under its output directory.
+func JUnit(w io.Writer, s *results.Summary, cases []results.CaseResult) error {
+	dir, err := os.MkdirTemp("", "anvil-junit-")
+	if err != nil {
+		return fmt.Errorf("write junit: %w", err)
 	}
-	return writeJUnit(w, counts, each)
-}
-
-// junitCounts gathers every suite's counts (the attributes written before
-// its cases) from the results it is shown, one at a time.
-type junitCounts struct {
-	s    *engine.Summary
-	root junitSuites
-	idx  map[string]int // metric → its suite
-}
-
-func newJUnitCounts(s *engine.Summary) *junitCounts {
-	c := &junitCounts{s: s, root: junitSuites{Name: "anvil"}, idx: map[string]int{}}
-	for _, m := range s.Metrics {
-		c.idx[m.Metric] = len(c.root.Suites)
-		c.root.Suites = append(c.root.Suites, junitSuite{Name: m.Metric})
+	defer os.RemoveAll(dir)
+	j := newJUnitBuilder(dir)
+	defer j.close()
+	for i := range cases {
+		j.add(&cases[i])
 	}
-	return c
-}
-
-func (c *junitCounts) add(cr *engine.CaseResult) {
-	for k := range cr.Metrics {
-		mr := &cr.Metrics[k]
-		i, ok := c.idx[mr.Metric]
-		if !ok {
-			continue
-		}
-		suite := &c.root.Suites[i]
-		switch junitOutcome(mr) {
-		case engine.StatusFailed:
-			suite.Failures++
-		case engine.StatusError:
-			suite.Errors++
-		case engine.StatusSkipped:
-			suite.Skipped++
-		}
-		suite.Tests++
-	}
-}
-
-// finish adds the unverified gates and the totals. A suite's Cases hold
-// only its unverified-gate entry, written after its cases.
-func (c *junitCounts) finish() (junitSuites, map[string]int) {
-	root := c.root
-	root.Suites = append([]junitSuite(nil), c.root.Suites...)
-	// A gate that verified nothing is an error CI must see: a suite of
-	// skips reads as green in most CI systems.
-	for _, m := range c.s.Metrics {
-		if m.Verdict != engine.VerdictUnverified {
-			continue
-		}
-		suite := &root.Suites[c.idx[m.Metric]]
-		suite.Cases = append(suite.Cases, junitCase{Name: "(gate)", Classname: "anvil." + m.Metric,
-			Error: &junitMessage{Message: "could not verify: " + m.UnverifiedReason, Type: "unverified"}})
-		suite.Tests++
-		suite.Errors++
-	}
-	for _, su := range root.Suites {
-		root.Tests += su.Tests
-		root.Failures += su.Failures
-		root.Errors += su.Errors
-		root.Skipped += su.Skipped
-	}
-	return root, c.idx
-}
-
-// junitOutcome is the JUnit count a metric result adds to ("" for none:
-// passed, or failed but not gated).
-func junitOutcome(mr *engine.MetricResult) string {
-	switch mr.Status {
-	case engine.StatusFailed:
-		if mr.Gated {
-			return engine.StatusFailed
-		}
-	case engine.StatusError, engine.StatusSkipped:
-		return mr.Status
-	}
-	return ""
-}
-
-// junitCaseOf is one metric result as a testcase, its element the one of
-// its junitOutcome. The numbers are strconv's, not fmt's (the same digits,
-// fewer allocations per testcase); the concatenations allocate once each.
-func junitCaseOf(caseID string, mr *engine.MetricResult) junitCase {
-	tc := junitCase{Name: caseID, Classname: "anvil." + mr.Metric, Time: junitSeconds(mr.LatencyMS / 1000)}
-	var scoreBuf, thresholdBuf [32]byte
-	score := append(scoreBuf[:0], '-')
-	if mr.Score != nil {
-		score = strconv.AppendFloat(scoreBuf[:0], *mr.Score, 'f', 3, 64)
-	}
-	threshold := strconv.AppendFloat(thresholdBuf[:0], mr.Threshold, 'f', 2, 64)
-	tc.Output = "score=" + string(score) + " threshold=" + string(threshold) + " mode=" + mr.ScoreMode + "\n" + mr.Reason
-	switch junitOutcome(mr) {
-	case engine.StatusFailed:
-		tc.Failure = &junitMessage{Message: "score " + string(score) + " below threshold " + string(threshold), Type: "threshold", Text: mr.Reason}
-	case engine.StatusError:
-		msg := "error"
-		if mr.Error != nil {
-			msg = mr.Error.Error()
-		}
-		tc.Error = &junitMessage{Message: msg, Type: mr.ErrorClass}
-	case engine.StatusSkipped:
-		tc.Skipped = &junitMessage{Message: mr.Reason}
-	}
-	return tc
+	return j.write(w, s)
 }

@@ -9,19 +9,19 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 func ptr(v float64) *float64 { return &v }
 
-func summary() *engine.Summary {
-	return &engine.Summary{Cases: 3, Verdict: engine.VerdictFailed, Passed: false, JudgeErrors: 1,
-		Judge: engine.JudgeUsage{Requests: 3, Calls: 4, Attempts: 5, CacheHits: 1, InputTokens: 100, OutputTokens: 20, USD: 0.0012},
-		Metrics: []engine.MetricSummary{
-			{Metric: "correctness", Kind: "geval", Gated: true, Verdict: engine.VerdictFailed, Threshold: 0.6, N: 3, Scored: 2, Passed: 1, Failed: 1, Errors: 1,
+func summary() *results.Summary {
+	return &results.Summary{Cases: 3, Verdict: results.VerdictFailed, Passed: false, JudgeErrors: 1,
+		Judge: results.JudgeUsage{Requests: 3, Calls: 4, Attempts: 5, CacheHits: 1, InputTokens: 100, OutputTokens: 20, USD: 0.0012},
+		Metrics: []results.MetricSummary{
+			{Metric: "correctness", Kind: "geval", Gated: true, Verdict: results.VerdictFailed, Threshold: 0.6, N: 3, Scored: 2, Passed: 1, Failed: 1, Errors: 1,
 				Mean: ptr(0.5), P50: ptr(0.5), PassRate: ptr(0.5), ScoreModes: map[string]int{"weighted": 1, "raw": 1}},
-			{Metric: "exact", Kind: "exact_match", Gated: false, Verdict: engine.VerdictInformational, Threshold: 0.5, N: 3, Skipped: 3, SkipReason: "case has no expected_output"},
+			{Metric: "exact", Kind: "exact_match", Gated: false, Verdict: results.VerdictInformational, Threshold: 0.5, N: 3, Skipped: 3, SkipReason: "case has no expected_output"},
 		}}
 }
 
@@ -40,16 +40,16 @@ func TestTable(t *testing.T) {
 }
 
 func TestJUnit(t *testing.T) {
-	cases := []engine.CaseResult{
-		{CaseID: "a", Metrics: []engine.MetricResult{
-			{Metric: "correctness", Status: engine.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6},
-			{Metric: "exact", Status: engine.StatusSkipped, Reason: "case has no expected_output"}}},
-		{CaseID: "b", Metrics: []engine.MetricResult{
-			{Metric: "correctness", Status: engine.StatusFailed, Gated: true, Score: ptr(0.1), Threshold: 0.6, Reason: "wrong"},
-			{Metric: "exact", Status: engine.StatusSkipped}}},
-		{CaseID: "c", Metrics: []engine.MetricResult{
-			{Metric: "correctness", Status: engine.StatusError, Gated: true, ErrorClass: "judge", Error: abi.Errorf(abi.CodeJudge, "down")},
-			{Metric: "exact", Status: engine.StatusSkipped}}},
+	cases := []results.CaseResult{
+		{CaseID: "a", Metrics: []results.MetricResult{
+			{Metric: "correctness", Status: results.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6},
+			{Metric: "exact", Status: results.StatusSkipped, Reason: "case has no expected_output"}}},
+		{CaseID: "b", Metrics: []results.MetricResult{
+			{Metric: "correctness", Status: results.StatusFailed, Gated: true, Score: ptr(0.1), Threshold: 0.6, Reason: "wrong"},
+			{Metric: "exact", Status: results.StatusSkipped}}},
+		{CaseID: "c", Metrics: []results.MetricResult{
+			{Metric: "correctness", Status: results.StatusError, Gated: true, ErrorClass: "judge", Error: abi.Errorf(abi.CodeJudge, "down")},
+			{Metric: "exact", Status: results.StatusSkipped}}},
 	}
 	var b bytes.Buffer
 	if err := report.JUnit(&b, summary(), cases); err != nil {
@@ -86,22 +86,22 @@ func TestJUnit(t *testing.T) {
 // hand-written writer and its encoding/xml reference is seen in a diff.
 func TestJUnitGolden(t *testing.T) {
 	s := summary()
-	s.Metrics = append(s.Metrics, engine.MetricSummary{Metric: "faith <\"&\">", Kind: "geval", Gated: true,
-		Verdict: engine.VerdictUnverified, UnverifiedReason: "scored no case:\n\tall 3 skipped ('no key')"})
-	cases := []engine.CaseResult{
-		{CaseID: "a", Metrics: []engine.MetricResult{
-			{Metric: "correctness", Status: engine.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6, ScoreMode: "weighted", LatencyMS: 1234.5},
-			{Metric: "exact", Status: engine.StatusSkipped, Reason: "case has no expected_output"},
-			{Metric: "faith <\"&\">", Status: engine.StatusSkipped, Gated: true, Reason: "no key \xff\x01 \ufffd"}}},
-		{CaseID: "b <2>", Metrics: []engine.MetricResult{
-			{Metric: "correctness", Status: engine.StatusFailed, Gated: true, Score: ptr(0.1), Threshold: 0.6, LatencyMS: 0.25,
+	s.Metrics = append(s.Metrics, results.MetricSummary{Metric: "faith <\"&\">", Kind: "geval", Gated: true,
+		Verdict: results.VerdictUnverified, UnverifiedReason: "scored no case:\n\tall 3 skipped ('no key')"})
+	cases := []results.CaseResult{
+		{CaseID: "a", Metrics: []results.MetricResult{
+			{Metric: "correctness", Status: results.StatusPassed, Gated: true, Score: ptr(0.9), Threshold: 0.6, ScoreMode: "weighted", LatencyMS: 1234.5},
+			{Metric: "exact", Status: results.StatusSkipped, Reason: "case has no expected_output"},
+			{Metric: "faith <\"&\">", Status: results.StatusSkipped, Gated: true, Reason: "no key \xff\x01 \ufffd"}}},
+		{CaseID: "b <2>", Metrics: []results.MetricResult{
+			{Metric: "correctness", Status: results.StatusFailed, Gated: true, Score: ptr(0.1), Threshold: 0.6, LatencyMS: 0.25,
 				Reason: "wrong:\r\n\tit says \"no\" & 'never' ]]>"},
-			{Metric: "exact", Status: engine.StatusFailed, Score: ptr(0), Threshold: 0.5},
-			{Metric: "faith <\"&\">", Status: engine.StatusSkipped, Gated: true}}},
-		{CaseID: "c", Metrics: []engine.MetricResult{
-			{Metric: "correctness", Status: engine.StatusError, Gated: true, ErrorClass: "judge", Error: abi.Errorf(abi.CodeJudge, "down"), LatencyMS: 30001},
-			{Metric: "exact", Status: engine.StatusPassed, Score: ptr(1), Threshold: 0.5},
-			{Metric: "faith <\"&\">", Status: engine.StatusSkipped, Gated: true}}},
+			{Metric: "exact", Status: results.StatusFailed, Score: ptr(0), Threshold: 0.5},
+			{Metric: "faith <\"&\">", Status: results.StatusSkipped, Gated: true}}},
+		{CaseID: "c", Metrics: []results.MetricResult{
+			{Metric: "correctness", Status: results.StatusError, Gated: true, ErrorClass: "judge", Error: abi.Errorf(abi.CodeJudge, "down"), LatencyMS: 30001},
+			{Metric: "exact", Status: results.StatusPassed, Score: ptr(1), Threshold: 0.5},
+			{Metric: "faith <\"&\">", Status: results.StatusSkipped, Gated: true}}},
 	}
 	var b bytes.Buffer
 	if err := report.JUnit(&b, s, cases); err != nil {
@@ -123,10 +123,10 @@ func TestJUnitGolden(t *testing.T) {
 }
 
 func TestUnverifiedGateIsAnErrorInTheTableAndJUnit(t *testing.T) {
-	s := &engine.Summary{Cases: 2, Verdict: engine.VerdictUnverified,
+	s := &results.Summary{Cases: 2, Verdict: results.VerdictUnverified,
 		Unverified: []string{"metric correctness: scored no case: all 2 skipped (no key)"},
-		Judges:     []engine.JudgeReport{{Name: "default", Model: "m", Source: "unavailable", Note: "no API key in $OPENAI_API_KEY"}},
-		Metrics: []engine.MetricSummary{{Metric: "correctness", Kind: "geval", Gated: true, Verdict: engine.VerdictUnverified,
+		Judges:     []results.JudgeReport{{Name: "default", Model: "m", Source: "unavailable", Note: "no API key in $OPENAI_API_KEY"}},
+		Metrics: []results.MetricSummary{{Metric: "correctness", Kind: "geval", Gated: true, Verdict: results.VerdictUnverified,
 			UnverifiedReason: "scored no case: all 2 skipped (no key)", N: 2, Skipped: 2}}}
 	var b bytes.Buffer
 	if err := report.Table(&b, s); err != nil {
@@ -137,9 +137,9 @@ func TestUnverifiedGateIsAnErrorInTheTableAndJUnit(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
-	cases := []engine.CaseResult{
-		{CaseID: "a", Metrics: []engine.MetricResult{{Metric: "correctness", Status: engine.StatusSkipped, Gated: true}}},
-		{CaseID: "b", Metrics: []engine.MetricResult{{Metric: "correctness", Status: engine.StatusSkipped, Gated: true}}},
+	cases := []results.CaseResult{
+		{CaseID: "a", Metrics: []results.MetricResult{{Metric: "correctness", Status: results.StatusSkipped, Gated: true}}},
+		{CaseID: "b", Metrics: []results.MetricResult{{Metric: "correctness", Status: results.StatusSkipped, Gated: true}}},
 	}
 	b.Reset()
 	if err := report.JUnit(&b, s, cases); err != nil {

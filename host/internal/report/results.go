@@ -1,113 +1,79 @@
 package report
 
 import (
-	"sort"
+	"slices"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
-// Results walks a run's case results in file order, calling fn for each
-// and stopping at fn's first error, which it returns; it may be walked
-// more than once. The reports are built from it one case at a time, so
-// their memory does not grow with the run (results.jsonl is read again
-// for each walk rather than held).
-type Results func(fn func(r *engine.CaseResult) error) error
-
-// FileResults walks results.jsonl at path.
-func FileResults(path string) Results {
-	return func(fn func(r *engine.CaseResult) error) error { return engine.EachResult(path, fn) }
-}
-
-// fileOutcomes walks results.jsonl at path without the metrics' details
-// (engine.EachOutcome): for the walks that count and choose, which never
-// read them.
-func fileOutcomes(path string) Results {
-	return func(fn func(r *engine.CaseResult) error) error { return engine.EachOutcome(path, fn) }
-}
-
-// Slice walks results held in memory.
-func Slice(cases []engine.CaseResult) Results {
-	return func(fn func(r *engine.CaseResult) error) error {
-		for i := range cases {
-			if err := fn(&cases[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// selectForHTML returns the cases report.html shows in full, in file
-// order: every case with a failure, error or skip first, then passing
-// cases, up to limit in all. Two walks; it holds at most limit cases,
-// their details capped.
-func selectForHTML(each Results, limit int) ([]engine.CaseResult, error) {
-	pick := htmlPicker{limit: limit}
-	if err := each(func(c *engine.CaseResult) error { pick.add(c); return nil }); err != nil {
-		return nil, err
-	}
-	return pick.collect(each)
-}
-
-// htmlPicker chooses report.html's cases from the results it is shown,
-// one at a time, remembering at most 2×limit positions.
+// htmlPicker chooses report.html's cases from the results it is shown, one
+// at a time, in results order: every case with a failure, error or skip
+// first, then passing cases, up to limit in all. It holds the chosen
+// cases, their details capped, never more than limit of them: the
+// failing ones are final as they come, and a passing one is kept only
+// while there is room beside them (the room only shrinks).
 type htmlPicker struct {
 	limit             int
-	n                 int   // results seen
-	notPassed, passed []int // their positions, up to limit each
+	n                 int          // results seen
+	notPassed, passed []pickedCase // chosen, in results order
 }
 
-func (p *htmlPicker) add(c *engine.CaseResult) {
-	switch ok := allPassed(*c); {
-	case !ok && len(p.notPassed) < p.limit:
-		p.notPassed = append(p.notPassed, p.n)
-	case ok && len(p.passed) < p.limit:
-		p.passed = append(p.passed, p.n)
-	}
+type pickedCase struct {
+	pos int // in results order
+	c   results.CaseResult
+}
+
+func (p *htmlPicker) add(c *results.CaseResult) {
+	pos := p.n
 	p.n++
-}
-
-// positions are the chosen results' positions, in file order.
-func (p *htmlPicker) positions() []int {
-	keep := append([]int(nil), p.notPassed...)
-	if room := p.limit - len(keep); room > 0 {
-		keep = append(keep, p.passed[:min(room, len(p.passed))]...)
-	}
-	sort.Ints(keep)
-	return keep
-}
-
-// collect walks the results again for the chosen ones.
-func (p *htmlPicker) collect(each Results) ([]engine.CaseResult, error) {
-	keep := p.positions()
-	out := make([]engine.CaseResult, 0, len(keep))
-	i := 0
-	err := each(func(c *engine.CaseResult) error {
-		if len(out) < len(keep) && keep[len(out)] == i {
-			out = append(out, shownCase(c))
+	if !allPassed(c) {
+		if len(p.notPassed) == p.limit {
+			return
 		}
-		i++
-		return nil
-	})
-	return out, err
-}
-
-// collectFile is collect over results.jsonl at path, decoding only the
-// chosen lines (at most limit of them, against every line for a walk).
-func (p *htmlPicker) collectFile(path string) ([]engine.CaseResult, error) {
-	keep := p.positions()
-	out := make([]engine.CaseResult, 0, len(keep))
-	err := engine.EachResultAt(path, keep, func(c *engine.CaseResult) error {
-		out = append(out, shownCase(c))
-		return nil
-	})
-	return out, err
-}
-
-// shownCase is a chosen result as report.html holds it: details capped.
-func shownCase(c *engine.CaseResult) engine.CaseResult {
-	for m := range c.Metrics {
-		c.Metrics[m].Details = capDetails(c.Metrics[m].Kind, c.Metrics[m].Details)
+		p.notPassed = append(p.notPassed, pickedCase{pos, shownCase(c)})
+		if room := p.limit - len(p.notPassed); len(p.passed) > room {
+			clear(p.passed[room:])
+			p.passed = p.passed[:room]
+		}
+		return
 	}
-	return *c
+	if len(p.passed) < p.limit-len(p.notPassed) {
+		p.passed = append(p.passed, pickedCase{pos, shownCase(c)})
+	}
+}
+
+// shown is the chosen cases in results order.
+func (p *htmlPicker) shown() []results.CaseResult {
+	all := append(slices.Clone(p.notPassed), p.passed...)
+	slices.SortFunc(all, func(a, b pickedCase) int { return a.pos - b.pos })
+	out := make([]results.CaseResult, len(all))
+	for i := range all {
+		out[i] = all[i].c
+	}
+	return out
+}
+
+func allPassed(c *results.CaseResult) bool {
+	for _, m := range c.Metrics {
+		if m.Status != results.StatusPassed {
+			return false
+		}
+	}
+	return true
+}
+
+// shownCase is a chosen result as report.html holds it: its own copy of
+// the metrics, details capped, and the case trimmed to what the page
+// shows (a result read from results.jsonl has no case: Builder.Write
+// reads it from cases/).
+func shownCase(c *results.CaseResult) results.CaseResult {
+	out := *c
+	out.Metrics = slices.Clone(c.Metrics)
+	for m := range out.Metrics {
+		out.Metrics[m].Details = capDetails(out.Metrics[m].Kind, out.Metrics[m].Details)
+	}
+	if c.Case != nil {
+		out.Case = trimCase(c.Case)
+	}
+	return out
 }

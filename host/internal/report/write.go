@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/dag"
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
 // MaxDetailsBytes caps one metric result's details held for report.html;
@@ -18,49 +18,73 @@ import (
 // nested details) or replaced by a note. cases/<id>.json keeps them whole.
 const MaxDetailsBytes = 256 << 10
 
-// Write writes junit.xml and report.html into dir from results.jsonl, the
-// cases under cases/ and s. It streams results.jsonl rather than loading
-// it — one walk for JUnit's counts and report.html's choice of cases, one
-// per metric for JUnit's cases, one decoding only the chosen cases' lines
-// (the first two skip the metrics' details) — so what it
-// holds is one case at a time plus the MaxReportCases cases report.html
-// shows, whatever the run's size.
-func Write(dir string, s *engine.Summary) error { return WriteWithConfig(dir, s, "") }
+// Builder builds a run's junit.xml and report.html from its cases as it
+// is given them (a results.Sink): during a run, from the results writer
+// as each case becomes durable (engine.RunOptions.Sink); from an output
+// directory, from one read of its results.jsonl (Write). What it holds is
+// bounded whatever the run's size: junit.xml's testcases go to a file per
+// suite, and report.html's cases are the at most MaxReportCases it shows.
+type Builder struct {
+	dir   string
+	junit *junitBuilder
+	pick  htmlPicker
+}
+
+// NewBuilder returns a Builder for the reports of the output directory
+// dir; Close releases what it holds.
+func NewBuilder(dir string) *Builder {
+	return &Builder{dir: dir, junit: newJUnitBuilder(dir), pick: htmlPicker{limit: MaxReportCases}}
+}
+
+// Add takes one case, in results order. A failure to hold it (a full
+// disk) is Write's error.
+func (b *Builder) Add(c *results.CaseResult) {
+	b.junit.add(c)
+	b.pick.add(c)
+}
+
+// Write writes junit.xml and report.html into the directory, for the run
+// summarised by s: the cases added, with the run's config file at
+// configPath (as the run's -c named it, from the working directory):
+// report.html's `anvil-host dag render` commands name it with -c, by a
+// path from the directory, since they are run there (beside
+// results.jsonl), where no config is. An empty configPath leaves -c out.
+// The Builder takes no case after.
+func (b *Builder) Write(s *results.Summary, configPath string) error {
+	if err := writeFile(filepath.Join(b.dir, "junit.xml"), func(w *bufio.Writer) error { return b.junit.write(w, s) }); err != nil {
+		return err
+	}
+	if err := b.junit.close(); err != nil {
+		return fmt.Errorf("write junit: remove its spill: %w", err)
+	}
+	shown := b.pick.shown()
+	b.pick = htmlPicker{}
+	attachCases(b.dir, shown)
+	var extras pageExtras
+	extras.config = configFrom(b.dir, configPath)
+	extras.calibration, extras.note = readCalibration(b.dir)
+	extras.comparison, extras.compareNote = readComparison(b.dir, s)
+	return writeFile(filepath.Join(b.dir, "report.html"), func(w *bufio.Writer) error { return writeHTML(w, s, shown, extras) })
+}
+
+// Close removes what the Builder spilled to disk; after Write it has
+// nothing left to remove.
+func (b *Builder) Close() error { return b.junit.close() }
+
+// Write writes junit.xml and report.html into dir from its results.jsonl,
+// read once, its cases/ and s.
+func Write(dir string, s *results.Summary) error { return WriteWithConfig(dir, s, "") }
 
 // WriteWithConfig is Write for a run of the config file at configPath
-// (as the run's -c named it, from the working directory): report.html's
-// `anvil-host dag render` commands name it with -c, by a path from dir,
-// since they are run there (beside results.jsonl), where no config is.
-// An empty configPath leaves -c out.
-func WriteWithConfig(dir string, s *engine.Summary, configPath string) error {
-	// The counting and choosing walks read outcomes only (no details);
-	// the chosen cases are then read whole, and only they.
-	path := filepath.Join(dir, "results.jsonl")
-	each := fileOutcomes(path)
-	// The first walk reads everything before any file is created, so an
-	// unreadable results.jsonl leaves no half-written report.
-	counts, pick := newJUnitCounts(s), htmlPicker{limit: MaxReportCases}
-	err := each(func(c *engine.CaseResult) error {
-		counts.add(c)
-		pick.add(c)
-		return nil
-	})
-	if err != nil {
+// (see Builder.Write). results.jsonl is read whole before any report is
+// written, so an unreadable one leaves no half-written report.
+func WriteWithConfig(dir string, s *results.Summary, configPath string) error {
+	b := NewBuilder(dir)
+	defer b.Close()
+	if err := results.EachIn(dir, b); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, "junit.xml"), func(w *bufio.Writer) error { return writeJUnit(w, counts, each) }); err != nil {
-		return err
-	}
-	shown, err := pick.collectFile(path)
-	if err != nil {
-		return err
-	}
-	attachCases(dir, shown)
-	var extras pageExtras
-	extras.config = configFrom(dir, configPath)
-	extras.calibration, extras.note = readCalibration(dir)
-	extras.comparison, extras.compareNote = readComparison(dir, s)
-	return writeFile(filepath.Join(dir, "report.html"), func(w *bufio.Writer) error { return writeHTML(w, s, shown, extras) })
+	return b.Write(s, configPath)
 }
 
 // MaxReportCases bounds the cases report.html shows in full, so the page
@@ -69,15 +93,6 @@ func WriteWithConfig(dir string, s *engine.Summary, configPath string) error {
 // cases up to the bound. The summary numbers always cover every case, and
 // results.jsonl and cases/ hold them all.
 const MaxReportCases = 1000
-
-func allPassed(c engine.CaseResult) bool {
-	for _, m := range c.Metrics {
-		if m.Status != engine.StatusPassed {
-			return false
-		}
-	}
-	return true
-}
 
 // newFileBuffer is the buffer writeFile puts before a report's file: a
 // report writes it in pieces of any size, the file sees 64 KiB writes.
@@ -130,14 +145,17 @@ func capDetails(kind string, d json.RawMessage) json.RawMessage {
 	return b
 }
 
-// attachCases sets each result's Case from its cases/<id>.json in the
-// output directory dir, trimmed to what the page shows. Only the shown
-// cases' files are read. The report is best-effort here: a missing or
+// attachCases sets the Case of each result that has none (one read from
+// results.jsonl) from its cases/<id>.json in the output directory dir,
+// trimmed to what the page shows. Only the shown cases' files are read. The report is best-effort here: a missing or
 // unreadable case file only leaves that case without its fields, and a
 // file of another case or an earlier run (another config hash) is ignored.
-func attachCases(dir string, cases []engine.CaseResult) {
+func attachCases(dir string, cases []results.CaseResult) {
 	for i := range cases {
-		rec, err := engine.ReadCase(dir, cases[i].CaseID)
+		if cases[i].Case != nil {
+			continue
+		}
+		rec, err := results.ReadCase(dir, cases[i].CaseID)
 		if err != nil || rec.Case == nil || rec.CaseID != cases[i].CaseID || rec.ConfigHash != cases[i].ConfigHash {
 			continue
 		}

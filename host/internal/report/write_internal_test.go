@@ -5,28 +5,42 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/results"
 )
 
+// The page shows every failing case first, then the first passing ones,
+// in results order, up to the bound; the picker holds no more than that
+// at any time.
 func TestForHTMLKeepsFailuresFirstWithinTheBound(t *testing.T) {
-	var cases []engine.CaseResult
-	for i := range 10 {
-		st := engine.StatusPassed
-		if i%4 == 3 {
-			st = engine.StatusFailed
+	for _, tc := range []struct {
+		failing string // which of the cases fail
+		want    string
+	}{
+		{"...x...x..", "0,1,3,7"},
+		{"..........", "0,1,2,3"},
+		{"xxxxxx....", "0,1,2,3"},
+		{"......xxxx", "6,7,8,9"},
+		{".x.x.x....", "0,1,3,5"},
+		{"........xx", "0,1,8,9"},
+		{"", ""},
+	} {
+		p := htmlPicker{limit: 4}
+		for i, f := range tc.failing {
+			st := results.StatusPassed
+			if f == 'x' {
+				st = results.StatusFailed
+			}
+			p.add(&results.CaseResult{CaseID: fmt.Sprint(i), Metrics: []results.MetricResult{{Metric: "m", Status: st}}})
+			if held := len(p.notPassed) + len(p.passed); held > p.limit {
+				t.Fatalf("%s: holds %d cases after case %d; the bound is %d", tc.failing, held, i, p.limit)
+			}
 		}
-		cases = append(cases, engine.CaseResult{CaseID: fmt.Sprint(i), Metrics: []engine.MetricResult{{Metric: "m", Status: st}}})
-	}
-	got, err := selectForHTML(Slice(cases), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, c := range got {
-		ids = append(ids, c.CaseID)
-	}
-	// failures 3 and 7, then the first passing cases 0 and 1, in results order
-	if strings.Join(ids, ",") != "0,1,3,7" {
-		t.Fatalf("kept %v", ids)
+		var ids []string
+		for _, c := range p.shown() {
+			ids = append(ids, c.CaseID)
+		}
+		if got := strings.Join(ids, ","); got != tc.want {
+			t.Errorf("%s: kept %s; want %s", tc.failing, got, tc.want)
+		}
 	}
 }

@@ -1,5 +1,6 @@
-// Command profilehost runs what `anvil-host run` runs — engine.New, Run and
-// report.Write, with the same options — under the Go profilers, for finding
+// Command profilehost runs what `anvil-host run` runs — engine.New, Run
+// with a report.Builder taking the cases, and the Builder's Write, with the
+// same options — under the Go profilers, for finding
 // where the host's time goes in a load run (bench/run.sh with PROFILE=1).
 //
 //	profilehost -c anvil.yaml -input cases.jsonl -o out -concurrency 8 -cache off \
@@ -90,20 +91,22 @@ func run(ctx context.Context, cfgPath, input, outDir string, conc int, cache, st
 	}
 	defer eng.Close(context.WithoutCancel(ctx)) //nolint:errcheck
 	t0 := time.Now()
-	s, err := eng.Run(ctx, engine.RunOptions{Input: input, OutputDir: outDir, Concurrency: conc})
+	reports := report.NewBuilder(outDir)
+	defer reports.Close()
+	s, err := eng.Run(ctx, engine.RunOptions{Input: input, OutputDir: outDir, Concurrency: conc, Sink: reports})
 	if err != nil {
 		return err
 	}
 	t1 := time.Now()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if err := report.Write(outDir, s); err != nil {
+	if err := reports.Write(s, ""); err != nil {
 		return err
 	}
 	t2 := time.Now()
 	runtime.ReadMemStats(&after)
 	mib := func(b uint64) float64 { return float64(b) / (1 << 20) }
-	fmt.Fprintf(os.Stderr, "profilehost: engine.Run %.3fs (then Go memory from the OS %.1f MiB), report.Write %.3fs (then %.1f MiB); total alloc %.1f MiB, %d GCs\n",
+	fmt.Fprintf(os.Stderr, "profilehost: engine.Run %.3fs (then Go memory from the OS %.1f MiB), reports written %.3fs (then %.1f MiB); total alloc %.1f MiB, %d GCs\n",
 		t1.Sub(t0).Seconds(), mib(before.Sys), t2.Sub(t1).Seconds(), mib(after.Sys), mib(after.TotalAlloc), after.NumGC)
 	if err := report.Table(os.Stdout, s); err != nil {
 		return err

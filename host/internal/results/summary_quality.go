@@ -1,18 +1,17 @@
-package engine
+package results
 
 import (
 	"hash/fnv"
 	"math"
 	"sort"
 
-	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
 // Quality is what a metric's summary says about how far its numbers can
 // be trusted: the spread of repeated scorings (samples: N), a panel's
 // agreement, and the score histogram the report draws. It is computed from
-// the per-case results as summarize reads them back, keeping a few
+// the per-case results as a Summarizer is given them, keeping a few
 // numbers per case (never the cases).
 type Quality struct {
 	// MeanCI is the mean score with its 95% percentile bootstrap interval
@@ -74,7 +73,7 @@ type PairAgreement struct {
 	MeanAbsDiff float64 `json:"mean_abs_diff"`
 }
 
-// qualityAcc gathers what Quality needs while results are read back.
+// qualityAcc gathers what Quality needs as results are added.
 type qualityAcc struct {
 	sds       []float64
 	flips     int
@@ -87,9 +86,9 @@ type qualityAcc struct {
 	dag         dagSampleAcc
 }
 
-func (ms *MetricSummary) addQuality(r MetricResult) {
+func (ms *MetricSummary) addQuality(caseID string, r *MetricResult) {
 	q := &ms.quality
-	q.dag.add(r.caseID, r.DAGSpread)
+	q.dag.add(caseID, r.DAGSpread)
 	addSpread := func(sp *Spread) {
 		if sp == nil || len(sp.Scores) < 2 {
 			return
@@ -98,7 +97,7 @@ func (ms *MetricSummary) addQuality(r MetricResult) {
 		if sp.Flipped {
 			q.flips++
 			if len(ms.FlippedCases) < 20 {
-				ms.FlippedCases = append(ms.FlippedCases, r.caseID)
+				ms.FlippedCases = append(ms.FlippedCases, caseID)
 			}
 		}
 	}
@@ -155,13 +154,13 @@ func (ms *MetricSummary) finishQuality(scores []float64) {
 	}
 	if n := len(q.sds); n > 0 {
 		ms.Sampled = n
-		share := round4(float64(q.flips) / float64(n))
+		share := Round4(float64(q.flips) / float64(n))
 		sum, top := 0.0, 0.0
 		for _, sd := range q.sds {
 			sum += sd
 			top = math.Max(top, sd)
 		}
-		meanSD, maxSD := round4(sum/float64(n)), round4(top)
+		meanSD, maxSD := Round4(sum/float64(n)), Round4(top)
 		ms.FlipShare, ms.MeanSampleSD, ms.MaxSampleSD = &share, &meanSD, &maxSD
 		if ci, err := stats.WilsonCI(q.flips, n, stats.DefaultLevel); err == nil {
 			ms.FlipShareCI = rounded(ci)
@@ -200,7 +199,7 @@ func panelAgreement(q *qualityAcc) *PanelAgreement {
 	}
 	n := float64(pa.Cases)
 	for i := range pa.JudgeMeans {
-		pa.JudgeMeans[i] = round4(pa.JudgeMeans[i] / n)
+		pa.JudgeMeans[i] = Round4(pa.JudgeMeans[i] / n)
 	}
 	keys := make([][2]int, 0, len(pairSum))
 	for p := range pairSum {
@@ -213,13 +212,13 @@ func panelAgreement(q *qualityAcc) *PanelAgreement {
 	for _, p := range keys {
 		d := pairSum[p] / n
 		total += d
-		pa.Pairs = append(pa.Pairs, PairAgreement{A: q.judges[p[0]], B: q.judges[p[1]], MeanAbsDiff: round4(d)})
+		pa.Pairs = append(pa.Pairs, PairAgreement{A: q.judges[p[0]], B: q.judges[p[1]], MeanAbsDiff: Round4(d)})
 	}
 	if len(keys) > 0 {
-		mad := round4(total / float64(len(keys)))
+		mad := Round4(total / float64(len(keys)))
 		pa.MeanAbsDiff = &mad
 	}
-	va := round4(float64(agree) / n)
+	va := Round4(float64(agree) / n)
 	pa.VerdictAgreement = &va
 	verdicts := make([][]float64, len(q.panelPass))
 	for c, pass := range q.panelPass {
@@ -242,19 +241,8 @@ func alpha(units [][]float64, level stats.Measurement) *float64 {
 	if err != nil {
 		return nil
 	}
-	a = round4(a)
+	a = Round4(a)
 	return &a
-}
-
-// dagOutlines outlines every dag metric's graph, in configuration order.
-func (e *Engine) dagOutlines() []dag.Outline {
-	var out []dag.Outline
-	for _, m := range e.allInOrder() {
-		if m.graph != nil {
-			out = append(out, m.graph.Outline(m.key))
-		}
-	}
-	return out
 }
 
 // metricSeed seeds a metric's bootstrap from its key: the same results
@@ -266,6 +254,6 @@ func metricSeed(key string) uint64 {
 }
 
 func rounded(ci stats.CI) *stats.CI {
-	ci.Estimate, ci.Low, ci.High = round4(ci.Estimate), round4(ci.Low), round4(ci.High)
+	ci.Estimate, ci.Low, ci.High = Round4(ci.Estimate), Round4(ci.Low), Round4(ci.High)
 	return &ci
 }

@@ -1,9 +1,8 @@
-package engine
+package results
 
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +61,7 @@ type MetricResult struct {
 	// Fuel is the work a Wasm plugin's guest did for this result: one
 	// unit per Wasm instruction, bulk memory and table operations by
 	// their size; the same on every machine (max_fuel bounds it per call).
-	Fuel uint64 `json:"fuel,omitempty"`
+	Fuel uint64 `json:"fuel,omitzero"`
 	// Spread is the samples of a metric with samples: N and one judge; the
 	// score is their mean (see repeat.go).
 	Spread *Spread `json:"spread,omitempty"`
@@ -73,8 +72,6 @@ type MetricResult struct {
 	// DAGSpread is, for a dag metric scored more than once, how its walks
 	// of the graph differed per node (dagsamples.go).
 	DAGSpread *DAGSpread `json:"dag_spread,omitempty"`
-
-	caseID string // set when read back for the summary
 }
 
 // JudgeUsage sums the judge work done for one metric on one case (or a
@@ -93,19 +90,19 @@ type JudgeUsage struct {
 	// recorded judge session (offline_recording), which is not a cache the
 	// run filled, so it is counted apart.
 	CacheHits int `json:"cache_hits"`
-	Replayed  int `json:"replayed,omitempty"`
+	Replayed  int `json:"replayed,omitzero"`
 	// InputTokens, OutputTokens and USD are as the judge reported them;
 	// UsageUnknown counts requests whose reply had no usage block, which
 	// makes these lower bounds.
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	USD          float64 `json:"usd"`
-	UsageUnknown int     `json:"usage_unknown,omitempty"`
+	UsageUnknown int     `json:"usage_unknown,omitzero"`
 }
 
-// add counts one response; replayed says its judge answers from a
+// Add counts one response; replayed says its judge answers from a
 // recorded session, whose hits are replays rather than cache hits.
-func (u *JudgeUsage) add(r abi.Usage, replayed bool) {
+func (u *JudgeUsage) Add(r abi.Usage, replayed bool) {
 	u.Requests++
 	u.Calls += r.Calls
 	u.Attempts += r.Attempts
@@ -123,7 +120,8 @@ func (u *JudgeUsage) add(r abi.Usage, replayed bool) {
 	u.USD += r.USD
 }
 
-func (u *JudgeUsage) merge(o JudgeUsage) {
+// Merge adds o's counts to u's.
+func (u *JudgeUsage) Merge(o JudgeUsage) {
 	u.Requests += o.Requests
 	u.Calls += o.Calls
 	u.Attempts += o.Attempts
@@ -135,128 +133,100 @@ func (u *JudgeUsage) merge(o JudgeUsage) {
 	u.USD += o.USD
 }
 
-// EachResult reads results.jsonl at path, calling fn for each case in file
-// order; a line that does not decode is an error naming path:line. fn may
-// stop the walk by returning an error, which EachResult returns as is.
-func EachResult(path string, fn func(r *CaseResult) error) error {
-	seen := stringSet{}
-	return eachLine(path, func(line int, b []byte) error {
-		var r CaseResult
-		if !decodeLineFastShared(b, &r, true, seen) {
-			r = CaseResult{}
-			if err := json.Unmarshal(b, &r); err != nil {
-				return fmt.Errorf("%s:%d: %w", path, line, err)
-			}
-		}
-		return fn(&r)
-	})
+// Spread is how one judge's repeated scorings of a case (samples: N) fall.
+type Spread struct {
+	// Scores are the samples' scores, in sample order.
+	Scores []float64 `json:"scores"`
+	Mean   float64   `json:"mean"`
+	// StdDev is the samples' standard deviation (n-1 in the denominator).
+	StdDev float64 `json:"stddev"`
+	// Flipped says the samples disagree on pass/fail at the threshold: a
+	// case whose verdict one more run could change.
+	Flipped bool `json:"flipped,omitzero"`
 }
 
-// EachOutcome is EachResult for walks that read only what each metric
-// decided — the summary, JUnit, choosing report.html's cases: the metrics'
-// Details are left nil. They are most of a line, and encoding/json copies
-// a RawMessage; skipping them makes a walk of results.jsonl ~15% cheaper
-// (BenchmarkEachOutcome). Every other field, and every error, is what EachResult gives (details
-// of any JSON value are accepted by both).
-func EachOutcome(path string, fn func(r *CaseResult) error) error {
-	seen := stringSet{}
-	return eachLine(path, func(line int, b []byte) error {
-		var fast CaseResult
-		if decodeLineFastShared(b, &fast, false, seen) {
-			return fn(&fast)
-		}
-		var lr outcomeLine
-		if err := json.Unmarshal(b, &lr); err != nil {
-			// EachResult's error, which names CaseResult's fields
-			// (details cannot fail to decode, so it fails too).
-			var r CaseResult
-			if ferr := json.Unmarshal(b, &r); ferr != nil {
-				err = ferr
-			}
-			return fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		r := CaseResult{CaseID: lr.CaseID, ConfigHash: lr.ConfigHash, Identity: lr.Identity, CaseDigest: lr.CaseDigest, Worker: lr.Worker, Case: lr.Case}
-		if lr.Metrics != nil {
-			r.Metrics = make([]MetricResult, len(lr.Metrics))
-			for i := range lr.Metrics {
-				r.Metrics[i] = lr.Metrics[i].MetricResult
-			}
-		}
-		return fn(&r)
-	})
+// PanelVote is one judge's part in a panel's score of a case: its score
+// (the mean of its samples), its verdict, and its spread when it sampled.
+type PanelVote struct {
+	Judge  string     `json:"judge"`
+	Model  string     `json:"model,omitempty"`
+	Status string     `json:"status"`
+	Score  *float64   `json:"score,omitempty"`
+	Spread *Spread    `json:"spread,omitempty"`
+	Reason string     `json:"reason,omitempty"`
+	Error  *abi.Error `json:"error,omitempty"`
 }
 
-// EachResultAt is EachResult for the cases at the given 0-based positions
-// of results.jsonl (in increasing order); the other lines are not
-// decoded. It stops reading after the last one.
-func EachResultAt(path string, at []int, fn func(r *CaseResult) error) error {
-	if len(at) == 0 {
-		return nil
-	}
-	errDone := errors.New("done")
-	next := 0
-	err := eachLine(path, func(line int, b []byte) error {
-		if line-1 != at[next] {
-			return nil
-		}
-		next++
-		var r CaseResult
-		if !decodeLineFast(b, &r, true) {
-			r = CaseResult{}
-			if err := json.Unmarshal(b, &r); err != nil {
-				return fmt.Errorf("%s:%d: %w", path, line, err)
-			}
-		}
-		if err := fn(&r); err != nil {
-			return err
-		}
-		if next == len(at) {
-			return errDone
-		}
-		return nil
-	})
-	if err == errDone {
-		return nil
-	}
-	return err
+// DAGSpread is how the scorings of a dag metric with samples: N (or a
+// panel) walked its graph on one case: per node how often it ran and
+// which verdicts it gave, per leaf how often it fired and the spread of
+// its score. The case's Details stay the first scoring's walk; this is
+// what the other walks add.
+type DAGSpread struct {
+	// Scorings is how many walks were read (samples × judges).
+	Scorings int `json:"scorings"`
+	// Paths is how many distinct paths (nodes run with their verdicts)
+	// the walks took; PathDiffers says more than one.
+	Paths       int  `json:"paths"`
+	PathDiffers bool `json:"path_differs,omitzero"`
+	// Nodes in the order the walks first ran them.
+	Nodes []NodeSpread `json:"nodes"`
+	// Leaves fired in any walk, sorted by node then verdict.
+	Leaves []LeafSpread `json:"leaves,omitempty"`
 }
 
-// outcomeLine is a results line decoded without the metrics' details.
-type outcomeLine struct {
-	CaseID     string          `json:"case_id"`
-	ConfigHash string          `json:"config_hash"`
-	Identity   string          `json:"identity,omitempty"`
-	CaseDigest string          `json:"case_digest,omitempty"`
-	Worker     string          `json:"worker,omitempty"`
-	Metrics    []outcomeMetric `json:"metrics"`
-	Case       *abi.TestCase   `json:"case,omitempty"`
+// NodeSpread is one node across a case's walks.
+type NodeSpread struct {
+	Node string `json:"node"`
+	// Ran counts the walks that ran the node; Failed those whose run of it
+	// ended in an error.
+	Ran    int `json:"ran"`
+	Failed int `json:"failed,omitzero"`
+	// Verdicts counts each verdict the node gave, sorted by verdict.
+	Verdicts []VerdictCount `json:"verdicts,omitempty"`
+	// Differs says the walks that ran the node did not all give one verdict.
+	Differs bool `json:"differs,omitzero"`
 }
 
-// outcomeMetric's Details field, at a shallower depth, takes the key
-// "details" from the embedded MetricResult's (encoding/json's rule for
-// embedded fields), so the details are checked but not copied.
-type outcomeMetric struct {
-	MetricResult
-	Details ignoredValue `json:"details,omitempty"`
+// VerdictCount is how many walks gave a node one verdict.
+type VerdictCount struct {
+	Verdict string `json:"verdict"`
+	Count   int    `json:"count"`
 }
 
-// ignoredValue accepts any JSON value and keeps nothing.
-type ignoredValue struct{}
+// LeafSpread is one leaf across a case's walks: how often it fired, and
+// the mean and standard deviation (n-1) of the score it gave when it did
+// (a metric leaf's child score varies; a score leaf's does not).
+type LeafSpread struct {
+	Node    string  `json:"node"`
+	Verdict string  `json:"verdict"`
+	Fired   int     `json:"fired"`
+	Mean    float64 `json:"mean"`
+	StdDev  float64 `json:"stddev,omitzero"`
+}
 
-func (*ignoredValue) UnmarshalJSON([]byte) error { return nil }
+// maxLineBytes bounds one line read back: a larger one is not a line this
+// package wrote whole.
+const maxLineBytes = 256 << 20
 
-// eachLine calls fn with each line of the file at path (valid only during
-// the call) and its 1-based number.
-func eachLine(path string, fn func(line int, b []byte) error) error {
+// Each reads results.jsonl at path, calling fn with each case in file
+// order; each call has a CaseResult of its own, which fn may keep. A line
+// that does not decode is an error naming path:line. fn may stop the walk
+// by returning an error, which Each returns as is.
+func Each(path string, fn func(r *CaseResult) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read results: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 256<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
 	for line := 1; sc.Scan(); line++ {
-		if err := fn(line, sc.Bytes()); err != nil {
+		r := new(CaseResult)
+		if err := DecodeLine(sc.Bytes(), r); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if err := fn(r); err != nil {
 			return err
 		}
 	}
@@ -266,16 +236,25 @@ func eachLine(path string, fn func(line int, b []byte) error) error {
 	return nil
 }
 
+// EachIn is Each over dir/results.jsonl giving each case to sink: the one
+// read of a run's results that builds its reports from the file.
+func EachIn(dir string, sink Sink) error {
+	return Each(filepath.Join(dir, "results.jsonl"), func(r *CaseResult) error {
+		sink.Add(r)
+		return nil
+	})
+}
+
 // ReadCase reads cases/<id>.json of the output directory dir: the case as
 // evaluated with every metric's details.
 func ReadCase(dir, caseID string) (*CaseResult, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cases", caseFileName(caseID)))
+	b, err := os.ReadFile(filepath.Join(dir, "cases", CaseFileName(caseID)))
 	if err != nil {
 		return nil, fmt.Errorf("read case %q: %w", caseID, err)
 	}
 	var r CaseResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("read case %q: %w", caseID, err)
+	if err := DecodeLine(b, &r); err != nil {
+		return nil, fmt.Errorf("read case %q: %s: %w", caseID, CaseFileName(caseID), err)
 	}
 	return &r, nil
 }

@@ -1,11 +1,9 @@
-package engine
+package results
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
@@ -100,12 +98,12 @@ type CacheReport struct {
 	Unreadable int64 `json:"unreadable,omitempty"`
 }
 
-// decide sets the run's verdict: incomplete if it stopped early; failed if a
+// Decide sets the run's verdict: incomplete if it stopped early; failed if a
 // gated metric has a case below its threshold (a regression that more
 // retries will not fix, so it outranks unverified); unverified if a gated
 // metric verified nothing or errored above its max_error_rate, or the
 // dataset had no cases; passed otherwise.
-func (s *Summary) decide(incomplete *Incomplete) {
+func (s *Summary) Decide(incomplete *Incomplete) {
 	s.Incomplete = incomplete
 	failed := false
 	s.Unverified = nil
@@ -131,6 +129,19 @@ func (s *Summary) decide(incomplete *Incomplete) {
 		s.Verdict = VerdictPassed
 	}
 	s.Passed = s.Verdict == VerdictPassed
+}
+
+// FieldGap is a field some cases lack that a metric needs: those cases
+// will be skipped for that metric.
+type FieldGap struct {
+	Metric string   `json:"metric"`
+	Field  string   `json:"field"`
+	Cases  int      `json:"cases"`
+	First  []string `json:"first"` // up to 5 case ids
+}
+
+func (g FieldGap) String() string {
+	return fmt.Sprintf("metric %s: %d case(s) have no %s (e.g. %v); they will be skipped for it", g.Metric, g.Cases, g.Field, g.First)
 }
 
 // PrepareSummary records a metric's once-per-run work (G-Eval's steps).
@@ -178,66 +189,78 @@ type MetricSummary struct {
 	quality qualityAcc
 }
 
-// gatePolicy is what the gate needs to know of each configured metric
-// beyond its results.
-type gatePolicy map[string]float64 // metric key → max_error_rate
-
-func (e *Engine) gatePolicy() gatePolicy {
-	p := gatePolicy{}
-	for _, m := range e.all {
-		if m.cfg.MaxErrorRate != nil {
-			p[m.key] = *m.cfg.MaxErrorRate
-		}
-	}
-	return p
+// Summarizer builds a run's Summary from its cases as they are added, in
+// results order: a Sink. It keeps a few numbers per case and metric — the
+// score, a sampled or panel metric's spread, a dag metric's walk counts —
+// never the cases themselves.
+type Summarizer struct {
+	cases int
+	order []string // metric keys: the configuration's, then others as seen
+	by    map[string]*MetricSummary
+	judge JudgeUsage
+	// judgeErrors, pluginErrors and metricErrors count results by error class.
+	judgeErrors, pluginErrors, metricErrors int
 }
 
-// summarize reads results.jsonl back — so a resumed run's summary covers
-// every case, not only those of the last process — keeping only scores.
-func summarize(dir, hash string, order []string, prep []PrepareSummary, policy gatePolicy) (*Summary, error) {
-	s := &Summary{ConfigHash: hash, Prepare: prep}
-	by := map[string]*MetricSummary{}
+// NewSummarizer returns a Summarizer whose summary lists the metrics of
+// order first, in that order, whether or not a case has them.
+func NewSummarizer(order []string) *Summarizer {
+	z := &Summarizer{by: map[string]*MetricSummary{}}
 	for _, k := range order {
-		by[k] = &MetricSummary{Metric: k, ScoreModes: map[string]int{}, ErrorKinds: map[string]int{}}
+		z.metric(k)
 	}
-	err := EachOutcome(filepath.Join(dir, "results.jsonl"), func(cr *CaseResult) error {
-		s.Cases++
-		for _, mr := range cr.Metrics {
-			mr.caseID = cr.CaseID
-			ms := by[mr.Metric]
-			if ms == nil {
-				ms = &MetricSummary{Metric: mr.Metric, ScoreModes: map[string]int{}, ErrorKinds: map[string]int{}}
-				by[mr.Metric] = ms
-				order = append(order, mr.Metric)
-			}
-			ms.add(mr)
-			s.Judge.merge(mr.Usage)
-			switch mr.ErrorClass {
-			case "judge":
-				s.JudgeErrors++
-			case "plugin":
-				s.PluginErrors++
-			case "metric":
-				s.MetricErrors++
-			}
+	return z
+}
+
+func (z *Summarizer) metric(key string) *MetricSummary {
+	ms := z.by[key]
+	if ms == nil {
+		ms = &MetricSummary{Metric: key, ScoreModes: map[string]int{}, ErrorKinds: map[string]int{}}
+		z.by[key] = ms
+		z.order = append(z.order, key)
+	}
+	return ms
+}
+
+// Add counts one case.
+func (z *Summarizer) Add(cr *CaseResult) {
+	z.cases++
+	for i := range cr.Metrics {
+		mr := &cr.Metrics[i]
+		z.metric(mr.Metric).add(cr.CaseID, mr)
+		z.judge.Merge(mr.Usage)
+		switch mr.ErrorClass {
+		case "judge":
+			z.judgeErrors++
+		case "plugin":
+			z.pluginErrors++
+		case "metric":
+			z.metricErrors++
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("summarize: %w", err)
 	}
+}
+
+// Summary is the summary of the cases added: under config hash hash,
+// with the once-per-run work prep (its judge usage counted in the total),
+// each metric gated by its max_error_rate in maxErrorRate (0 when absent),
+// and a verdict decided as for a complete run. The run's own fields (its
+// id, times, judges) are the caller's. It ends the Summarizer: it takes no
+// case after.
+func (z *Summarizer) Summary(hash string, prep []PrepareSummary, maxErrorRate map[string]float64) *Summary {
+	s := &Summary{ConfigHash: hash, Prepare: prep, Cases: z.cases, Judge: z.judge,
+		JudgeErrors: z.judgeErrors, PluginErrors: z.pluginErrors, MetricErrors: z.metricErrors}
 	for _, p := range prep {
-		s.Judge.merge(p.Usage)
+		s.Judge.Merge(p.Usage)
 	}
-	s.Metrics = s.Metrics[:0]
-	for _, k := range order {
-		ms := by[k]
-		ms.MaxErrorRate = policy[k]
+	s.Metrics = make([]MetricSummary, 0, len(z.order))
+	for _, k := range z.order {
+		ms := z.by[k]
+		ms.MaxErrorRate = maxErrorRate[k]
 		ms.finish()
 		s.Metrics = append(s.Metrics, *ms)
 	}
-	s.decide(nil)
-	return s, nil
+	s.Decide(nil)
+	return s
 }
 
 // GateFailed reports whether the metric fails as a gate: a case scored
@@ -251,7 +274,7 @@ func (ms *MetricSummary) GateFailed() bool {
 func (ms *MetricSummary) gate() {
 	ms.UnverifiedReason = ""
 	if ms.N > 0 {
-		ms.ErrorRate = round4(float64(ms.Errors) / float64(ms.N))
+		ms.ErrorRate = Round4(float64(ms.Errors) / float64(ms.N))
 	}
 	switch {
 	case !ms.Gated:
@@ -280,20 +303,20 @@ func (ms *MetricSummary) nothingScored() string {
 	}
 }
 
-func (ms *MetricSummary) add(r MetricResult) {
+func (ms *MetricSummary) add(caseID string, r *MetricResult) {
 	ms.N++
 	ms.Kind, ms.Gated = r.Kind, r.Gated
 	if ms.N == 1 || r.Threshold > ms.Threshold {
 		ms.Threshold = r.Threshold
 	}
-	ms.Judge.merge(r.Usage)
+	ms.Judge.Merge(r.Usage)
 	switch r.Status {
 	case StatusPassed:
 		ms.Passed++
 	case StatusFailed:
 		ms.Failed++
 		if len(ms.FailedCases) < 20 {
-			ms.FailedCases = append(ms.FailedCases, r.caseID)
+			ms.FailedCases = append(ms.FailedCases, caseID)
 		}
 	case StatusError:
 		ms.Errors++
@@ -303,10 +326,10 @@ func (ms *MetricSummary) add(r MetricResult) {
 	case StatusSkipped:
 		ms.Skipped++
 		if ms.SkipReason == "" {
-			ms.SkipReason = printable(r.Reason)
+			ms.SkipReason = Printable(r.Reason)
 		}
 	}
-	ms.addQuality(r)
+	ms.addQuality(caseID, r)
 	if r.Score != nil {
 		ms.Scored++
 		ms.scores = append(ms.scores, *r.Score)
@@ -329,16 +352,16 @@ func (ms *MetricSummary) finish() {
 		for _, v := range ms.scores {
 			sum += v
 		}
-		mean := round4(sum / float64(n))
+		mean := Round4(sum / float64(n))
 		p50 := ms.scores[n/2]
 		if n%2 == 0 {
 			p50 = (ms.scores[n/2-1] + ms.scores[n/2]) / 2
 		}
-		p50 = round4(p50)
+		p50 = Round4(p50)
 		ms.Mean, ms.P50 = &mean, &p50
 	}
 	if graded := ms.Passed + ms.Failed; graded > 0 {
-		rate := round4(float64(ms.Passed) / float64(graded))
+		rate := Round4(float64(ms.Passed) / float64(graded))
 		ms.PassRate = &rate
 	}
 	ms.finishQuality(ms.scores)
@@ -346,4 +369,19 @@ func (ms *MetricSummary) finish() {
 	ms.gate()
 }
 
-func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+// Round4 rounds v to four decimals, as every figure a result or a summary
+// derives is rounded.
+func Round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// WriteSummary writes s as dir/summary.json, synced, replacing the file
+// whole (a reader never sees half of it).
+func WriteSummary(dir string, s *Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary.json: %w", err)
+	}
+	if err := writeFileSync(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
+		return fmt.Errorf("write summary.json: %w", err)
+	}
+	return nil
+}

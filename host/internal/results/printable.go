@@ -1,4 +1,4 @@
-package engine
+package results
 
 import (
 	"strings"
@@ -8,12 +8,12 @@ import (
 // maxShown bounds a plugin's or a recording's text quoted in a summary line.
 const maxShown = 512
 
-// printable makes text a plugin, a dataset or a recording controls safe to
+// Printable makes text a plugin, a dataset or a recording controls safe to
 // print on a terminal: control characters (escape sequences, carriage
 // returns that rewrite a line), and bidirectional overrides that reorder
 // what is shown, become U+FFFD, and the text is cut to maxShown bytes.
 // results.jsonl keeps the original, JSON-escaped.
-func printable(s string) string {
+func Printable(s string) string {
 	if len(s) > maxShown {
 		cut := maxShown
 		for cut > 0 && !isRuneStart(s[cut]) {
