@@ -3,11 +3,9 @@ package report
 import (
 	"bufio"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/agentanvil/anvil/host/internal/results"
@@ -20,16 +18,9 @@ import (
 // is the counts with each spill copied in after its suite's start tag:
 // memory is a buffer per suite, whatever the number of cases.
 
-// spillDirName is the directory, inside the output directory, that holds
-// the spills while the reports are built; one left by a crash is
-// replaced by the next build's.
-const spillDirName = ".anvil-junit-spill"
-
 // junitBuilder gathers junit.xml's suites as cases are added.
 type junitBuilder struct {
-	// parent is the directory the spill directory is made in.
-	parent string
-	dir    string // the spill directory, "" until the first spill
+	spill  *spill
 	suites map[string]*junitSpill
 	err    error // the first error; the builder then adds nothing more
 }
@@ -49,8 +40,8 @@ var testcaseStart = xml.StartElement{Name: xml.Name{Local: "testcase"}}
 // its spill file.
 const spillBuffer = 32 << 10
 
-func newJUnitBuilder(parent string) *junitBuilder {
-	return &junitBuilder{parent: parent, suites: map[string]*junitSpill{}}
+func newJUnitBuilder(sp *spill) *junitBuilder {
+	return &junitBuilder{spill: sp, suites: map[string]*junitSpill{}}
 }
 
 // add counts and spills the testcases of one case.
@@ -82,19 +73,7 @@ func (j *junitBuilder) suite(metric string) (*junitSpill, error) {
 	if su := j.suites[metric]; su != nil {
 		return su, nil
 	}
-	if j.dir == "" {
-		dir := filepath.Join(j.parent, spillDirName)
-		if err := os.RemoveAll(dir); err != nil {
-			j.err = fmt.Errorf("write junit: %w", err)
-			return nil, j.err
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			j.err = fmt.Errorf("write junit: %w", err)
-			return nil, j.err
-		}
-		j.dir = dir
-	}
-	f, err := os.CreateTemp(j.dir, "suite-*.xml")
+	f, err := j.spill.create("suite-*.xml")
 	if err != nil {
 		j.err = fmt.Errorf("write junit: %w", err)
 		return nil, j.err
@@ -222,22 +201,6 @@ func (su *junitSpill) copyTo(w io.Writer) error {
 		return fmt.Errorf("write junit: %w", err)
 	}
 	return nil
-}
-
-// close removes the spills.
-func (j *junitBuilder) close() error {
-	var errs []error
-	for _, su := range j.suites {
-		if su.f != nil {
-			errs = append(errs, su.f.Close())
-		}
-	}
-	j.suites = map[string]*junitSpill{}
-	if j.dir != "" {
-		errs = append(errs, os.RemoveAll(j.dir))
-		j.dir = ""
-	}
-	return errors.Join(errs...)
 }
 
 func suiteStart(tag, name string, su *junitSpill) xml.StartElement {

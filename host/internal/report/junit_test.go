@@ -317,10 +317,11 @@ func TestJUnitReturnsTheWritersError(t *testing.T) {
 	}
 }
 
-// TestJUnitSpillsToDisk: the testcases are held in a file per suite under
-// the output directory while the cases come, not in memory, and the files
-// are gone once the document is written (or the Builder closed).
-func TestJUnitSpillsToDisk(t *testing.T) {
+// TestReportsSpillToDisk: junit.xml's testcases are held in a file per
+// suite, and report.html's cases in one file, under the output directory
+// while the cases come, not in memory, and the files are gone once the
+// reports are written (or the Builder closed).
+func TestReportsSpillToDisk(t *testing.T) {
 	for _, write := range []bool{true, false} {
 		dir := t.TempDir()
 		s, cases := junitRun(2000)
@@ -332,8 +333,11 @@ func TestJUnitSpillsToDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(spills) != 4 { // a suite per metric seen, in the summary or not
-			t.Fatalf("spill files %v; want one per metric", spills)
+		if len(spills) != 5 { // a suite per metric seen, in the summary or not, and the page's cases
+			t.Fatalf("spill files %v; want one per metric and one of cases", spills)
+		}
+		if held := len(b.pick.notPassed) + len(b.pick.passed); held != MaxReportCases {
+			t.Fatalf("%d cases chosen for the page; want %d", held, MaxReportCases)
 		}
 		held := 0
 		for _, su := range b.junit.suites {

@@ -172,8 +172,9 @@ func JUnit(w io.Writer, s *results.Summary, cases []results.CaseResult) error {
 		return fmt.Errorf("write junit: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	j := newJUnitBuilder(dir)
-	defer j.close()
+	sp := &spill{parent: dir}
+	defer sp.remove()
+	j := newJUnitBuilder(sp)
 	for i := range cases {
 		j.add(&cases[i])
 	}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"os"
 	"slices"
 
 	"github.com/agentanvil/anvil/host/internal/results"
@@ -8,49 +10,90 @@ import (
 
 // htmlPicker chooses report.html's cases from the results it is shown, one
 // at a time, in results order: every case with a failure, error or skip
-// first, then passing cases, up to limit in all. It holds the chosen
-// cases, their details capped, never more than limit of them: the
-// failing ones are final as they come, and a passing one is kept only
-// while there is room beside them (the room only shrinks).
+// first, then passing cases, up to limit in all. A chosen case, as the
+// page shows it, goes to a spill file, so what it holds in memory is a
+// position per chosen case, never more than limit of them: the failing
+// ones are final as they come, and a passing one is kept only while there
+// is room beside them (the room only shrinks).
 type htmlPicker struct {
 	limit             int
-	n                 int          // results seen
-	notPassed, passed []pickedCase // chosen, in results order
+	spill             *spill
+	f                 *os.File // the chosen cases, one after another
+	size              int64    // bytes in f
+	n                 int      // results seen
+	notPassed, passed []picked // chosen, in results order
+	err               error    // the first error; nothing is added after it
 }
 
-type pickedCase struct {
-	pos int // in results order
-	c   results.CaseResult
+// picked is a chosen case: its position in the results and its record in
+// the spill file.
+type picked struct {
+	pos  int
+	off  int64
+	size int
 }
 
 func (p *htmlPicker) add(c *results.CaseResult) {
 	pos := p.n
 	p.n++
+	if p.err != nil {
+		return
+	}
 	if !allPassed(c) {
 		if len(p.notPassed) == p.limit {
 			return
 		}
-		p.notPassed = append(p.notPassed, pickedCase{pos, shownCase(c)})
-		if room := p.limit - len(p.notPassed); len(p.passed) > room {
-			clear(p.passed[room:])
-			p.passed = p.passed[:room]
+		if p.hold(&p.notPassed, pos, c) {
+			if room := p.limit - len(p.notPassed); len(p.passed) > room {
+				p.passed = p.passed[:room]
+			}
 		}
 		return
 	}
 	if len(p.passed) < p.limit-len(p.notPassed) {
-		p.passed = append(p.passed, pickedCase{pos, shownCase(c)})
+		p.hold(&p.passed, pos, c)
 	}
 }
 
-// shown is the chosen cases in results order.
-func (p *htmlPicker) shown() []results.CaseResult {
-	all := append(slices.Clone(p.notPassed), p.passed...)
-	slices.SortFunc(all, func(a, b pickedCase) int { return a.pos - b.pos })
-	out := make([]results.CaseResult, len(all))
-	for i := range all {
-		out[i] = all[i].c
+// hold writes the case as the page shows it to the spill file and appends
+// its place to list.
+func (p *htmlPicker) hold(list *[]picked, pos int, c *results.CaseResult) bool {
+	shown := shownCase(c)
+	b, err := results.Encode(&shown)
+	if err == nil && p.f == nil {
+		p.f, err = p.spill.create("cases-*.jsonl")
 	}
-	return out
+	if err == nil {
+		_, err = p.f.Write(b)
+	}
+	if err != nil {
+		p.err = fmt.Errorf("write report.html: hold case %q: %w", c.CaseID, err)
+		return false
+	}
+	*list = append(*list, picked{pos: pos, off: p.size, size: len(b)})
+	p.size += int64(len(b))
+	return true
+}
+
+// shown is the chosen cases in results order.
+func (p *htmlPicker) shown() ([]results.CaseResult, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	all := append(slices.Clone(p.notPassed), p.passed...)
+	slices.SortFunc(all, func(a, b picked) int { return a.pos - b.pos })
+	out := make([]results.CaseResult, len(all))
+	var buf []byte
+	for i, k := range all {
+		buf = slices.Grow(buf[:0], k.size)[:k.size]
+		if _, err := p.f.ReadAt(buf, k.off); err != nil {
+			return nil, fmt.Errorf("write report.html: read a case back: %w", err)
+		}
+		if err := results.DecodeLine(buf, &out[i]); err != nil {
+			return nil, fmt.Errorf("write report.html: read a case back: %w", err)
+		}
+	}
+	return out, nil
 }
 
 func allPassed(c *results.CaseResult) bool {
@@ -62,10 +105,9 @@ func allPassed(c *results.CaseResult) bool {
 	return true
 }
 
-// shownCase is a chosen result as report.html holds it: its own copy of
-// the metrics, details capped, and the case trimmed to what the page
-// shows (a result read from results.jsonl has no case: Builder.Write
-// reads it from cases/).
+// shownCase is a chosen result as report.html holds it: details capped,
+// and the case trimmed to what the page shows (a result read from
+// results.jsonl has no case: Builder.Write reads it from cases/).
 func shownCase(c *results.CaseResult) results.CaseResult {
 	out := *c
 	out.Metrics = slices.Clone(c.Metrics)

@@ -21,11 +21,14 @@ const MaxDetailsBytes = 256 << 10
 // Builder builds a run's junit.xml and report.html from its cases as it
 // is given them (a results.Sink): during a run, from the results writer
 // as each case becomes durable (engine.RunOptions.Sink); from an output
-// directory, from one read of its results.jsonl (Write). What it holds is
-// bounded whatever the run's size: junit.xml's testcases go to a file per
-// suite, and report.html's cases are the at most MaxReportCases it shows.
+// directory, from one read of its results.jsonl (Write). What it holds in
+// memory does not grow with the run: junit.xml's testcases go to a file
+// per suite, and report.html's cases — the at most MaxReportCases it
+// shows — to a file of their own, under the output directory until the
+// reports are written.
 type Builder struct {
 	dir   string
+	spill *spill
 	junit *junitBuilder
 	pick  htmlPicker
 }
@@ -33,7 +36,8 @@ type Builder struct {
 // NewBuilder returns a Builder for the reports of the output directory
 // dir; Close releases what it holds.
 func NewBuilder(dir string) *Builder {
-	return &Builder{dir: dir, junit: newJUnitBuilder(dir), pick: htmlPicker{limit: MaxReportCases}}
+	sp := &spill{parent: dir}
+	return &Builder{dir: dir, spill: sp, junit: newJUnitBuilder(sp), pick: htmlPicker{limit: MaxReportCases, spill: sp}}
 }
 
 // Add takes one case, in results order. A failure to hold it (a full
@@ -54,11 +58,13 @@ func (b *Builder) Write(s *results.Summary, configPath string) error {
 	if err := writeFile(filepath.Join(b.dir, "junit.xml"), func(w *bufio.Writer) error { return b.junit.write(w, s) }); err != nil {
 		return err
 	}
-	if err := b.junit.close(); err != nil {
-		return fmt.Errorf("write junit: remove its spill: %w", err)
+	shown, err := b.pick.shown()
+	if err != nil {
+		return err
 	}
-	shown := b.pick.shown()
-	b.pick = htmlPicker{}
+	if err := b.spill.remove(); err != nil {
+		return fmt.Errorf("write reports: remove %s: %w", spillDirName, err)
+	}
 	attachCases(b.dir, shown)
 	var extras pageExtras
 	extras.config = configFrom(b.dir, configPath)
@@ -69,7 +75,7 @@ func (b *Builder) Write(s *results.Summary, configPath string) error {
 
 // Close removes what the Builder spilled to disk; after Write it has
 // nothing left to remove.
-func (b *Builder) Close() error { return b.junit.close() }
+func (b *Builder) Close() error { return b.spill.remove() }
 
 // Write writes junit.xml and report.html into dir from its results.jsonl,
 // read once, its cases/ and s.

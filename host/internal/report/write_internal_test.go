@@ -24,7 +24,9 @@ func TestForHTMLKeepsFailuresFirstWithinTheBound(t *testing.T) {
 		{"........xx", "0,1,8,9"},
 		{"", ""},
 	} {
-		p := htmlPicker{limit: 4}
+		sp := &spill{parent: t.TempDir()}
+		defer sp.remove()
+		p := htmlPicker{limit: 4, spill: sp}
 		for i, f := range tc.failing {
 			st := results.StatusPassed
 			if f == 'x' {
@@ -35,8 +37,12 @@ func TestForHTMLKeepsFailuresFirstWithinTheBound(t *testing.T) {
 				t.Fatalf("%s: holds %d cases after case %d; the bound is %d", tc.failing, held, i, p.limit)
 			}
 		}
+		shown, err := p.shown()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var ids []string
-		for _, c := range p.shown() {
+		for _, c := range shown {
 			ids = append(ids, c.CaseID)
 		}
 		if got := strings.Join(ids, ","); got != tc.want {

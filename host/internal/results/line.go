@@ -37,6 +37,11 @@ func DecodeLine(b []byte, r *CaseResult) error {
 	return json.Unmarshal(b, r, lineOptions)
 }
 
+// Encode is r, its Case included, in the line format on one line (without
+// the newline): a result held on disk by what is built from the results,
+// to be read back with DecodeLine.
+func Encode(r *CaseResult) ([]byte, error) { return json.Marshal(r, lineOptions) }
+
 // lineEncoder encodes results lines and case files into buffers it
 // reuses.
 type lineEncoder struct {
