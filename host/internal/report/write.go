@@ -55,11 +55,16 @@ func (b *Builder) Add(c *results.CaseResult) {
 // results.jsonl), where no config is. An empty configPath leaves -c out.
 // The Builder takes no case after.
 func (b *Builder) Write(s *results.Summary, configPath string) error {
-	if err := writeFile(filepath.Join(b.dir, "junit.xml"), func(w *bufio.Writer) error { return b.junit.write(w, s) }); err != nil {
-		return err
-	}
+	// What was held is read back before either file is written: one that
+	// cannot be read leaves no report half-written.
 	shown, err := b.pick.shown()
 	if err != nil {
+		return err
+	}
+	if b.junit.err != nil {
+		return b.junit.err
+	}
+	if err := writeFile(filepath.Join(b.dir, "junit.xml"), func(w *bufio.Writer) error { return b.junit.write(w, s) }); err != nil {
 		return err
 	}
 	if err := b.spill.remove(); err != nil {

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,6 +50,29 @@ func TestForHTMLKeepsFailuresFirstWithinTheBound(t *testing.T) {
 		}
 		if got := strings.Join(ids, ","); got != tc.want {
 			t.Errorf("%s: kept %s; want %s", tc.failing, got, tc.want)
+		}
+	}
+}
+
+// A Builder that cannot hold what it is given (no room on the disk, here
+// no directory) says so when the reports are written, and writes neither.
+func TestBuilderThatCannotSpillWritesNoReport(t *testing.T) {
+	dir := t.TempDir()
+	b := NewBuilder(dir)
+	defer b.Close()
+	// A spill directory that is gone: no file can be created in it.
+	b.spill.dir = filepath.Join(dir, "gone")
+	s, cases := junitRun(3)
+	for i := range cases {
+		b.Add(&cases[i])
+	}
+	err := b.Write(s, "")
+	if err == nil || !strings.Contains(err.Error(), "hold case") {
+		t.Fatalf("Write: %v; want the case it could not hold named", err)
+	}
+	for _, name := range []string{"junit.xml", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s written: %v", name, err)
 		}
 	}
 }
