@@ -169,12 +169,14 @@ func (e *Engine) evaluate(ctx context.Context, c *abi.TestCase, dry *dryRun) *re
 	return r
 }
 
-func (e *Engine) metricKeys() []string {
-	keys := make([]string, len(e.metrics))
+// configured is the run's metrics as the summary shows them before any
+// result: the same fields a result of each carries.
+func (e *Engine) configured() []results.Configured {
+	out := make([]results.Configured, len(e.metrics))
 	for i, m := range e.metrics {
-		keys[i] = m.key
+		out[i] = results.Configured{Metric: m.key, Kind: m.kind, Threshold: m.threshold, Gated: m.gated}
 	}
-	return keys
+	return out
 }
 
 func (e *Engine) prepareSummaries() []results.PrepareSummary {

@@ -168,13 +168,13 @@ func readOutputs(t *testing.T, dir string) map[string]string {
 // fields (its id, times, judges, what it resumed).
 func summaryOf(t *testing.T, dir string, s *results.Summary) *results.Summary {
 	t.Helper()
-	var order []string
+	var configured []results.Configured
 	rates := map[string]float64{}
 	for _, m := range s.Metrics {
-		order = append(order, m.Metric)
+		configured = append(configured, results.Configured{Metric: m.Metric, Kind: m.Kind, Threshold: m.Threshold, Gated: m.Gated})
 		rates[m.Metric] = m.MaxErrorRate
 	}
-	z := results.NewSummarizer(order)
+	z := results.NewSummarizer(configured)
 	if err := results.EachIn(dir, z); err != nil {
 		t.Fatal(err)
 	}

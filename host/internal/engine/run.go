@@ -84,7 +84,7 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*results.Summary, erro
 
 	// The summary is built as cases become durable, from the cases of
 	// earlier runs (--resume) on, as is what ro.Sink builds.
-	summarizer := results.NewSummarizer(e.metricKeys())
+	summarizer := results.NewSummarizer(e.configured())
 	sink := results.Sinks{summarizer}
 	if ro.Sink != nil {
 		sink = append(sink, ro.Sink)

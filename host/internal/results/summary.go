@@ -202,12 +202,23 @@ type Summarizer struct {
 	judgeErrors, pluginErrors, metricErrors int
 }
 
-// NewSummarizer returns a Summarizer whose summary lists the metrics of
-// order first, in that order, whether or not a case has them.
-func NewSummarizer(order []string) *Summarizer {
+// Configured is a metric as the configuration defines it: what its row
+// says before, or without, any result.
+type Configured struct {
+	Metric, Kind string
+	Threshold    float64
+	Gated        bool
+}
+
+// NewSummarizer returns a Summarizer whose summary lists the metrics
+// configured first, in that order, whether or not a case has them: a
+// metric no case reached (a run stopped before its first result) still
+// shows its kind, threshold and gate, not zeros.
+func NewSummarizer(configured []Configured) *Summarizer {
 	z := &Summarizer{by: map[string]*MetricSummary{}}
-	for _, k := range order {
-		z.metric(k)
+	for _, c := range configured {
+		ms := z.metric(c.Metric)
+		ms.Kind, ms.Threshold, ms.Gated = c.Kind, c.Threshold, c.Gated
 	}
 	return z
 }

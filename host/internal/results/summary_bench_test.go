@@ -22,7 +22,7 @@ func BenchmarkSummaryQuality(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		z := NewSummarizer([]string{"m"})
+		z := NewSummarizer([]Configured{{Metric: "m", Kind: "k", Threshold: 0.5, Gated: true}})
 		for i := range cases {
 			z.Add(&cases[i])
 		}
