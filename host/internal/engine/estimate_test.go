@@ -177,9 +177,20 @@ func TestEstimateCallsAreTheCallsARunMakes(t *testing.T) {
 			}
 			wantRowsSumToTotal(t, rep)
 
-			e.run(t, "off", engine.RunOptions{})
+			s := e.run(t, "off", engine.RunOptions{})
 			if got := srv.Calls(); rep.Total.JudgeCalls != got || got != tc.want {
 				t.Errorf("estimate says %d judge calls, the run made %d; want both %d", rep.Total.JudgeCalls, got, tc.want)
+			}
+			// Row by row too: a metric's row counts its steps call in
+			// both, not in the total alone.
+			estimated := map[string]int{}
+			for _, m := range rep.Metrics {
+				estimated[m.Metric] = m.JudgeCalls
+			}
+			for _, m := range s.Metrics {
+				if m.Judge.Calls != estimated[m.Metric] {
+					t.Errorf("metric %s: the run's row says %d judge calls, estimate's %d", m.Metric, m.Judge.Calls, estimated[m.Metric])
+				}
 			}
 			if rep.Total.InputTokens == 0 || rep.Total.OutputTokens == 0 || rep.Total.USD <= 0 {
 				t.Errorf("total = %+v; want tokens and USD", rep.Total)

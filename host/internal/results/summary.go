@@ -176,7 +176,9 @@ type MetricSummary struct {
 	PassRate         *float64       `json:"pass_rate"`
 	ScoreModes       map[string]int `json:"score_modes,omitempty"`
 	ErrorKinds       map[string]int `json:"error_kinds,omitempty"`
-	Judge            JudgeUsage     `json:"judge"`
+	// Judge is the metric's judge work: its cases' and its once-per-run
+	// prepare's (G-Eval's steps), as estimate's row counts it.
+	Judge JudgeUsage `json:"judge"`
 	// SkipReason is why the first skipped case was skipped (a missing
 	// field, or no judge configured).
 	SkipReason string `json:"skip_reason,omitempty"`
@@ -262,6 +264,12 @@ func (z *Summarizer) Summary(hash string, prep []PrepareSummary, maxErrorRate ma
 		JudgeErrors: z.judgeErrors, PluginErrors: z.pluginErrors, MetricErrors: z.metricErrors}
 	for _, p := range prep {
 		s.Judge.Merge(p.Usage)
+		// A metric's row counts its once-per-run work (G-Eval's steps)
+		// with its cases' calls, as estimate's row does, so the rows
+		// of run and estimate are the same figures.
+		if ms := z.by[p.Metric]; ms != nil {
+			ms.Judge.Merge(p.Usage)
+		}
 	}
 	s.Metrics = make([]MetricSummary, 0, len(z.order))
 	for _, k := range z.order {
