@@ -97,26 +97,11 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Header = r.Header.Clone()
-	reply := s.pick(req)
-	if s.wait(r, reply) {
+	reply, done := s.begin(w, r, req)
+	if done {
 		return
-	}
-	for k, v := range reply.Header {
-		w.Header().Set(k, v)
-	}
-	if reply.RetryAfter != "" {
-		w.Header().Set("Retry-After", reply.RetryAfter)
 	}
 	switch {
-	case reply.RawBody != "":
-		ct := reply.ContentType
-		if ct == "" {
-			ct = "text/plain; charset=utf-8"
-		}
-		w.Header().Set("Content-Type", ct)
-		w.WriteHeader(statusOr(reply.Status, http.StatusOK))
-		io.WriteString(w, reply.RawBody) //nolint:errcheck
-		return
 	case reply.Status >= 400:
 		msg := reply.ErrorMessage
 		if msg == "" {

@@ -226,26 +226,11 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request) {
 	}
 
 	req.Header = r.Header.Clone()
-	reply := s.pick(req)
-	if s.wait(r, reply) {
+	reply, done := s.begin(w, r, req)
+	if done {
 		return
-	}
-	for k, v := range reply.Header {
-		w.Header().Set(k, v)
-	}
-	if reply.RetryAfter != "" {
-		w.Header().Set("Retry-After", reply.RetryAfter)
 	}
 	switch {
-	case reply.RawBody != "":
-		ct := reply.ContentType
-		if ct == "" {
-			ct = "text/plain; charset=utf-8"
-		}
-		w.Header().Set("Content-Type", ct)
-		w.WriteHeader(statusOr(reply.Status, http.StatusOK))
-		io.WriteString(w, reply.RawBody) //nolint:errcheck
-		return
 	case reply.Status >= 400:
 		msg := reply.ErrorMessage
 		if msg == "" {
@@ -269,6 +254,33 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request) {
 }
 
 // pick records req and chooses its reply.
+// begin answers what every wire format answers alike: it picks req's
+// reply, waits as the reply asks, sets its headers and, for a raw body,
+// writes the whole reply. done says nothing is left to write.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, req RecordedRequest) (reply Reply, done bool) {
+	reply = s.pick(req)
+	if s.wait(r, reply) {
+		return reply, true
+	}
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	if reply.RetryAfter != "" {
+		w.Header().Set("Retry-After", reply.RetryAfter)
+	}
+	if reply.RawBody != "" {
+		ct := reply.ContentType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(statusOr(reply.Status, http.StatusOK))
+		io.WriteString(w, reply.RawBody) //nolint:errcheck
+		return reply, true
+	}
+	return reply, false
+}
+
 func (s *Server) pick(req RecordedRequest) Reply {
 	s.mu.Lock()
 	req.Seq = len(s.requests)
