@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -56,9 +57,7 @@ const metrics = `metrics:
 `
 
 func TestSameResultsInEveryLanguage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

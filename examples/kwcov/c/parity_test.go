@@ -13,6 +13,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestParityWithGo runs the C module and the Go example (examples/kwcov/go,
@@ -21,9 +22,7 @@ import (
 // reason, details, error code, field and message, judge requests.
 func TestParityWithGo(t *testing.T) {
 	need(t)
-	if testing.Short() {
-		t.Skip("builds the Go example (-short)")
-	}
+	testkit.Long(t, "builds the Go example")
 	goModule := filepath.Join(t.TempDir(), "kwcov-go.wasm")
 	build := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", goModule, "../go")
 	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // litellmConfig serves the judge's two routes with LiteLLM's mock
@@ -37,9 +39,7 @@ general_settings:
 // the executable in $ANVIL_LITELLM or put litellm on PATH. Set
 // ANVIL_LITELLM_E2E=1 to make a missing LiteLLM a failure (CI).
 func TestProvidersAgainstLiteLLM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	bin := os.Getenv("ANVIL_LITELLM")
 	if bin == "" {
 		bin, _ = exec.LookPath("litellm")

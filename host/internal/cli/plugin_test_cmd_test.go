@@ -7,15 +7,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // `plugin test` on the textcheck example, over both transports: every
 // check passes, one line per check, a summary, exit 0; --json carries the
 // same report.
 func TestPluginTestCommandPasses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
@@ -120,9 +120,7 @@ func TestPluginTestCommandFailsAndSkips(t *testing.T) {
 // Without config flags, the kinds' configs come from the metrics of the
 // anvil.yaml the usual discovery finds (here ./anvil.yaml), or --from.
 func TestPluginTestCommandConfigsFromAnvilYAML(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}

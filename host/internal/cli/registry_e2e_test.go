@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/oci"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestRegistryE2E runs README.md's two-team flow, block by block as
@@ -36,9 +37,7 @@ import (
 // ANVIL_REGISTRY_E2E=1 (scripts/registry-e2e, run by .ci/run) makes their
 // absence a failure.
 func TestRegistryE2E(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	tools := map[string]string{}
 	for _, name := range []string{"docker-registry", "htpasswd"} {
 		p, err := exec.LookPath(name)

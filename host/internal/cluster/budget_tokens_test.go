@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // requestTokens is what a chat completion request costs against a
@@ -78,9 +79,7 @@ func (mj *meteredJudge) tokenBucketExcess(perSecond float64) (excess float64, to
 // three workers each pacing itself, all of them fit in three full buckets
 // and arrive within a fraction of a second.
 func TestTokensPerMinuteAcrossWorkers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	const (
 		cases     = 60
 		maxTokens = 4000

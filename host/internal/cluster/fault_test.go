@@ -16,6 +16,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // gate holds the judge's replies to matching requests until opened, and
@@ -65,9 +66,7 @@ var agrees = judgetest.JSONScoreReply("Agrees with the expected output.", "8", m
 // case is delivered again after the ack deadline, evaluated by another
 // worker, and written exactly once.
 func TestWorkerKilledMidCaseIsRedelivered(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 20, false)
 	localOut := filepath.Join(dir, "local")
@@ -122,9 +121,7 @@ func TestWorkerKilledMidCaseIsRedelivered(t *testing.T) {
 // up the results the workers published meanwhile, evaluates the rest and
 // writes every case exactly once.
 func TestCoordinatorKilledThenResumed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	judge := deterministicJudge(t)
 	g := newGate()
 	dir := project(t, judge.URL(), 30, false)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestPoisonCaseIsWrittenAsAnError: a case that kills every worker it is
@@ -21,9 +22,7 @@ import (
 // worker seen — so the run ends, unverified (exit 3 via max_error_rate),
 // instead of waiting forever, and every other case is written as locally.
 func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 3, false) // no Sydney case: nothing fails its threshold
 	localOut := filepath.Join(dir, "local")
@@ -98,9 +97,7 @@ func TestPoisonCaseIsWrittenAsAnError(t *testing.T) {
 // --resume` still learns of it — the advisory is kept in ANVIL_EXHAUSTED —
 // and writes it as an error instead of waiting for it forever.
 func TestPoisonCaseExhaustedWhileCoordinatorDown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 3, false)
 	g := newGate()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestOfflineRecordingTravels: examples/quickstart without a judge key
@@ -18,9 +19,7 @@ import (
 // worker that has a key for the judge replays too: it must score as its
 // coordinator does, not call the real judge.
 func TestOfflineRecordingTravels(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	root := repoRoot(t)
 	if _, err := os.Stat(filepath.Join(root, "bin", "wasm", "textcheck.wasm")); err != nil {
 		t.Skip("bin/wasm/textcheck.wasm not built: run scripts/build-plugins textcheck")

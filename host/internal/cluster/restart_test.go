@@ -9,6 +9,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestNATSServerRestartMidRun: the NATS server (file storage) stops while
@@ -16,9 +17,7 @@ import (
 // coordinator and the workers reconnect, and the run completes with
 // every case written exactly once.
 func TestNATSServerRestartMidRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 30, false)
 	localOut := filepath.Join(dir, "local")

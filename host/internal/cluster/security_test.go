@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestNKeyAuthFromFileOrEnv: a server that requires an nkey admits a
@@ -112,9 +113,7 @@ func TestAPIKeyNeverTravelsThroughNATS(t *testing.T) {
 // store that are not that plugin are replaced by the coordinator, and a
 // worker that fetched other bytes than the digest refuses the run.
 func TestPoisonedPluginObject(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	judge := deterministicJudge(t)
 	dir := project(t, judge.URL(), 4, true)
 	ns := startNATS(t, t.TempDir(), -1)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // configsFrom reads a testdata config file (kind → config).
@@ -73,9 +74,7 @@ func dump(rep *Report) string {
 // transports where it has both, passes every check it can run, and the
 // checks that prove the judge discipline actually ran.
 func TestFirstPartyPass(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	cases := []struct {
 		name, path, configs string
 		verdicts            map[string][]string

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestCloseWaitsForAbandonedCompile: a load whose context ends while its
@@ -13,9 +15,7 @@ import (
 // the compilation went on in a closed cache and crashed the process (a
 // cluster worker whose run ended while it was loading the run's plugins).
 func TestCloseWaitsForAbandonedCompile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	dir := t.TempDir()
 	path, digest := guestPath("textcheck"), guestDigest(t, "textcheck")
 	warm, err := NewRuntime(context.Background(), RuntimeOptions{CacheDir: dir})

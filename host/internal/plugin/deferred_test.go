@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // heldCompiles holds every compile of a Runtime until released.
@@ -43,9 +44,7 @@ func (h *heldCompiles) hold(ctx context.Context, _ string) error {
 // contradicts (here: tampered with) refuses the plugin, tells onFail before
 // any call can see the refusal, and forgets the remembered descriptor.
 func TestLoadDeferredDescribesBeforeCompiling(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	ctx := context.Background()
 	dir := t.TempDir()
 	path, digest := guestPath("textcheck"), guestDigest(t, "textcheck")

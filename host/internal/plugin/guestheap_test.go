@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/duration"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // TestGoGuestHeapStaysBoundedOverLargeCalls: a Go guest (textcheck, built
@@ -18,9 +19,7 @@ import (
 // memory, the guest ran out of it at call 5,674 ("cannot allocate
 // 524288-byte block (62259200 in use)").
 func TestGoGuestHeapStaysBoundedOverLargeCalls(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	if raceEnabled {
 		t.Skip("10,000 guest calls take minutes under the race detector; the guest's heap does not depend on it")
 	}

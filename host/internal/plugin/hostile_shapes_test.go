@@ -21,6 +21,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/duration"
 	"github.com/agentanvil/anvil/host/internal/wasmtest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // Hand-assembled hostile guests (asm_test.go): shapes of work a Go guest
@@ -117,9 +118,7 @@ var shapeCases = []shapeCase{
 // returned while the attack was running (a stop-the-world did not wait on
 // guest code), and the process kept its memory.
 func TestHostileShapes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long (each case runs a child process for up to a minute on a host that cannot stop it)")
-	}
+	testkit.Long(t, "each case runs a child process for up to a minute on a host that cannot stop it")
 	if raceEnabled {
 		t.Skip("what it checks is the host's containment, not data races; under the race detector each child compiles its guests for minutes")
 	}

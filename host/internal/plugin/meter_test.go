@@ -12,6 +12,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/duration"
 	"github.com/agentanvil/anvil/host/internal/wasmtest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // fuelServices records the fuel of each invocation, as the engine does.
@@ -107,8 +108,8 @@ func TestStartFunctionIsMetered(t *testing.T) {
 		ok   bool
 	}{{"long", 3 * meterSlice, true}, {"endless", 0, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !tc.ok && testing.Short() {
-				t.Skip("long test: scripts/test-long (the load waits for the instantiation's 10 s deadline)")
+			if !tc.ok {
+				testkit.Long(t, "the load waits for the instantiation's 10 s deadline")
 			}
 			wasm := startLoopModule(tc.n)
 			path := filepath.Join(dir, tc.name+".wasm")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/results"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // The A vs B view and a sampled DAG's notes in a real browser, on the page
@@ -18,9 +19,7 @@ import (
 // links to it, the notes under the DAG's nodes are drawn in the page's
 // note style, and nothing is written to the console.
 func TestCompareViewInARealBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	ctx := browser(t)
 	s, cases := qualityFixture(t)
 	s.RunID = "run-b"

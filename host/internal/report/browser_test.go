@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/calibrate"
 	"github.com/agentanvil/anvil/host/internal/report"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // chromiumPath is Debian's chromium, which scripts/ci-deps-browser
@@ -113,9 +114,7 @@ func fileURL(path string) string { return "file://" + filepath.ToSlash(path) }
 // The console watch catches what it must: a page with a console.error and
 // an uncaught exception is not reported clean.
 func TestBrowserConsoleWatchCatchesErrors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	ctx := browser(t)
 	page := filepath.Join(t.TempDir(), "bad.html")
 	os.WriteFile(page, []byte(`<!DOCTYPE html><html><body><p>bad</p><script>console.error("broken chart"); undefinedFunction();</script></body></html>`), 0o644)
@@ -134,9 +133,7 @@ func TestBrowserConsoleWatchCatchesErrors(t *testing.T) {
 // size, the path's nodes are painted by the page's CSS, the filter
 // script works, and a screenshot shows the pass colour of the charts.
 func TestReportInARealBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs it (CI)")
-	}
+	testkit.Long(t, "minutes, or external programs")
 	ctx := browser(t)
 	// As a run that was calibrated leaves it: results, cases/ and
 	// calibration.json, then report.Write.

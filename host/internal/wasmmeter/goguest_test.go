@@ -11,14 +11,14 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // buildGoProgram builds testdata/goguest, a wasip1 command, or skips.
 func buildGoProgram(t testing.TB) []byte {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a Go program")
-	}
+	testkit.Long(t, "builds a Go program")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go tool")
@@ -67,9 +67,7 @@ func runCommand(t testing.TB, wasm []byte, h *meter, args ...string) (string, ui
 // same and exits the same when metered, under many small slices, and uses
 // the same fuel each time.
 func TestGoProgramBehavesTheSame(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long (builds a Go program)")
-	}
+	testkit.Long(t, "builds a Go program")
 	wasm := buildGoProgram(t)
 	metered := mustInstrument(t, wasm, Options{MemoryBudget: 1 << 30})
 	for _, args := range [][]string{nil, {"exit3"}} {

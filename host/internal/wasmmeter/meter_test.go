@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 func mustInstrument(t testing.TB, wasm []byte, opts Options) []byte {
@@ -283,9 +285,7 @@ func buildGoGuest(t testing.TB) []byte {
 		}
 		return b
 	}
-	if testing.Short() {
-		t.Skip("builds a Go guest")
-	}
+	testkit.Long(t, "builds a Go guest")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go tool")
@@ -304,9 +304,7 @@ func buildGoGuest(t testing.TB) []byte {
 }
 
 func TestGoGuestValidates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long (builds a Go guest)")
-	}
+	testkit.Long(t, "builds a Go guest")
 	wasm := buildGoGuest(t)
 	for _, opts := range []Options{{}, {MemoryBudget: 1 << 30}} {
 		metered := mustInstrument(t, wasm, opts)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // Generated-module testing of the metering rewriter, after wasmtime's
@@ -36,9 +38,7 @@ func TestSmithModules(t *testing.T) {
 }
 
 func TestSmithModulesLong(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long test: scripts/test-long runs 10,000 generated modules")
-	}
+	testkit.Long(t, "runs 10,000 generated modules")
 	runSmith(t, 10_000, 1_000_000)
 }
 
