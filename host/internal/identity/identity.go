@@ -264,31 +264,33 @@ func show(v string) string {
 // called) nor free-form extras: two runs scored the same question on a
 // case only when its digests agree, whatever their answers.
 func CaseDigest(c *abi.TestCase) string {
-	// One buffer, hashed once: every evaluated case pays for this.
-	var stack [1024]byte
-	b := stack[:0]
+	h := sha256.New()
+	var n [20]byte
+	count := func(k int) {
+		h.Write(strconv.AppendInt(n[:0], int64(k), 10))
+	}
 	put := func(s string) {
-		b = strconv.AppendInt(b, int64(len(s)), 10)
-		b = append(b, ':')
-		b = append(b, s...)
-		b = append(b, ';')
+		count(len(s))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+		h.Write([]byte{';'})
 	}
 	put(c.ID)
 	put(c.Input)
 	put(c.ExpectedOutput)
-	b = strconv.AppendInt(b, int64(len(c.Context)), 10)
-	b = append(b, ';')
+	count(len(c.Context))
+	h.Write([]byte{';'})
 	for _, s := range c.Context {
 		put(s)
 	}
-	b = strconv.AppendInt(b, int64(len(c.ExpectedTools)), 10)
-	b = append(b, ';')
+	count(len(c.ExpectedTools))
+	h.Write([]byte{';'})
 	for _, t := range c.ExpectedTools {
 		put(t.Name)
 		put(compactJSON(t.Arguments))
 		put(compactJSON(t.Output))
 	}
-	sum := sha256.Sum256(b)
+	sum := h.Sum(nil)
 	return hex.EncodeToString(sum[:8])
 }
 
