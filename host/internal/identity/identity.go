@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +43,10 @@ type Judge struct {
 	// API is the protocol it is called with.
 	API   string `json:"api"`
 	Model string `json:"model"`
-	// BaseURL is the endpoint called, empty for a judge that is not
-	// called (replayed or unavailable).
+	// BaseURL is the endpoint called as judgeconfig.Identity names it
+	// (no user info, query or fragment; for Azure with its deployment and
+	// api-version), empty for a judge that is not called (replayed or
+	// unavailable).
 	BaseURL string `json:"base_url,omitempty"`
 	// Source is SourceAPI, SourceRecording (answers replayed from the
 	// recording of digest Recording) or SourceUnavailable (no key: its
@@ -71,7 +72,7 @@ type Judge struct {
 // the digest of the recording it replays (SourceRecording only).
 func OfJudge(cfg judgeconfig.Config, source, recording string) Judge {
 	j := Judge{
-		Name: cfg.Name, API: APIOf(cfg.Provider), Model: cfg.Model, BaseURL: redactBaseURL(cfg.BaseURL), Source: source,
+		Name: cfg.Name, API: APIOf(cfg.Provider), Model: cfg.Model, BaseURL: cfg.Identity().Endpoint, Source: source,
 		MaxTokens: cfg.MaxTokens, MaxInputTokens: cfg.MaxInputTokens,
 		SupportsLogprobs: cfg.SupportsLogprobs, MaxTopLogprobs: cfg.MaxTopLogprobs,
 		SupportsJSONSchema: cfg.SupportsJSONSchema, JSONSchemaStrict: cfg.JSONSchemaStrict,
@@ -81,12 +82,6 @@ func OfJudge(cfg judgeconfig.Config, source, recording string) Judge {
 	if cfg.Temperature != nil {
 		t := *cfg.Temperature
 		j.Temperature = &t
-	}
-	if cfg.Provider == judgeconfig.ProviderAzure {
-		// The resource is not the model: its deployment and api-version
-		// say what answers (judgeconfig.Identity, already without user
-		// info).
-		j.BaseURL = cfg.Identity().Endpoint
 	}
 	switch source {
 	case SourceRecording:
@@ -98,17 +93,6 @@ func OfJudge(cfg judgeconfig.Config, source, recording string) Judge {
 		j.BaseURL = ""
 	}
 	return j
-}
-
-// redactBaseURL drops user and password from a base URL: the identity is
-// written to summary.json and sent to peers.
-func redactBaseURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	u.User = nil
-	return u.String()
 }
 
 // field is one named value of an identity, as compared and digested.
