@@ -193,6 +193,16 @@ func TestIdentityHoldsNoPassword(t *testing.T) {
 	}
 }
 
+// TestIdentityHoldsNoQuery: a gateway's key can travel in the base URL's
+// query; the identity names the endpoint without it.
+func TestIdentityHoldsNoQuery(t *testing.T) {
+	c := baseJudge()
+	c.BaseURL = "https://gateway.example/v1?key=s3cret#frag"
+	if j := OfJudge(c, SourceAPI, ""); j.BaseURL != "https://gateway.example/v1" {
+		t.Errorf("base_url %q, want https://gateway.example/v1", j.BaseURL)
+	}
+}
+
 // TestCheckCatchesATamperedIdentity: an identity whose digest is not its
 // content's is refused.
 func TestCheckCatchesATamperedIdentity(t *testing.T) {
