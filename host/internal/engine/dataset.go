@@ -4,15 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -27,14 +28,15 @@ type Dataset struct {
 	path  string
 	f     *os.File
 	jsonl *bufio.Reader
-	arr   *json.Decoder
-	rest  *bufio.Reader // JSON: the reader under arr, to check the tail
-	lines *lineCounter  // JSON: newlines arr has read, for file:line
-	line  int           // JSONL: line of the last case; JSON: index
+	arr   *jsontext.Decoder
+	lines *lineCounter // JSON: where arr's input has its newlines, for file:line
+	line  int          // JSONL: line of the last case; JSON: index
 	ids   caseIDs
 	done  bool
-	// members is parse's scratch space for a record's fields.
-	members []objectMember
+	// src and rec decode one record, reused; setBy is parse's scratch.
+	src   bytes.Reader
+	rec   jsontext.Decoder
+	setBy []string
 }
 
 // maxLine bounds one JSONL line; a case larger than this is almost surely a
@@ -59,9 +61,11 @@ func OpenDataset(path string) (*Dataset, error) {
 		return nil, fmt.Errorf("read dataset %s: %w", path, err)
 	}
 	if first == '[' {
-		d.rest, d.lines = br, &lineCounter{r: br}
-		d.arr = json.NewDecoder(d.lines)
-		if _, err := d.arr.Token(); err != nil {
+		d.lines = &lineCounter{r: br}
+		// A record's own decoding (parse) decides what a record may hold;
+		// the array's decoder only finds where each element ends.
+		d.arr = jsontext.NewDecoder(d.lines, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+		if _, err := d.arr.ReadToken(); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: not a JSON array: %w", path, err)
 		}
@@ -87,34 +91,41 @@ func peekNonSpace(br *bufio.Reader) (byte, error) {
 	}
 }
 
-// lineCounter counts the newlines read through it. The JSON decoder reads
-// ahead, so the line at its offset is this count less the newlines still
-// in its buffer (Dataset.arrayLine).
+// lineCounter notes where the newlines are in what is read through it,
+// for the line of an offset of the JSON decoder reading ahead of it.
+// Offsets are asked in increasing order, so a newline before the last
+// offset asked is only counted.
 type lineCounter struct {
-	r     io.Reader
-	lines int
+	r        io.Reader
+	read     int64   // bytes read through it
+	before   int     // newlines before the last offset asked
+	newlines []int64 // the offsets of the newlines after it
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.lines += bytes.Count(p[:n], []byte{'\n'})
+	for i, b := range p[:n] {
+		if b == '\n' {
+			c.newlines = append(c.newlines, c.read+int64(i))
+		}
+	}
+	c.read += int64(n)
 	return n, err
 }
 
-// arrayLine is the 1-based line of the JSON decoder's input offset.
-func (d *Dataset) arrayLine() int {
-	var ahead newlines
-	_, _ = io.Copy(&ahead, d.arr.Buffered()) // a bytes.Reader: writes its slice, no copy
-	return 1 + d.lines.lines - int(ahead)
+// lineAt is the 1-based line of offset off.
+func (c *lineCounter) lineAt(off int64) int {
+	i := 0
+	for i < len(c.newlines) && c.newlines[i] < off {
+		i++
+	}
+	c.before += i
+	c.newlines = append(c.newlines[:0], c.newlines[i:]...)
+	return 1 + c.before
 }
 
-// newlines is a writer counting the newlines written to it.
-type newlines int
-
-func (n *newlines) Write(p []byte) (int, error) {
-	*n += newlines(bytes.Count(p, []byte{'\n'}))
-	return len(p), nil
-}
+// arrayLine is the line of the JSON decoder's input offset.
+func (d *Dataset) arrayLine() int { return d.lines.lineAt(d.arr.InputOffset()) }
 
 // Close releases the file.
 func (d *Dataset) Close() error { return d.f.Close() }
@@ -175,20 +186,33 @@ func (d *Dataset) readLong(prefix []byte) ([]byte, error) {
 }
 
 func (d *Dataset) nextArray() (*abi.TestCase, error) {
-	if !d.arr.More() {
+	next := d.arr.PeekKind()
+	if next == ']' {
 		d.done = true
 		return nil, d.endArray()
 	}
-	var raw json.RawMessage
-	if err := d.arr.Decode(&raw); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	raw, err := d.arr.ReadValue()
+	if err != nil {
+		at := d.arr.InputOffset()
+		if syntax := (*jsontext.SyntacticError)(nil); errors.As(err, &syntax) {
+			at = syntax.ByteOffset
+		}
+		ends := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if ends && at > 0 {
+			at-- // the file's last byte, not the line after its last newline
+		}
+		line := d.lines.lineAt(at)
+		if ends {
+			if next == 0 { // no element starts: the file ends
+				return nil, fmt.Errorf("%s:%d: JSON array not closed after %d elements: the file ends", d.path, line, d.line)
+			}
 			err = errors.New("the file ends inside it: JSON array not closed")
 		}
-		return nil, fmt.Errorf("%s:%d: element %d: %w", d.path, d.arrayLine(), d.line, err)
+		return nil, fmt.Errorf("%s:%d: element %d: %w", d.path, line, d.line, err)
 	}
 	idx := d.line
 	d.line++
-	start := d.arrayLine() - bytes.Count(raw, []byte{'\n'})
+	start := d.lines.lineAt(d.arr.InputOffset() - int64(len(raw)))
 	return d.parse(raw, recordPlace{path: d.path, line: start, element: idx}, idx)
 }
 
@@ -210,31 +234,30 @@ func (p recordPlace) String() string {
 
 // endArray consumes the closing bracket and checks that only whitespace
 // follows: a truncated file or two concatenated arrays must not pass for a
-// shorter dataset. It reads the tail in bounded chunks, never whole.
+// shorter dataset.
 func (d *Dataset) endArray() error {
-	if tok, err := d.arr.Token(); err != nil || tok != json.Delim(']') {
-		if err == nil || err == io.EOF {
+	if _, err := d.arr.ReadToken(); err != nil {
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 			err = errors.New("want ',' or ']'")
 		}
 		return fmt.Errorf("%s:%d: JSON array not closed after %d elements: %w", d.path, d.arrayLine(), d.line, err)
 	}
-	line := d.arrayLine()
-	tail := bufio.NewReader(io.MultiReader(d.arr.Buffered(), d.rest))
-	for {
-		c, err := tail.ReadByte()
-		if err == io.EOF {
-			return io.EOF
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: read: %w", d.path, line, err)
-		}
-		switch {
-		case c == '\n':
-			line++
-		case !isSpace(c):
-			return fmt.Errorf("%s:%d: data after the JSON array's closing ']' (a dataset is one array, or JSONL)", d.path, line)
-		}
+	// The decoder reads a stream of values: the next one, or the syntax
+	// error where one should start, is what follows the array.
+	val, err := d.arr.ReadValue()
+	var syntax *jsontext.SyntacticError
+	var at int64
+	switch {
+	case err == io.EOF:
+		return io.EOF
+	case err == nil:
+		at = d.arr.InputOffset() - int64(len(val))
+	case errors.As(err, &syntax):
+		at = syntax.ByteOffset
+	default:
+		return fmt.Errorf("%s:%d: read: %w", d.path, d.arrayLine(), err)
 	}
+	return fmt.Errorf("%s:%d: data after the JSON array's closing ']' (a dataset is one array, or JSONL)", d.path, d.lines.lineAt(at))
 }
 
 // Field aliases accepted in datasets, as other tools name them.
@@ -249,48 +272,50 @@ var aliases = map[string]string{
 	"contexts":   abi.FieldRetrievalContext,
 }
 
-// parse decodes one record; a record without an id is case-<ordinal>.
+// parse decodes one record, its members in file order; a record without
+// an id is case-<ordinal>. The decoder refuses what a dataset must not
+// hold silently: a name given twice, invalid UTF-8, anything after the
+// object.
 func (d *Dataset) parse(raw []byte, where recordPlace, ordinal int) (*abi.TestCase, error) {
 	c := &abi.TestCase{}
-	// The members in file order when the record is plain enough to split
-	// without encoding/json (most are); else through its map, whose order
-	// is random — an error on one of two bad fields may name either.
-	members, fast := splitObjectFast(raw, d.members[:0])
-	d.members = members[:0]
-	if fast {
-		for _, m := range members {
-			field := m.key
-			if a, ok := aliases[m.key]; ok {
-				for _, o := range members {
-					if o.key == a {
-						return nil, fmt.Errorf("%s: both %q and its alias %q are set", where, a, m.key)
-					}
-				}
-				field = a
-			}
-			if err := setField(c, field, m.val); err != nil {
-				return nil, fmt.Errorf("%s: field %q: %w", where, m.key, err)
+	d.src.Reset(raw)
+	d.rec.Reset(&d.src)
+	notObject := func(err error) error {
+		return fmt.Errorf("%s: not a JSON object: %w", where, err)
+	}
+	if tok, err := d.rec.ReadToken(); err != nil {
+		return nil, notObject(err)
+	} else if tok.Kind() != '{' {
+		return nil, notObject(fmt.Errorf("a record is %s", kindOf(tok.Kind())))
+	}
+	setBy := d.setBy[:0] // field, then the name that set it
+	for d.rec.PeekKind() == '"' {
+		name, err := d.rec.ReadToken()
+		if err != nil {
+			return nil, notObject(err)
+		}
+		key := name.String()
+		field := key
+		if a, ok := aliases[key]; ok {
+			field = a
+		}
+		for i := 0; i < len(setBy); i += 2 {
+			if setBy[i] == field {
+				return nil, fmt.Errorf("%s: %s", where, bothSet(field, setBy[i+1], key))
 			}
 		}
-	} else {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return nil, fmt.Errorf("%s: not a JSON object: %w", where, err)
-		}
-		for key, val := range obj {
-			field := key
-			if a, ok := aliases[key]; ok {
-				if _, both := obj[a]; both {
-					return nil, fmt.Errorf("%s: both %q and its alias %q are set", where, a, key)
-				}
-				field = a
-			}
-			if err := setField(c, field, val); err != nil {
-				return nil, fmt.Errorf("%s: field %q: %w", where, key, err)
-			}
+		setBy = append(setBy, field, key)
+		if err := setField(&d.rec, c, field); err != nil {
+			return nil, fmt.Errorf("%s: field %q: %w", where, key, err)
 		}
 	}
-	clear(d.members[:cap(d.members)])
+	d.setBy = setBy[:0]
+	if _, err := d.rec.ReadToken(); err != nil { // the closing brace, or why not
+		return nil, notObject(err)
+	}
+	if _, err := d.rec.ReadToken(); err != io.EOF {
+		return nil, notObject(errors.New("data after the record's closing '}'"))
+	}
 	if c.ID == "" {
 		c.ID = "case-" + strconv.Itoa(ordinal)
 	}
@@ -303,59 +328,87 @@ func (d *Dataset) parse(raw []byte, where recordPlace, ordinal int) (*abi.TestCa
 	return c, nil
 }
 
-func setField(c *abi.TestCase, field string, val json.RawMessage) error {
+// bothSet says which two names of one field a record gave.
+func bothSet(field, first, second string) string {
+	switch field {
+	case first:
+		return fmt.Sprintf("both %q and its alias %q are set", first, second)
+	case second:
+		return fmt.Sprintf("both %q and its alias %q are set", second, first)
+	}
+	return fmt.Sprintf("both %q and %q are set, aliases of %q", first, second, field)
+}
+
+// setField reads the value of the member just named into c.
+func setField(dec *jsontext.Decoder, c *abi.TestCase, field string) error {
+	want := func(what string) error {
+		k := dec.PeekKind()
+		if _, err := dec.ReadValue(); err != nil {
+			return err
+		}
+		return fmt.Errorf("want %s, got %s", what, kindOf(k))
+	}
 	str := func(dst *string) error {
-		if string(val) == "null" {
-			return nil
+		switch dec.PeekKind() {
+		case 'n':
+			_, err := dec.ReadToken()
+			return err
+		case '"':
+			tok, err := dec.ReadToken()
+			*dst = tok.String()
+			return err
 		}
-		if v, ok := plainString(val); ok {
-			*dst = v
-			return nil
-		}
-		if err := json.Unmarshal(val, dst); err != nil {
-			return fmt.Errorf("want a string, got %s", kindOf(val))
-		}
-		return nil
+		return want("a string")
 	}
 	list := func(dst *[]string) error {
-		if string(val) == "null" {
+		switch dec.PeekKind() {
+		case 'n':
+			_, err := dec.ReadToken()
+			return err
+		case '"': // a single string is a one-item list
+			tok, err := dec.ReadToken()
+			*dst = []string{tok.String()}
+			return err
+		case '[':
+			val, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			if json.Unmarshal(val, dst) != nil {
+				return errors.New("want a list of strings, got a list holding something else")
+			}
 			return nil
 		}
-		var s string
-		if json.Unmarshal(val, &s) == nil { // a single string is a one-item list
-			*dst = []string{s}
-			return nil
-		}
-		if err := json.Unmarshal(val, dst); err != nil {
-			return fmt.Errorf("want a list of strings, got %s", kindOf(val))
-		}
-		return nil
+		return want("a list of strings")
 	}
 	tools := func(dst *[]abi.ToolCall) error {
-		if string(val) == "null" {
+		switch dec.PeekKind() {
+		case 'n':
+			_, err := dec.ReadToken()
+			return err
+		case '[':
+			val, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(val, dst); err != nil {
+				return fmt.Errorf("want a list of {name, arguments, output}: %w", err)
+			}
+			for i, t := range *dst {
+				if t.Name == "" {
+					return fmt.Errorf("item %d has no name", i)
+				}
+			}
 			return nil
 		}
-		if err := json.Unmarshal(val, dst); err != nil {
-			return fmt.Errorf("want a list of {name, arguments, output}: %v", err)
-		}
-		for i, t := range *dst {
-			if t.Name == "" {
-				return fmt.Errorf("item %d has no name", i)
-			}
-		}
-		return nil
+		return want("a list of {name, arguments, output}")
 	}
 	switch field {
 	case "id":
-		if v, ok := plainString(val); ok {
-			// What both paths below make of a string.
-			c.ID = v
-			return nil
-		}
-		var n json.Number
-		if json.Unmarshal(val, &n) == nil {
-			c.ID = n.String()
-			return nil
+		if dec.PeekKind() == '0' { // a number names a case by its literal
+			val, err := dec.ReadValue()
+			c.ID = string(val)
+			return err
 		}
 		return str(&c.ID)
 	case abi.FieldInput:
@@ -373,45 +426,31 @@ func setField(c *abi.TestCase, field string, val json.RawMessage) error {
 	case abi.FieldExpectedTools:
 		return tools(&c.ExpectedTools)
 	}
-	if c.Extra == nil {
-		c.Extra = map[string]json.RawMessage{}
+	val, err := dec.ReadValue()
+	if err != nil {
+		return err
 	}
-	c.Extra[field] = append(json.RawMessage(nil), val...)
+	if c.Extra == nil {
+		c.Extra = map[string]stdjson.RawMessage{}
+	}
+	c.Extra[field] = bytes.Clone(val)
 	return nil
 }
 
-// plainString returns the text of a JSON string value that holds no
-// escape, no control character and only valid UTF-8 — what encoding/json
-// would decode it to, byte for byte — without running the decoder: the
-// dataset's long input and output strings are most of reading it.
-// Anything else reports false, for encoding/json to decide.
-func plainString(v json.RawMessage) (string, bool) {
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return "", false
-	}
-	in := v[1 : len(v)-1]
-	// Whole-slice scans (IndexByte is vector code), not a byte loop.
-	if bytes.IndexByte(in, '"') >= 0 || bytes.IndexByte(in, '\\') >= 0 || hasControl(in) || !utf8.Valid(in) {
-		return "", false
-	}
-	return string(in), true
-}
-
-func kindOf(v json.RawMessage) string {
-	s := strings.TrimSpace(string(v))
-	switch {
-	case s == "":
-		return "nothing"
-	case s[0] == '"':
+func kindOf(k jsontext.Kind) string {
+	switch k {
+	case '"':
 		return "a string"
-	case s[0] == '[':
+	case '[':
 		return "a list"
-	case s[0] == '{':
+	case '{':
 		return "an object"
-	case s == "true" || s == "false":
+	case 't', 'f':
 		return "a boolean"
-	case s == "null":
+	case 'n':
 		return "null"
+	case '0':
+		return "a number"
 	}
-	return "a number"
+	return "nothing"
 }

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentanvil/anvil/abi"
 )
 
 func readAll(t *testing.T, body string) ([]string, error) {
@@ -62,9 +61,21 @@ func TestDataset(t *testing.T) {
 		{"second array", "[{\"id\": \"a\"}][{\"id\": \"b\"}]", []string{"a||||"}, []string{"d.jsonl:1:", "after the JSON array"}},
 		{"garbage after the array", "[\n{\"id\": \"a\"}\n]\n x", []string{"a||||"}, []string{"d.jsonl:4:", "after the JSON array"}},
 		{"array not closed", "[\n{\"id\": \"a\"},\n{\"id\": \"b\"}\n", []string{"a||||", "b||||"}, []string{"d.jsonl:3:", "not closed after 2 elements"}},
-		{"array cut after a comma", "[{\"id\": \"a\"},", []string{"a||||"}, []string{"d.jsonl:1:", "element 1", "not closed"}},
+		{"array cut after a comma", "[{\"id\": \"a\"},", []string{"a||||"}, []string{"d.jsonl:1:", "not closed after 1 elements"}},
+		{"array cut inside an element", "[{\"id\": \"a\"},\n{\"id\": ", []string{"a||||"}, []string{"d.jsonl:2: element 1", "the file ends inside it"}},
 		{"element error names its line", "[\n  {\"id\": \"a\"},\n  {\"id\": \"b\",\n   \"input\": 3}\n]", []string{"a||||"}, []string{"d.jsonl:3: element 1", `field "input"`}},
 		{"stray bom byte is not a bom", "\xbf[{\"id\": \"a\"}]", nil, []string{"d.jsonl:1:", "not a JSON object"}},
+		{"a name given twice", `{"id": "a", "input": "x", "input": "y"}`, nil, []string{"d.jsonl:1:", "not a JSON object", "duplicate"}},
+		{"two aliases of one field", `{"question": "a", "query": "b"}`, nil, []string{"d.jsonl:1:", `both "question" and "query" are set, aliases of "input"`}},
+		{"alias before its field", `{"question": "a", "input": "b"}`, nil, []string{"d.jsonl:1:", `both "input" and its alias "question"`}},
+		{"a record not an object", `"a"`, nil, []string{"d.jsonl:1:", "not a JSON object", "a string"}},
+		{"a record then more", `{"id": "a"} {"id": "b"}`, nil, []string{"d.jsonl:1:", "after the record"}},
+		{"a number id keeps its spelling", `{"id": 1.50}`, []string{"1.50||||"}, nil},
+		{"a list of one string", `{"contexts": ["a", "b"]}`, []string{"case-1||||a+b"}, nil},
+		{"a list holding a number", `{"contexts": ["a", 2]}`, nil, []string{"d.jsonl:1:", `field "contexts"`, "list holding something else"}},
+		{"tool output kept raw", `{"tools_called": [{"name": "t", "output": {"k": [1, 2]}}]}`, []string{"case-1||||"}, nil},
+		{"tool that is not an object", `{"tools_called": ["t"]}`, nil, []string{"d.jsonl:1:", `field "tools_called"`, "want a list of {name, arguments, output}"}},
+		{"array element spanning lines", "[\n{\"id\": \"a\"},\n\n{\"id\":\n \"a\"}]", []string{"a||||"}, []string{"d.jsonl:4: element 1", `duplicate case id "a"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,86 +147,74 @@ func FuzzDataset(f *testing.F) {
 	})
 }
 
-// plainStrings are string values in every spelling a dataset may use: the
-// plain ones plainString takes, and those it leaves to encoding/json.
-var plainStrings = []struct {
-	raw   string
-	plain bool
-}{
-	{`""`, true},
-	{`"What is the capital of France?"`, true},
-	{`"ça va — «bien» 😀"`, true},
-	{"\"a\xffb\"", false}, // invalid UTF-8: encoding/json writes U+FFFD
-	{`"line\nbreak"`, false},
-	{`"\u00e9"`, false},
-	{`"\ud83d\ude00"`, false},
-	{`"quote \" inside"`, false},
-	{`"back\\slash"`, false},
-	{`"1e5"`, true},
-	{`123`, false},
-	{`null`, false},
-	{`"`, false},
-}
-
-// plainString decodes exactly what encoding/json decodes, and leaves it
-// whatever it is not sure of.
-func TestPlainStringIsWhatEncodingJSONDecodes(t *testing.T) {
-	for _, tc := range plainStrings {
-		got, ok := plainString(json.RawMessage(tc.raw))
-		if ok != tc.plain {
-			t.Errorf("plainString(%s) took it: %v; want %v", tc.raw, ok, tc.plain)
-		}
-		var want string
-		if ok && (json.Unmarshal([]byte(tc.raw), &want) != nil || got != want) {
-			t.Errorf("plainString(%s) = %q; encoding/json %q", tc.raw, got, want)
-		}
+// TestDatasetStrings: a string field in every spelling a dataset may use
+// reads as the text it spells, and what is not a string is named.
+func TestDatasetStrings(t *testing.T) {
+	tests := []struct {
+		raw, want, err string
+	}{
+		{raw: `""`, want: ""},
+		{raw: `"What is the capital of France?"`, want: "What is the capital of France?"},
+		{raw: `"ça va — «bien» 😀"`, want: "ça va — «bien» 😀"},
+		{raw: `"line\nbreak"`, want: "line\nbreak"},
+		{raw: `"\u00e9"`, want: "é"},
+		{raw: `"\ud83d\ude00"`, want: "😀"},
+		{raw: `"quote \" inside"`, want: `quote " inside`},
+		{raw: `"back\\slash"`, want: `back\slash`},
+		{raw: `"1e5"`, want: "1e5"},
+		{raw: `null`, want: ""},
+		{raw: `123`, err: "want a string, got a number"},
+		{raw: `["a"]`, err: "want a string, got a list"},
+		{raw: `{"a": 1}`, err: "want a string, got an object"},
+		{raw: `true`, err: "want a string, got a boolean"},
+		{raw: "\"a\xffb\"", err: "UTF-8"},
 	}
-	// Through the dataset: the same case either way.
-	for _, tc := range plainStrings {
-		if !json.Valid([]byte(tc.raw)) {
-			continue
-		}
-		line := `{"id": ` + tc.raw + `, "input": ` + tc.raw + `, "context": ` + tc.raw + `}`
-		var c abi.TestCase
-		if err := setField(&c, "input", json.RawMessage(tc.raw)); err != nil {
-			continue // not a string: the error path is encoding/json's as before
-		}
-		var want string
-		json.Unmarshal([]byte(tc.raw), &want) //nolint:errcheck // null leaves it empty
-		if c.Input != want {
-			t.Errorf("input %s read as %q; encoding/json %q (%s)", tc.raw, c.Input, want, line)
-		}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			got, err := readAll(t, `{"id": "x", "input": `+tt.raw+"}\n")
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), `field "input"`) && tt.err != "UTF-8" {
+					t.Fatalf("err = %v, want one naming field \"input\" and %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "x|" + tt.want + "|||"; len(got) != 1 || got[0] != want {
+				t.Fatalf("read %q, want %q", got, want)
+			}
+		})
 	}
 }
 
-// FuzzPlainString: the fast path against encoding/json, which it replaces
-// for plain strings.
-func FuzzPlainString(f *testing.F) {
-	for _, tc := range plainStrings {
-		f.Add(tc.raw)
+// BenchmarkDatasetNext reads a JSONL dataset of typical records: the cost
+// of the dataset per case, against the judge-path budget.
+func BenchmarkDatasetNext(b *testing.B) {
+	var body bytes.Buffer
+	for i := range 2000 {
+		fmt.Fprintf(&body, `{"id": "case-%d", "input": %q, "actual_output": %q, "expected_output": %q, "retrieval_context": [%q, %q], "tags": {"team": "search"}}`+"\n",
+			i, strings.Repeat("What is the capital of France? ", 6), strings.Repeat("Paris is the capital and largest city of France. ", 10),
+			"Paris", strings.Repeat("France is a country in Europe. ", 5), strings.Repeat("Its capital is \"Paris\". ", 5))
 	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		got, ok := plainString(json.RawMessage(raw))
-		if !ok {
-			return
-		}
-		var want string
-		if err := json.Unmarshal([]byte(raw), &want); err != nil {
-			t.Fatalf("plainString took %q, which encoding/json refuses: %v", raw, err)
-		}
-		if got != want {
-			t.Fatalf("plainString(%q) = %q; encoding/json %q", raw, got, want)
-		}
-	})
-}
-
-func BenchmarkPlainString(b *testing.B) {
-	v := json.RawMessage(`"` + strings.Repeat("What does the response cache share between runs? ", 24) + `"`)
-	b.SetBytes(int64(len(v)))
+	path := filepath.Join(b.TempDir(), "d.jsonl")
+	if err := os.WriteFile(path, body.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(body.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := plainString(v); !ok {
-			b.Fatal("not plain")
+		ds, err := OpenDataset(path)
+		if err != nil {
+			b.Fatal(err)
 		}
+		for {
+			if _, err := ds.Next(context.Background()); err == io.EOF {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+		}
+		ds.Close()
 	}
 }
