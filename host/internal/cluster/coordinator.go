@@ -66,10 +66,6 @@ type Coordinator struct {
 	outputDir string
 	resume    bool
 
-	// retried are the cases results.jsonl held with a retryable error
-	// (results.RetryOnResume) when this run was resumed: evaluated again.
-	retried map[string]bool
-
 	mu          sync.Mutex
 	refusals    []FaultMessage // the first maxRefusals
 	lastRefusal FaultMessage
@@ -188,21 +184,6 @@ func runName(outputDir string) (string, error) {
 	host, _ := os.Hostname()
 	sum := sha256.Sum256([]byte(host + "\x00" + abs))
 	return hex.EncodeToString(sum[:8]), nil
-}
-
-// retriedCases are the cases a resumed run evaluates again: those
-// results.jsonl holds with a retryable error. Read before the engine
-// removes their lines. A file that cannot be read yields what was read:
-// the engine reports it.
-func retriedCases(outputDir string) map[string]bool {
-	retried := map[string]bool{}
-	_ = results.Each(filepath.Join(outputDir, "results.jsonl"), func(r *results.CaseResult) error {
-		if results.RetryOnResume(r) {
-			retried[r.CaseID] = true
-		}
-		return nil
-	})
-	return retried
 }
 
 func (co *Coordinator) now() time.Time { return co.opts.clock() }
@@ -367,9 +348,6 @@ func (co *Coordinator) Run(ctx context.Context, eng *engine.Engine, ro engine.Ru
 		return nil, &engine.RunError{Kind: engine.ErrInput, Err: err}
 	}
 	co.runID, co.outputDir, co.resume = runID, ro.OutputDir, ro.Resume
-	if ro.Resume {
-		co.retried = retriedCases(ro.OutputDir)
-	}
 	ro.Dispatch = co
 	ro.ResumeArgs = "--cluster " + shellWord(redactURL(co.opts.URL))
 	s, err := eng.Run(ctx, ro)

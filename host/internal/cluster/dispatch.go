@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/host/internal/results"
 )
@@ -36,6 +35,9 @@ type dispatch struct {
 	exhausted map[string]exhaustion
 	// written: cases emitted by this dispatch or done before a resume.
 	written map[string]bool
+	// retried: the cases results.jsonl held with a retryable error
+	// (results.RetryOnResume) when this run was resumed: evaluated again.
+	retried map[string]bool
 	// requeued counts each case's publications after a refused result:
 	// at most maxRequeue, however many results are refused — a peer's
 	// messages cannot buy evaluations (and judge spend) by the case.
@@ -64,7 +66,7 @@ type exhaustion struct {
 
 // Dispatch publishes the run and its cases and emits each result once,
 // implementing engine.Dispatcher.
-func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase, emit func(*results.CaseResult) error) error {
+func (co *Coordinator) Dispatch(ctx context.Context, resumed engine.Resumed, cases <-chan *abi.TestCase, emit func(*results.CaseResult) error) error {
 	if co.eng == nil {
 		return errors.New("cluster: coordinator not bound to an engine")
 	}
@@ -96,13 +98,8 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 		return err
 	}
 	d := &dispatch{co: co, expected: map[string]*caseRef{}, early: map[string]*results.CaseResult{},
-		exhausted: map[string]exhaustion{}, written: map[string]bool{}, requeued: map[string]int{}, emit: emit,
+		exhausted: map[string]exhaustion{}, written: resumed.Written, retried: resumed.Retried, requeued: map[string]int{}, emit: emit,
 		lastProgress: co.now()}
-	if co.resume {
-		if err := d.readWritten(); err != nil {
-			return err
-		}
-	}
 	results := make(chan jetstream.Msg, 1024)
 	finished := make(chan struct{})
 	cons, err := co.c.js.OrderedConsumer(ctx, resultsStream, jetstream.OrderedConsumerConfig{
@@ -180,21 +177,6 @@ func (co *Coordinator) Dispatch(ctx context.Context, cases <-chan *abi.TestCase,
 	return nil
 }
 
-// readWritten reads the ids results.jsonl already holds (a resume). A torn
-// last line ends the list: the engine drops it and evaluates that case
-// again.
-func (d *dispatch) readWritten() error {
-	path := filepath.Join(d.co.outputDir, "results.jsonl")
-	err := results.Each(path, func(r *results.CaseResult) error {
-		d.written[r.CaseID] = true
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		d.co.log.Debug("resume: results.jsonl ends in a torn line", "err", err)
-	}
-	return nil
-}
-
 // onCase publishes a case, unless a resumed run finds its result (or its
 // exhaustion) already in NATS. A case --resume retries — results.jsonl
 // held it with a retryable error — is published afresh, and what NATS
@@ -204,7 +186,7 @@ func (d *dispatch) onCase(ctx context.Context, c *abi.TestCase) error {
 	if err != nil {
 		return err
 	}
-	retried := d.co.retried[c.ID]
+	retried := d.retried[c.ID]
 	if r, ok := d.early[c.ID]; ok {
 		delete(d.early, c.ID)
 		if rh, _, err := caseHash(d.co.runID, r.Case); err == nil && rh == h && !retried {
@@ -302,7 +284,7 @@ func (d *dispatch) onResult(ctx context.Context, data []byte) error {
 		d.co.log.Debug("cluster: dropped a result of another run", "run", rm.RunID, "worker", rm.Worker)
 		return nil
 	}
-	if d.co.retried[id] && rm.Generation != d.co.desc.Generation {
+	if d.retried[id] && rm.Generation != d.co.desc.Generation {
 		return nil // an earlier attempt at a case --resume retries
 	}
 	if err := d.co.checkResult(&rm); err != nil {
@@ -426,7 +408,7 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 		id, a.Deliveries, d.co.lastSeen(id), d.co.opts.AckWait)
 	ref, ok := d.expected[id]
 	if !ok {
-		if d.co.resume && !d.co.retried[id] {
+		if d.co.resume && !d.retried[id] {
 			d.exhausted[id] = exhaustion{hash: h, why: why}
 		}
 		return nil
@@ -435,7 +417,7 @@ func (d *dispatch) onExhausted(ctx context.Context, data []byte) error {
 		d.co.log.Warn("cluster: a max-deliveries advisory for a case whose content is not the one published; ignored", "case", id)
 		return nil
 	}
-	if d.co.retried[id] && !slices.Contains(ref.seqs, a.StreamSeq) {
+	if d.retried[id] && !slices.Contains(ref.seqs, a.StreamSeq) {
 		return nil // an earlier attempt, already written; this one goes on
 	}
 	d.co.log.Error("cluster: case exhausted its deliveries; written as an error (retryable: --resume evaluates it again)", "case", id, "deliveries", a.Deliveries, "last_worker", d.co.lastSeen(id))

@@ -25,7 +25,16 @@ import (
 // an error when it cannot go on (the run then stops, incomplete). emit
 // fails only when the results can no longer be written.
 type Dispatcher interface {
-	Dispatch(ctx context.Context, cases <-chan *abi.TestCase, emit func(*results.CaseResult) error) error
+	Dispatch(ctx context.Context, resumed Resumed, cases <-chan *abi.TestCase, emit func(*results.CaseResult) error) error
+}
+
+// Resumed is what --resume found in results.jsonl, read once by the
+// engine before the first case is fed: the cases written (complete, so
+// never fed) and those whose retryable error's line was removed (fed
+// again). Both are empty for a fresh run; the dispatcher owns its copies.
+type Resumed struct {
+	Written map[string]bool
+	Retried map[string]bool
 }
 
 // PreparedMetric is one metric's once-per-run work (G-Eval's steps), as

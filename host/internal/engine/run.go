@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"sync"
 	"time"
@@ -152,7 +153,12 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*results.Summary, erro
 		// finished first (else every worker would do it again).
 		wg.Go(func() {
 			waitPrepared()
-			dispatchErr = ro.Dispatch.Dispatch(runCtx, cases, func(r *results.CaseResult) error {
+			resumed := Resumed{Written: map[string]bool{}, Retried: map[string]bool{}}
+			maps.Copy(resumed.Written, done)
+			if resume != nil {
+				maps.Copy(resumed.Retried, resume.RetriedCases)
+			}
+			dispatchErr = ro.Dispatch.Dispatch(runCtx, resumed, cases, func(r *results.CaseResult) error {
 				if err := w.Write(r); err != nil {
 					select {
 					case errc <- err:

@@ -20,6 +20,8 @@ type ResumeReport struct {
 	// retryable (a judge outage, a lost worker, a transport timeout):
 	// their lines were removed and the cases are evaluated again.
 	Retried int `json:"retried,omitempty"`
+	// RetriedCases are the ids of those cases.
+	RetriedCases map[string]bool `json:"-"`
 }
 
 // ReadDone reads dir/results.jsonl for --resume: the ids of the cases
@@ -46,6 +48,7 @@ func ReadDone(dir, hash string, check func(identity, where string) error, sink S
 	}
 	defer f.Close()
 	done = map[string]bool{}
+	rep.RetriedCases = map[string]bool{}
 	retry := map[int]bool{} // line numbers of retryable results
 	br := bufio.NewReaderSize(f, 1<<16)
 	var good, torn int64
@@ -66,6 +69,7 @@ func ReadDone(dir, hash string, check func(identity, where string) error, sink S
 			switch {
 			case RetryOnResume(r):
 				retry[lineNo] = true
+				rep.RetriedCases[r.CaseID] = true
 				delete(done, r.CaseID)
 				complete = false
 			case r.Identity == "":
