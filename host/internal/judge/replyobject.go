@@ -76,15 +76,15 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 // \u escapes) — the bytes the cache keys of existing stores were made
 // from.
 func parseJSON(b []byte) (any, []byte, error) {
-	var t valueTree
-	if err := json.Unmarshal(b, &t); err != nil {
+	var v any
+	if err := json.Unmarshal(b, &v, treeOptions); err != nil {
 		return nil, nil, err
 	}
-	canonical, err := json.Marshal(t.v, canonicalOptions)
+	canonical, err := json.Marshal(v, canonicalOptions)
 	if err != nil {
 		return nil, nil, err
 	}
-	return t.v, canonical, nil
+	return v, canonical, nil
 }
 
 // canonicalOptions write a value tree in canonical form.
@@ -96,57 +96,18 @@ var canonicalOptions = json.JoinOptions(
 	})),
 )
 
-// valueTree is a JSON value as jsonschema.UnmarshalJSON decodes one
-// (encoding/json's UseNumber): json.Unmarshal's own decoding of an any
-// makes numbers float64, which loses what a score or a schema bound says.
-type valueTree struct{ v any }
-
-func (t *valueTree) UnmarshalJSONFrom(dec *jsontext.Decoder) (err error) {
-	t.v, err = readValue(dec)
+// treeOptions decode a value tree as jsonschema.UnmarshalJSON does
+// (encoding/json's UseNumber): a number as its literal, where the
+// library's own decoding of an any makes it a float64, which loses what a
+// score or a schema bound says.
+var treeOptions = json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+	if dec.PeekKind() != '0' {
+		return json.SkipFunc // not a number: the library's own decoding
+	}
+	val, err := dec.ReadValue()
+	*v = jsonv1.Number(val)
 	return err
-}
-
-// readValue reads the value at dec into its tree.
-func readValue(dec *jsontext.Decoder) (any, error) {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return nil, err
-	}
-	switch tok.Kind() {
-	case '{':
-		obj := map[string]any{}
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return nil, err
-			}
-			key := name.String()
-			if obj[key], err = readValue(dec); err != nil {
-				return nil, err
-			}
-		}
-		_, err := dec.ReadToken()
-		return obj, err
-	case '[':
-		arr := []any{}
-		for dec.PeekKind() != ']' {
-			v, err := readValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		_, err := dec.ReadToken()
-		return arr, err
-	case '"':
-		return tok.String(), nil
-	case '0':
-		return jsonv1.Number(tok.String()), nil
-	case 't', 'f':
-		return tok.Bool(), nil
-	}
-	return nil, nil
-}
+}))
 
 // stripTrailingCommas removes commas that precede '}' or ']' (ignoring
 // whitespace), outside strings.
