@@ -43,6 +43,7 @@ func fullCase() abi.TestCase {
 }
 
 func TestTestCaseField(t *testing.T) {
+	t.Parallel()
 	full := fullCase()
 	empty := abi.TestCase{
 		ID:               "c2",
@@ -103,6 +104,7 @@ func TestTestCaseField(t *testing.T) {
 }
 
 func TestTestCaseMissing(t *testing.T) {
+	t.Parallel()
 	full := fullCase()
 	sparse := abi.TestCase{ID: "s", Input: "hi", Extra: map[string]json.RawMessage{"tier": raw(`"gold"`)}}
 	tests := []struct {
@@ -135,6 +137,7 @@ func TestTestCaseMissing(t *testing.T) {
 }
 
 func TestFieldTitle(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{abi.FieldInput, "Input"},
 		{abi.FieldActualOutput, "Actual Output"},
@@ -166,6 +169,7 @@ func TestFieldTitle(t *testing.T) {
 }
 
 func TestStandardFieldsMatchTestCaseTags(t *testing.T) {
+	t.Parallel()
 	// StandardFields, the Field* constants and the JSON names of TestCase's
 	// fields are one list: a guest names a field the way the dataset does.
 	var tags []string
@@ -181,6 +185,7 @@ func TestStandardFieldsMatchTestCaseTags(t *testing.T) {
 }
 
 func TestDescriptorKind(t *testing.T) {
+	t.Parallel()
 	d := &abi.Descriptor{
 		Name: "p", Version: "1.0.0", ABIMajor: abi.Major,
 		Kinds: []abi.KindDescriptor{
@@ -214,6 +219,7 @@ func TestDescriptorKind(t *testing.T) {
 }
 
 func TestDescriptorAsks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		caps []abi.Capability
@@ -238,6 +244,7 @@ func TestDescriptorAsks(t *testing.T) {
 }
 
 func TestErrorError(t *testing.T) {
+	t.Parallel()
 	const digest = "sha256:9f2c4e1ab07d5c3e8a6b1f0d2e4c6a8b0d1f3e5a7c9b2d4f6e8a0c1e3b5d7f9a"
 	tests := []struct {
 		name string
@@ -273,6 +280,7 @@ func TestErrorError(t *testing.T) {
 }
 
 func TestErrorf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		code abi.Code
 		fmt  string
@@ -300,6 +308,7 @@ func TestErrorf(t *testing.T) {
 }
 
 func TestVersionNames(t *testing.T) {
+	t.Parallel()
 	if want := abi.MarkerPrefix + strconv.Itoa(abi.Major); abi.ExportMarker != want {
 		t.Errorf("ExportMarker = %q, want %q (major in names)", abi.ExportMarker, want)
 	}
@@ -309,6 +318,7 @@ func TestVersionNames(t *testing.T) {
 }
 
 func TestCodesAreDistinct(t *testing.T) {
+	t.Parallel()
 	seen := map[abi.Code]bool{}
 	for _, c := range allCodes {
 		if c == "" || seen[c] {
@@ -323,12 +333,14 @@ func TestCodesAreDistinct(t *testing.T) {
 // skipped until the fix lands; remove the skip with the fix.
 
 func TestKnownIssueFieldTitleNonASCII(t *testing.T) {
+	t.Parallel()
 	if got, want := abi.FieldTitle("élan_vital"), "Élan Vital"; got != want {
 		t.Errorf("FieldTitle = %q, want %q", got, want)
 	}
 }
 
 func TestKnownIssueExtraFieldNotCompact(t *testing.T) {
+	t.Parallel()
 	c := abi.TestCase{Extra: map[string]json.RawMessage{"meta": raw(`{ "a": 1 }`)}}
 	if got, _ := c.Field("meta"); got != `{"a":1}` {
 		t.Errorf("Field(meta) = %q, want compact JSON", got)
@@ -336,6 +348,7 @@ func TestKnownIssueExtraFieldNotCompact(t *testing.T) {
 }
 
 func TestKnownIssueToolsTextHTMLEscaped(t *testing.T) {
+	t.Parallel()
 	c := abi.TestCase{ToolsCalled: []abi.ToolCall{{Name: "search", Arguments: raw(`{"q":"a<b & c>d"}`)}}}
 	if got, _ := c.Field(abi.FieldToolsCalled); got != `[{"name":"search","arguments":{"q":"a<b & c>d"}}]` {
 		t.Errorf("Field(tools_called) = %q", got)
@@ -343,6 +356,7 @@ func TestKnownIssueToolsTextHTMLEscaped(t *testing.T) {
 }
 
 func TestKnownIssueAbsentToolsText(t *testing.T) {
+	t.Parallel()
 	var c abi.TestCase
 	for _, f := range []string{abi.FieldToolsCalled, abi.FieldExpectedTools} {
 		if got, ok := c.Field(f); ok || got != "" {
@@ -354,6 +368,7 @@ func TestKnownIssueAbsentToolsText(t *testing.T) {
 func isToolsField(f string) bool { return f == abi.FieldToolsCalled || f == abi.FieldExpectedTools }
 
 func TestKnownIssueErrorWithoutDigest(t *testing.T) {
+	t.Parallel()
 	e := &abi.Error{Code: abi.CodeMetric, Message: "m", Plugin: "geval@1.0.0"}
 	if got := e.Error(); strings.Contains(got, "1.0.0@:") {
 		t.Errorf("Error() = %q", got)

@@ -8,6 +8,7 @@ import (
 // TestKindCapabilities: an absent list inherits the plugin's (minor 0
 // behaviour), an empty list asks for nothing, and the two survive JSON.
 func TestKindCapabilities(t *testing.T) {
+	t.Parallel()
 	var d Descriptor
 	if err := json.Unmarshal([]byte(`{"name":"p","version":"1","abi_major":1,"abi_minor":1,"capabilities":["judge"],
 		"kinds":[{"name":"a","role":"metric"},{"name":"b","role":"metric","capabilities":[]},

@@ -28,6 +28,7 @@ var schemaDir = filepath.FromSlash(strings.TrimPrefix(gen.Dir, "abi/"))
 // TestSchemasUpToDate regenerates every schema in memory and compares it with
 // the committed file, so a change to an abi type cannot ship without its schema.
 func TestSchemasUpToDate(t *testing.T) {
+	t.Parallel()
 	files, err := gen.Generate()
 	if err != nil {
 		t.Fatalf("generating schemas: %v", err)
@@ -114,6 +115,7 @@ func readJSON(t *testing.T, path string) any {
 }
 
 func TestSchemasCompile(t *testing.T) {
+	t.Parallel()
 	compileSchemas(t)
 }
 
@@ -122,6 +124,7 @@ func TestSchemasCompile(t *testing.T) {
 // $id names that major and is the raw URL of the file itself, so a v2
 // schema can never be taken for a v1 one, by a validator or by a reader.
 func TestSchemasVersioned(t *testing.T) {
+	t.Parallel()
 	major := fmt.Sprintf("/v%d/", abi.Major)
 	if want := fmt.Sprintf("abi/v%d/schema", abi.Major); gen.Dir != want {
 		t.Errorf("schemas are in %s; want %s, the directory of ABI major %d", gen.Dir, want, abi.Major)
@@ -170,6 +173,7 @@ func vectors(t *testing.T) map[string]gen.Message {
 }
 
 func TestEveryMessageHasAVector(t *testing.T) {
+	t.Parallel()
 	have := map[string]bool{}
 	for p, m := range vectors(t) {
 		if filepath.Base(p) == m.Name+".json" {
@@ -187,6 +191,7 @@ func TestEveryMessageHasAVector(t *testing.T) {
 // re-encodes to the same JSON, and is valid against its schema (and so is
 // the re-encoding).
 func TestGoldenVectors(t *testing.T) {
+	t.Parallel()
 	schemas := compileSchemas(t)
 	for path, m := range vectors(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -250,6 +255,7 @@ func canonical(t *testing.T, data []byte) string {
 // TestVectorConfigSchemas: the config schemas in the descriptor vector and
 // the reply schemas in the judge batch vector are themselves valid schemas.
 func TestVectorConfigSchemas(t *testing.T) {
+	t.Parallel()
 	var d abi.Descriptor
 	if err := decodeStrict(mustRead(t, "testdata/descriptor.json"), &d); err != nil {
 		t.Fatal(err)
@@ -294,6 +300,7 @@ func mustRead(t *testing.T, path string) []byte {
 // function, error code and message field, so a field added to an abi type
 // cannot go undocumented.
 func TestSpecCoversEveryField(t *testing.T) {
+	t.Parallel()
 	spec := string(mustRead(t, "v1/README.md"))
 	words := []string{
 		abi.ExportMarker, abi.ExportDescribe, abi.ExportPrepare, abi.ExportMeasure, abi.ExportNode,

@@ -12,6 +12,7 @@ import (
 // no host package, no runtime, no network — and the G-Eval guest, the Wasm
 // module that imports it, links nothing of the host either.
 func TestNeutral(t *testing.T) {
+	t.Parallel()
 	const module = "github.com/agentanvil/anvil/"
 	banned := []string{"net/http", "crypto/tls", "os/exec"}
 	t.Run("score", func(t *testing.T) {

@@ -22,6 +22,7 @@ func scoreReply(reason string) []abi.TokenLogprob {
 // the lone "1" count, so the same score-token probabilities gave 2.0 or
 // 2.25 depending on the reason text. This test fails on that code.
 func TestScoreDoesNotDependOnReasonText(t *testing.T) {
+	t.Parallel()
 	reasons := []string{
 		"Mostly wrong.",
 		"Wrong in 25 of 30 claims.",
@@ -61,6 +62,7 @@ func TestScoreDoesNotDependOnReasonText(t *testing.T) {
 }
 
 func TestFromJudgeTokensRejectsUnknownRule(t *testing.T) {
+	t.Parallel()
 	toks := scoreReply("ok")
 	for _, bad := range []NumberTokens{"", "auto", "Whole"} {
 		_, err := FromJudgeTokens(bad, concat(toks), toks, spec(0, 10), nil)

@@ -328,6 +328,7 @@ func manyAlternatives(gen string, n int, listGen bool) abi.TokenLogprob {
 }
 
 func TestSameAsReference(t *testing.T) {
+	t.Parallel()
 	head := abi.TokenLogprob{Token: `{"score": `, Top: []abi.TopLogprob{{Token: `{"score": `}}}
 	tail := abi.TokenLogprob{Token: "}", Logprob: -0.1, Top: []abi.TopLogprob{{Token: "}", Logprob: -0.1}, {Token: ",", Logprob: -2}, {Token: "}", Logprob: -1}}}
 	tests := []struct {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestBandUnmarshalJSON(t *testing.T) {
+	t.Parallel()
 	var got []Band
 	in := `[
 		{"score_range": [0, 2], "expected_outcome": "wrong"},
@@ -57,6 +58,7 @@ func TestBandUnmarshalJSON(t *testing.T) {
 // the callback decodes the node into the given value (YAML yields int and
 // float64 for numbers, as JSON into any yields float64 here).
 func TestBandUnmarshalYAML(t *testing.T) {
+	t.Parallel()
 	decode := func(doc string) func(any) error {
 		return func(v any) error { return json.Unmarshal([]byte(doc), v) }
 	}
@@ -91,6 +93,7 @@ func TestBandUnmarshalYAML(t *testing.T) {
 }
 
 func TestValidateRubric(t *testing.T) {
+	t.Parallel()
 	ok := []Band{{0, 2, "wrong"}, {3, 6, "partly"}, {7, 9, "mostly"}, {10, 10, "right"}}
 	if w, err := ValidateRubric(ok); err != nil || len(w) != 0 {
 		t.Errorf("valid rubric: warnings %q, error %v", w, err)
@@ -152,6 +155,7 @@ func TestValidateRubric(t *testing.T) {
 }
 
 func TestBandFor(t *testing.T) {
+	t.Parallel()
 	bands := []Band{{0, 2, "wrong"}, {3, 6, "partly"}, {7, 10, "right"}}
 	for _, tc := range []struct {
 		score float64
@@ -178,6 +182,7 @@ func TestBandFor(t *testing.T) {
 }
 
 func TestRubricRange(t *testing.T) {
+	t.Parallel()
 	if lo, hi := RubricRange(nil); lo != 0 || hi != 10 {
 		t.Errorf("empty: %d, %d", lo, hi)
 	}

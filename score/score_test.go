@@ -46,6 +46,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= eps }
 func spec(lo, hi int) abi.ScoreSpec { return abi.ScoreSpec{Min: lo, Max: hi} }
 
 func TestFromTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		content string // default: the tokens' text
@@ -459,6 +460,7 @@ func TestFromTokens(t *testing.T) {
 }
 
 func TestFromTokensRawScores(t *testing.T) {
+	t.Parallel()
 	// Raw is the integer written, whatever the weighting.
 	toks := []abi.TokenLogprob{plain(`{"score": `), tk("10", .7, alt("10", .7), alt("9", .3)), plain("}")}
 	got, err := FromTokens(concat(toks), toks, spec(0, 10), nil)
@@ -468,6 +470,7 @@ func TestFromTokensRawScores(t *testing.T) {
 }
 
 func TestFromTokensErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		content string
@@ -502,6 +505,7 @@ func TestFromTokensErrors(t *testing.T) {
 }
 
 func TestFindScore(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		content string
 		lo, hi  int
@@ -531,6 +535,7 @@ func TestFindScore(t *testing.T) {
 }
 
 func TestFromSamples(t *testing.T) {
+	t.Parallel()
 	got, err := FromSamples([]int{7, 8, 9}, spec(1, 10))
 	if err != nil {
 		t.Fatal(err)
@@ -578,6 +583,7 @@ func TestFromSamples(t *testing.T) {
 }
 
 func TestNormalize(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		v      float64
 		lo, hi int
@@ -615,6 +621,7 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestExtendable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		lo, hi int
 		neg    bool

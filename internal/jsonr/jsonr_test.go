@@ -45,6 +45,7 @@ func stringEndByBytes(b []byte, start int) (end int, plain bool) {
 // byte-by-byte scan finds, for every special byte at every position of
 // strings across the step boundaries.
 func TestStringEndWords(t *testing.T) {
+	t.Parallel()
 	for n := 0; n <= 80; n++ {
 		for p := 0; p <= n; p++ {
 			// 0x00 and 0x1f borrow into the bytes above them, which the

@@ -8,6 +8,7 @@ import (
 )
 
 func TestAppendStringIsMarshal(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"", "plain text that is long enough for several words",
 		"a <b> & \"c\"\n\t\x01\b\f\r\\ \u2028 \u2029 é \xff",
@@ -21,6 +22,7 @@ func TestAppendStringIsMarshal(t *testing.T) {
 }
 
 func TestAppendFloatIsMarshal(t *testing.T) {
+	t.Parallel()
 	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 1e-6, 9.99e-7, 1e21, 1e20, 123456789.123,
 		math.SmallestNonzeroFloat64, math.MaxFloat64, -1e-9, 5e-324, 0.1 + 0.2} {
 		want, _ := json.Marshal(f)

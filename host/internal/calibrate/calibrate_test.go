@@ -61,6 +61,7 @@ func writeLabels(t *testing.T, path string) {
 }
 
 func TestCalibrateKnownValues(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeResults(t, dir)
 	labelsPath := filepath.Join(dir, "labels.jsonl")
@@ -132,6 +133,7 @@ func TestCalibrateKnownValues(t *testing.T) {
 }
 
 func TestUndefinedAgreementSaysWhy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeResults(t, dir)
 	labelsPath := filepath.Join(dir, "labels.jsonl")
@@ -176,6 +178,7 @@ func TestUndefinedAgreementSaysWhy(t *testing.T) {
 }
 
 func TestLabelErrorsNameFileLineAndField(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "labels.jsonl")
 	for _, tc := range []struct{ name, body, want string }{

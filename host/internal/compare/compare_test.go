@@ -93,6 +93,7 @@ var (
 )
 
 func TestSignificantRegressionIsWorse(t *testing.T) {
+	t.Parallel()
 	a := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, baseline})
 	b := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, regressed})
 	rep, err := Compare(mustLoad(t, a), mustLoad(t, b), Options{Seed: 1})
@@ -128,6 +129,7 @@ func TestSignificantRegressionIsWorse(t *testing.T) {
 }
 
 func TestNoiseIsNoRegression(t *testing.T) {
+	t.Parallel()
 	a := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.7, noiseBase})
 	b := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.7, noisy})
 	rep, err := Compare(mustLoad(t, a), mustLoad(t, b), Options{Seed: 1})
@@ -159,6 +161,7 @@ func TestNoiseIsNoRegression(t *testing.T) {
 }
 
 func TestUngatedWorseAndErroredCases(t *testing.T) {
+	t.Parallel()
 	errored := append([]float64(nil), regressed...)
 	errored[0] = math.NaN()
 	a := writeRun(t, "h1", "m",
@@ -182,6 +185,7 @@ func TestUngatedWorseAndErroredCases(t *testing.T) {
 }
 
 func TestGatedMetricWithNothingSharedIsUnverified(t *testing.T) {
+	t.Parallel()
 	none := make([]float64, len(baseline))
 	for i := range none {
 		none[i] = math.NaN()
@@ -201,6 +205,7 @@ func TestGatedMetricWithNothingSharedIsUnverified(t *testing.T) {
 }
 
 func TestRunsOfDifferentEvaluationsAreNamed(t *testing.T) {
+	t.Parallel()
 	base := writeRun(t, "h1", "gpt-4o-mini", fakeMetric{"correctness", true, 0.6, baseline}, fakeMetric{"style", false, 0.5, baseline})
 	for _, tc := range []struct {
 		name string
@@ -238,6 +243,7 @@ func TestRunsOfDifferentEvaluationsAreNamed(t *testing.T) {
 }
 
 func TestLoadErrorsNameFileAndLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(body string) {
 		if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(body), 0o644); err != nil {
@@ -271,6 +277,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 }
 
 func TestCompareIsDeterministic(t *testing.T) {
+	t.Parallel()
 	a := mustLoad(t, writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, baseline}))
 	b := mustLoad(t, writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, regressed}))
 	first, _ := Compare(a, b, Options{Seed: 9})
@@ -285,6 +292,7 @@ func TestCompareIsDeterministic(t *testing.T) {
 // Five cases that all dropped: two-sided the smallest possible p is 2/32,
 // so a two-sided gate could never catch it; one-sided it is 1/32.
 func TestFiveCasesAllWorseIsARegression(t *testing.T) {
+	t.Parallel()
 	a := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, []float64{0.8, 0.8, 0.8, 0.8, 0.8}})
 	b := writeRun(t, "h1", "m", fakeMetric{"correctness", true, 0.6, []float64{0.2, 0.2, 0.2, 0.2, 0.2}})
 	rep, err := Compare(mustLoad(t, a), mustLoad(t, b), Options{Seed: 1})
@@ -308,6 +316,7 @@ func TestFiveCasesAllWorseIsARegression(t *testing.T) {
 }
 
 func TestEmptyRunsAreUnverified(t *testing.T) {
+	t.Parallel()
 	empty := func() string {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), nil, 0o644); err != nil {
@@ -379,6 +388,7 @@ func rewriteResults(t *testing.T, dir string, edit func(*results.CaseResult)) st
 // change" between two judges means nothing) unless the caller allows it,
 // and then the differences are listed.
 func TestRunsOfOtherJudgesAreNotComparable(t *testing.T) {
+	t.Parallel()
 	const openai, local = "https://api.openai.com/v1", "http://127.0.0.1:8080/v1"
 	metric := fakeMetric{"correctness", true, 0.6, baseline}
 	base := identityOf("gpt-4o-mini", openai, "sha256:g1")
@@ -438,6 +448,7 @@ func TestRunsOfOtherJudgesAreNotComparable(t *testing.T) {
 // warnings that the rest cannot be checked; runs of one identity get no
 // such warning.
 func TestRunsWithoutIdentityAreComparedWithANote(t *testing.T) {
+	t.Parallel()
 	metric := fakeMetric{"correctness", true, 0.6, baseline}
 	old := rewriteResults(t, writeRun(t, "h1", "gpt-4o-mini", metric), func(r *results.CaseResult) { r.CaseDigest = "" })
 	id := identityOf("gpt-4o-mini", "https://api.openai.com/v1", "sha256:g1")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestYAMLAndJSONAgree(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		yaml, json string
 		want       time.Duration
@@ -38,6 +39,7 @@ func TestYAMLAndJSONAgree(t *testing.T) {
 }
 
 func TestRejects(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"soon", "1e400", "NaN", "+Inf", "30 s"} {
 		if _, err := Parse(s); err == nil {
 			t.Errorf("Parse(%q) accepted", s)
@@ -50,6 +52,7 @@ func TestRejects(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(Duration(90 * time.Second))
 	if err != nil || string(b) != `"1m30s"` {
 		t.Fatalf("marshal: %s %v", b, err)

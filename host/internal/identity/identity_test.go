@@ -20,6 +20,7 @@ func baseJudge() judgeconfig.Config {
 // An Azure judge's identity names its API, deployment and api-version; an
 // openai judge's API is what it was before providers existed.
 func TestAzureIdentityNamesDeployment(t *testing.T) {
+	t.Parallel()
 	az := func(deployment, version string) Judge {
 		return OfJudge(judgeconfig.Config{Name: "az", Provider: judgeconfig.ProviderAzure, BaseURL: "https://a.openai.azure.com",
 			Deployment: deployment, APIVersion: version}.WithDefaults(), SourceAPI, "")
@@ -45,6 +46,7 @@ func TestAzureIdentityNamesDeployment(t *testing.T) {
 // weighting of a reply) or provably does not; a new field fails here
 // until it is put on one side.
 func TestEveryJudgeSettingIsClassified(t *testing.T) {
+	t.Parallel()
 	temp := 0.0
 	changes := map[string]func(*judgeconfig.Config){
 		"BaseURL":            func(c *judgeconfig.Config) { c.BaseURL = "http://127.0.0.1:11434/v1" },
@@ -117,6 +119,7 @@ func TestEveryJudgeSettingIsClassified(t *testing.T) {
 // TestDiffNamesTheDifference: every difference is named with both sides'
 // values, and an identical pair has none.
 func TestDiffNamesTheDifference(t *testing.T) {
+	t.Parallel()
 	kinds := []Kind{{Name: "geval", Version: "1.0.0", Digest: "sha256:aa"}}
 	coord := New([]Judge{OfJudge(baseJudge(), SourceAPI, "")}, kinds)
 	other := baseJudge()
@@ -149,6 +152,7 @@ func TestDiffNamesTheDifference(t *testing.T) {
 // TestCaseDigestIsTheQuestion: a case's digest follows what it asks and
 // expects, not the answer under test nor the JSON layout of its tools.
 func TestCaseDigestIsTheQuestion(t *testing.T) {
+	t.Parallel()
 	base := func() *abi.TestCase {
 		return &abi.TestCase{ID: "c1", Input: "Capital of Australia?", ExpectedOutput: "Canberra", Context: []string{"Australia's capital is Canberra."},
 			ActualOutput: "Sydney", ExpectedTools: []abi.ToolCall{{Name: "search", Arguments: json.RawMessage(`{"q": "capital"}`)}}}
@@ -185,6 +189,7 @@ func TestCaseDigestIsTheQuestion(t *testing.T) {
 // TestIdentityHoldsNoPassword: credentials in a base URL stay out of the
 // identity, which is written and sent to peers.
 func TestIdentityHoldsNoPassword(t *testing.T) {
+	t.Parallel()
 	c := baseJudge()
 	c.BaseURL = "https://user:s3cret@judge.example/v1"
 	j := OfJudge(c, SourceAPI, "")
@@ -196,6 +201,7 @@ func TestIdentityHoldsNoPassword(t *testing.T) {
 // TestIdentityHoldsNoQuery: a gateway's key can travel in the base URL's
 // query; the identity names the endpoint without it.
 func TestIdentityHoldsNoQuery(t *testing.T) {
+	t.Parallel()
 	c := baseJudge()
 	c.BaseURL = "https://gateway.example/v1?key=s3cret#frag"
 	if j := OfJudge(c, SourceAPI, ""); j.BaseURL != "https://gateway.example/v1" {
@@ -206,6 +212,7 @@ func TestIdentityHoldsNoQuery(t *testing.T) {
 // TestCheckCatchesATamperedIdentity: an identity whose digest is not its
 // content's is refused.
 func TestCheckCatchesATamperedIdentity(t *testing.T) {
+	t.Parallel()
 	r := New([]Judge{OfJudge(baseJudge(), SourceAPI, "")}, nil)
 	if err := r.Check(); err != nil {
 		t.Fatal(err)
@@ -220,6 +227,7 @@ func TestCheckCatchesATamperedIdentity(t *testing.T) {
 // is not the judge called over its API, two recordings differ, and one
 // recording is one answerer wherever the judge would have been called.
 func TestReplayedJudgeIsAnotherAnswerer(t *testing.T) {
+	t.Parallel()
 	api := New([]Judge{OfJudge(baseJudge(), SourceAPI, "sha256:ignored")}, nil)
 	r1 := New([]Judge{OfJudge(baseJudge(), SourceRecording, "sha256:01")}, nil)
 	r2 := New([]Judge{OfJudge(baseJudge(), SourceRecording, "sha256:02")}, nil)

@@ -10,6 +10,7 @@ import (
 // file added or renamed, or a dependency changed gives another digest; a
 // test file, a directory or a non-Go file does not.
 func TestSourceDigestFollowsTheCode(t *testing.T) {
+	t.Parallel()
 	base := func() fstest.MapFS {
 		return fstest.MapFS{
 			"prompt.go": {Data: []byte(`package p; const system = "You are a meticulous evaluator."`)},

@@ -23,6 +23,7 @@ func entry() *lockfile.Entry {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "anvil.lock")
 	want := &lockfile.Lock{Plugins: map[string]*lockfile.Entry{"textcheck": entry()}}
 	if err := lockfile.Write(path, want); err != nil {
@@ -41,6 +42,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestPath(t *testing.T) {
+	t.Parallel()
 	for cfg, want := range map[string]string{"/x/anvil.yaml": "/x/anvil.lock", "/x/judge.yml": "/x/judge.lock", "/x/cfg": "/x/cfg.lock"} {
 		if got := lockfile.Path(cfg); got != want {
 			t.Errorf("Path(%s) = %s, want %s", cfg, got, want)
@@ -51,6 +53,7 @@ func TestPath(t *testing.T) {
 // TestParseRefuses: a lockfile edited by hand into something malformed is
 // an error naming the file and the field.
 func TestParseRefuses(t *testing.T) {
+	t.Parallel()
 	good := `{"version":1,"plugins":{"p":{"ref":"oci://r/p:1","digest":"` + d1 + `","media_type":"m","size":1,` +
 		`"module":{"digest":"` + d2 + `","media_type":"application/wasm","size":1},"transport":"wasm","abi":"1.1","kinds":[],"capabilities":[],"signer":"unsigned"}}}`
 	if _, err := lockfile.Parse("anvil.lock", []byte(good)); err != nil {
@@ -82,6 +85,7 @@ func TestParseRefuses(t *testing.T) {
 // key given twice is refused with the line of its second occurrence (the
 // one encoding/json would have kept, silently).
 func TestParseNamesTheDuplicateKeysLine(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "anvil.lock")
 	if err := lockfile.Write(path, &lockfile.Lock{Plugins: map[string]*lockfile.Entry{"textcheck": entry()}}); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ func newRegistry(t *testing.T, referrersAPI bool) string {
 var judgeSummary = oci.Summary{Name: "kw", Version: "0.1.0", ABI: "1.1", Kinds: []string{"metric/keyword_coverage"}, Capabilities: []string{"judge"}}
 
 func TestParseRef(t *testing.T) {
+	t.Parallel()
 	d := "sha256:" + strings.Repeat("ab", 32)
 	for _, c := range []struct {
 		in      string
@@ -70,6 +71,7 @@ func TestParseRef(t *testing.T) {
 }
 
 func TestIsLoopback(t *testing.T) {
+	t.Parallel()
 	for host, want := range map[string]bool{"127.0.0.1:5000": true, "localhost": true, "[::1]:5000": true, "ghcr.io": false, "10.0.0.1:5000": false, "localhost.evil.com": false} {
 		if got := (oci.Ref{Registry: host}).IsLoopback(); got != want {
 			t.Errorf("IsLoopback(%s) = %v, want %v", host, got, want)
@@ -82,6 +84,7 @@ func TestIsLoopback(t *testing.T) {
 // registry's referrers API (oras-go falls back to the tag schema, as with
 // the distribution registry 2.x).
 func TestPushPullRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, api := range []bool{true, false} {
 		ctx := context.Background()
 		host := newRegistry(t, api)
@@ -144,6 +147,7 @@ func TestPushPullRoundTrip(t *testing.T) {
 }
 
 func TestProcessArtifactForThisHost(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ref, _ := oci.ParseRef("oci://"+newRegistry(t, true)+"/team-a/native:1", true)
 	c := &oci.Client{}
@@ -166,6 +170,7 @@ func TestProcessArtifactForThisHost(t *testing.T) {
 // TestParsePluginRefuses: manifests Anvil must not run, each refused with
 // what is wrong.
 func TestParsePluginRefuses(t *testing.T) {
+	t.Parallel()
 	wasmCfg := []byte(`{"architecture":"wasm","os":"wasip1","layerDigests":[]}`)
 	layer := ocispec.Descriptor{MediaType: oci.WasmLayer, Digest: digest.FromString("m"), Size: 1}
 	ann := judgeSummary.Annotations(oci.TransportWasm)
@@ -222,6 +227,7 @@ func TestParsePluginRefuses(t *testing.T) {
 }
 
 func TestSummaryCheck(t *testing.T) {
+	t.Parallel()
 	real := abi.Descriptor{Name: "kw", Version: "0.1.0", ABIMajor: 1, ABIMinor: 1, Capabilities: []abi.Capability{abi.CapJudge},
 		Kinds: []abi.KindDescriptor{{Name: "keyword_coverage", Role: abi.RoleMetric}}}
 	if err := judgeSummary.Check(real); err != nil {
@@ -258,6 +264,7 @@ func TestSummaryCheck(t *testing.T) {
 // replaces the referrers index, whose old version cannot be deleted. Both
 // signatures land and read back, and the push succeeds with a warning.
 func TestSignatureOnRegistryRefusingDeletes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	reg := registry.New(registry.WithReferrersSupport(false), registry.Logger(log.New(io.Discard, "", 0)))
 	var deletes atomic.Int32
@@ -312,6 +319,7 @@ func TestSignatureOnRegistryRefusingDeletes(t *testing.T) {
 // — and pulls it: the refusal names every missing annotation and the
 // command that writes them.
 func TestPlainWasmArtifactIsRefusedWithTheFix(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ref, err := oci.ParseRef("oci://"+newRegistry(t, false)+"/team-a/plain:1.0", true)
 	if err != nil {

@@ -72,6 +72,7 @@ func (f *fixture) lock(t *testing.T, old *lockfile.Lock, update bool) (*lockfile
 }
 
 func TestLockThenPull(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	l, err := f.lock(t, nil, false)
 	if err != nil {
@@ -92,6 +93,7 @@ func TestLockThenPull(t *testing.T) {
 }
 
 func TestMovedTag(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	l, err := f.lock(t, nil, false)
 	if err != nil {
@@ -114,6 +116,7 @@ func TestMovedTag(t *testing.T) {
 }
 
 func TestOffline(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	l, err := f.lock(t, nil, false)
 	if err != nil {
@@ -138,6 +141,7 @@ func TestOffline(t *testing.T) {
 // TestHandEditedLock: every field the lock states is checked against the
 // manifest it pins.
 func TestHandEditedLock(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	l, err := f.lock(t, nil, false)
 	if err != nil {
@@ -170,6 +174,7 @@ func TestHandEditedLock(t *testing.T) {
 }
 
 func TestPolicyFromConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := trust.GenerateKeyPair(filepath.Join(dir, "team-a")); err != nil {
 		t.Fatal(err)
@@ -189,6 +194,7 @@ func TestPolicyFromConfig(t *testing.T) {
 // TestDigestReference: a reference pinned by digest needs no tag check; it
 // still must be in the lock, and it runs offline from the cache.
 func TestDigestReference(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	r, _ := oci.ParseRef(f.ref, true)
 	d, err := f.client.Resolve(context.Background(), r)

@@ -11,6 +11,7 @@ import (
 // kind, threshold and gate, and a gated metric is unverified, not an
 // informational row with threshold 0.
 func TestMetricNoCaseReachedShowsItsConfiguration(t *testing.T) {
+	t.Parallel()
 	z := results.NewSummarizer([]results.Configured{
 		{Metric: "correctness", Kind: "geval", Threshold: 0.7, Gated: true},
 		{Metric: "style", Kind: "geval", Threshold: 0.4, Gated: false},

@@ -112,6 +112,7 @@ func (r *recorder) Add(c *CaseResult) { *r = append(*r, c) }
 // value: the writer lays them out afresh), and the sink is given each
 // case, in file order.
 func TestWrittenResultsReadBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := writerCases(300)
 	sunk := writeAll(t, dir, false, cases)
@@ -213,6 +214,7 @@ var oldLines = []string{
 // TestOldLinesRead: a line an earlier version wrote decodes to what
 // encoding/json made of it.
 func TestOldLinesRead(t *testing.T) {
+	t.Parallel()
 	lines := append([]string(nil), oldLines...)
 	for _, r := range writerCases(100) {
 		line := *r
@@ -240,6 +242,7 @@ func TestOldLinesRead(t *testing.T) {
 // TestBadLineNamesFileLineAndField: a line that does not decode is an
 // error naming the file, the line and the member at fault.
 func TestBadLineNamesFileLineAndField(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ line, want string }{
 		{`{"case_id":"a","config_hash":"h","metrics":[{"metric":"m","score":"high"}]}`, `results.jsonl:2: `},
 		{`{"case_id":"a","config_hash":"h","metrics":[{"metric":"m","score":"high"}]}`, `/metrics/0/score`},
@@ -366,6 +369,7 @@ func BenchmarkEach(b *testing.B) {
 // batch waits for its commit go into it (one fsync), and Close commits at
 // once what is waiting.
 func TestCasesWithinTheIntervalShareOneFsync(t *testing.T) {
+	t.Parallel()
 	var batches []int
 	w, err := OpenWriter(t.TempDir(), WriterOptions{OnDurable: func(n int) { batches = append(batches, n) }, Interval: time.Hour})
 	if err != nil {
@@ -408,6 +412,7 @@ func (s *durableSink) Add(r *CaseResult) {
 // is made durable by the interval, not left until Close, and only then
 // given to the sink.
 func TestALoneCaseIsCommittedAfterTheInterval(t *testing.T) {
+	t.Parallel()
 	durable := make(chan int, 1)
 	dir := t.TempDir()
 	sink := &durableSink{t: t, path: filepath.Join(dir, "results.jsonl")}
@@ -431,6 +436,7 @@ func TestALoneCaseIsCommittedAfterTheInterval(t *testing.T) {
 // TestCaseFileSymlinkIsNotFollowed: a link planted at a case's file (an
 // output directory reused with --resume) is refused, not written through.
 func TestCaseFileSymlinkIsNotFollowed(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("symlinks need privileges on Windows")
 	}
@@ -467,6 +473,7 @@ func TestCaseFileSymlinkIsNotFollowed(t *testing.T) {
 // given; a torn last line is cut off and not given; a line of another
 // config, or one that does not decode, is an error.
 func TestReadDoneGivesEveryCaseToTheSink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := writerCases(50)
 	writeAll(t, dir, false, cases)
@@ -531,6 +538,7 @@ func TestReadDoneGivesEveryCaseToTheSink(t *testing.T) {
 // stops the writer with the case named, rather than writing a line no
 // reader takes.
 func TestWriterFailsOnAResultItCannotEncode(t *testing.T) {
+	t.Parallel()
 	w, err := OpenWriter(t.TempDir(), WriterOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // The ported binomial draws what gonum's distuv.Binomial draws from the
 // same source, variate for variate, on every branch it keeps.
 func TestBinomialIsGonums(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n int
 		p float64
@@ -47,6 +48,7 @@ func TestBinomialIsGonums(t *testing.T) {
 }
 
 func TestDistinctCounts(t *testing.T) {
+	t.Parallel()
 	rep := func(n int, vs ...float64) []float64 {
 		out := make([]float64, n)
 		for i := range out {
@@ -99,6 +101,7 @@ func TestDistinctCounts(t *testing.T) {
 // (indices drawn one by one, gonum's mean) within Monte Carlo error, and
 // so does the spread of the resample means.
 func TestCountedMeanCIIsBootstrap(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(9, 9))
 	const resamples = 10000
 	for _, tc := range []struct {
@@ -156,6 +159,7 @@ func TestCountedMeanCIIsBootstrap(t *testing.T) {
 }
 
 func TestCountedMeanCIDeterministicAndDegenerate(t *testing.T) {
+	t.Parallel()
 	passes := make([]bool, 10000)
 	for i := range passes {
 		passes[i] = true

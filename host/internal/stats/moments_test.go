@@ -15,6 +15,7 @@ import (
 // near-constant series) — gonum's stat package is only kept out of the
 // binary, not out of the reference.
 func TestMomentsAreGonumStats(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 7))
 	gens := []func() float64{
 		func() float64 { return float64(rng.IntN(11)) },

@@ -12,6 +12,7 @@ import (
 // with the same state, draw for draw and across batches of every size,
 // for every kind of n (TestIntNIsRandIntN holds intN to rand.IntN).
 func TestDrawerIsIntN(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 2, 3, 7, 64, 1000, 20011, 1 << 40, math.MaxInt64/3 + 1, math.MaxInt64} {
 		a, b := rand.NewPCG(9, uint64(n)), rand.NewPCG(9, uint64(n))
 		d := newDrawer(b, n)

@@ -70,6 +70,7 @@ func near(t *testing.T, what string, got, want, tol float64) {
 }
 
 func TestCorrelationsMatchSciPy(t *testing.T) {
+	t.Parallel()
 	e := loadExpected(t)
 	if len(e.Correlation) == 0 {
 		t.Fatal("no correlation cases in testdata/expected.json")
@@ -100,6 +101,7 @@ func TestCorrelationsMatchSciPy(t *testing.T) {
 }
 
 func TestKendallDiffersFromGonumTauAWithTies(t *testing.T) {
+	t.Parallel()
 	// gonum's stat.Kendall is τ-a and counts tied pairs as concordant: on
 	// these ties it reports a positive association where τ-b sees none.
 	x := []float64{1, 1, 1, 2, 2, 2}
@@ -112,6 +114,7 @@ func TestKendallDiffersFromGonumTauAWithTies(t *testing.T) {
 }
 
 func TestCohenKappaMatchesIndependentComputation(t *testing.T) {
+	t.Parallel()
 	e := loadExpected(t)
 	for name, c := range e.Kappa {
 		t.Run(name, func(t *testing.T) {
@@ -134,6 +137,7 @@ func TestCohenKappaMatchesIndependentComputation(t *testing.T) {
 }
 
 func TestKrippendorffAlphaMatchesPackage(t *testing.T) {
+	t.Parallel()
 	e := loadExpected(t)
 	for name, c := range e.Alpha {
 		t.Run(name, func(t *testing.T) {
@@ -152,6 +156,7 @@ func TestKrippendorffAlphaMatchesPackage(t *testing.T) {
 }
 
 func TestWilsonMatchesSciPy(t *testing.T) {
+	t.Parallel()
 	e := loadExpected(t)
 	for _, c := range e.Wilson {
 		got, err := WilsonCI(c.Successes, c.N, 0.95)
@@ -165,6 +170,7 @@ func TestWilsonMatchesSciPy(t *testing.T) {
 }
 
 func TestPairedPermutationMatchesSciPy(t *testing.T) {
+	t.Parallel()
 	e := loadExpected(t)
 	for name, c := range e.Paired {
 		t.Run(name, func(t *testing.T) {
@@ -190,6 +196,7 @@ func TestPairedPermutationMatchesSciPy(t *testing.T) {
 }
 
 func TestBootstrapMatchesSciPyWithinMonteCarloError(t *testing.T) {
+	t.Parallel()
 	e := loadExpected(t)
 	got, err := MeanCI(e.BootstrapMean.Xs, 0.95, 100000, 42)
 	if err != nil {
@@ -212,6 +219,7 @@ func TestBootstrapMatchesSciPyWithinMonteCarloError(t *testing.T) {
 }
 
 func TestBootstrapIsDeterministicPerSeed(t *testing.T) {
+	t.Parallel()
 	xs := []float64{1, 4, 2, 8, 5, 7, 3, 9, 6, 0}
 	a, err := MeanCI(xs, 0.9, 1000, 7)
 	if err != nil {
@@ -231,6 +239,7 @@ func TestBootstrapIsDeterministicPerSeed(t *testing.T) {
 }
 
 func TestBootstrapCoversNormalTheoryInterval(t *testing.T) {
+	t.Parallel()
 	// 400 values with mean 5 and standard deviation 2: the normal-theory
 	// 95% interval of the mean is 5 ± 1.96·2/20 = [4.804, 5.196].
 	xs := make([]float64, 400)
@@ -250,6 +259,7 @@ func TestBootstrapCoversNormalTheoryInterval(t *testing.T) {
 }
 
 func TestProportionAndPairedIntervals(t *testing.T) {
+	t.Parallel()
 	passes := []bool{true, true, false, true, true, false, true, true}
 	p, err := ProportionCI(passes, 0.95, 2000, 3)
 	if err != nil {
@@ -279,6 +289,7 @@ func TestProportionAndPairedIntervals(t *testing.T) {
 }
 
 func TestFlipShare(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		perCase [][]bool
@@ -302,6 +313,7 @@ func TestFlipShare(t *testing.T) {
 }
 
 func TestUndefinedStatisticsAreErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fn   func() error
@@ -341,6 +353,7 @@ func TestUndefinedStatisticsAreErrors(t *testing.T) {
 }
 
 func TestBadArgumentsAreErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fn   func() error
@@ -362,6 +375,7 @@ func TestBadArgumentsAreErrors(t *testing.T) {
 }
 
 func TestBootstrapSkipsAndCountsUndefinedResamples(t *testing.T) {
+	t.Parallel()
 	// One x differs from the rest: about (7/8)^8 ≈ 34% of resamples miss it
 	// and leave x constant, where Pearson's r is undefined.
 	x := []float64{1, 1, 1, 1, 1, 1, 1, 2}
@@ -402,6 +416,7 @@ func kendallPairs(x, y []float64) float64 {
 }
 
 func TestKendallMatchesPairCounting(t *testing.T) {
+	t.Parallel()
 	rng := newRand(3)
 	for trial := range 300 {
 		n := 2 + rng.IntN(40)
@@ -428,6 +443,7 @@ func TestKendallMatchesPairCounting(t *testing.T) {
 // MeanCI's own loop gives Bootstrap's interval of the mean to the bit, on
 // data of every shape the summary sees, and the same errors.
 func TestMeanCIIsBootstrap(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 5))
 	var sets [][]float64
 	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 24, 31, 50, 333, 2000, 4097, 20011} {
@@ -472,6 +488,7 @@ func TestMeanCIIsBootstrap(t *testing.T) {
 // same source, value for value, for small n, powers of two, and n near
 // 2^63 where the rejection loop runs on most draws.
 func TestIntNIsRandIntN(t *testing.T) {
+	t.Parallel()
 	ns := []int{1, 2, 3, 7, 50, 64, 333, 2000, 20000, 1 << 40, 1<<62 + 1, 1<<63 - 1, 3 << 61, math.MaxInt/3*2 + 1}
 	for _, n := range ns {
 		a, b := rand.NewPCG(uint64(n), 9), rand.NewPCG(uint64(n), 9)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestResetRemovesACorruptStoreAndNothingElse(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 
@@ -73,6 +74,7 @@ func TestResetRemovesACorruptStoreAndNothingElse(t *testing.T) {
 }
 
 func TestEachJudgeIsInKeyOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {

@@ -27,6 +27,7 @@ func openTemp(t *testing.T) (*Store, string) {
 }
 
 func TestJudgeCacheRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := openTemp(t)
 
@@ -51,6 +52,7 @@ func TestJudgeCacheRoundTrip(t *testing.T) {
 }
 
 func TestStatsAndClear(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := openTemp(t)
 
@@ -92,6 +94,7 @@ func TestStatsAndClear(t *testing.T) {
 }
 
 func TestKVNamespaces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := openTemp(t)
 
@@ -123,6 +126,7 @@ func TestKVNamespaces(t *testing.T) {
 }
 
 func TestPersistsAcrossReopenAndUsesWAL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
 	s, err := Open(ctx, path)
@@ -155,6 +159,7 @@ func TestPersistsAcrossReopenAndUsesWAL(t *testing.T) {
 }
 
 func TestRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
 	db, err := sql.Open("sqlite", path)
@@ -173,6 +178,7 @@ func TestRefusesNewerSchema(t *testing.T) {
 }
 
 func TestConcurrentReadersAndWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := openTemp(t)
 
@@ -216,6 +222,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 }
 
 func TestOpenRejectsEmptyPath(t *testing.T) {
+	t.Parallel()
 	if _, err := Open(context.Background(), ""); err == nil {
 		t.Fatal("Open(\"\") succeeded")
 	}

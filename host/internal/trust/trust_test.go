@@ -35,6 +35,7 @@ func keyPair(t *testing.T, dir, name string) (trust.PublicKey, ed25519.PrivateKe
 }
 
 func TestKeygenRefusesToOverwriteAndKeepsTheKeySecret(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyPair(t, dir, "a")
 	if _, err := trust.GenerateKeyPair(filepath.Join(dir, "a")); err == nil {
@@ -53,6 +54,7 @@ const subject = "sha256:11111111111111111111111111111111111111111111111111111111
 const other = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 
 func TestPolicy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	teamA, privA := keyPair(t, dir, "team-a")
 	_, privM := keyPair(t, dir, "mallory")
@@ -116,6 +118,7 @@ func TestPolicy(t *testing.T) {
 }
 
 func TestSidecar(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, priv := keyPair(t, dir, "k")
 	mod := filepath.Join(dir, "m.wasm")

@@ -210,6 +210,7 @@ type Config struct{ N int } // the name a root type often has; see TestOfRefuses
 // TestOfIsInvopops holds the reflector to invopop's bytes for every Go
 // type and tag it supports.
 func TestOfIsInvopops(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []reflect.Type{
 		reflect.TypeFor[allKinds](),
 		reflect.TypeFor[*allKinds](),
@@ -273,6 +274,7 @@ type embedsHooked struct {
 // TestOfRefuses checks that what the reflector does not describe exactly
 // as invopop did is an error naming the type and field, never a schema.
 func TestOfRefuses(t *testing.T) {
+	t.Parallel()
 	type Outer struct {
 		Inner Config `json:"inner"`
 	}
@@ -452,6 +454,7 @@ func FuzzTags(f *testing.F) {
 // keywords for each field kind: the reflector must accept every one and
 // write invopop's bytes.
 func TestGeneratedTags(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 2026))
 	values := []string{"", "a", "x y", "a=b", "<b>&</b>", "é\u2028", "1\\,2", `q"uote`, "back\\slash"}
 	numbers := []string{"0", "-1", "3", "1.5", "-2.25", "1e3", "1E-2", "123456789012345678"}
