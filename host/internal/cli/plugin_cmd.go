@@ -29,7 +29,8 @@ func newPluginCmd() *cobra.Command {
 		Short: "Inspect, verify, publish and sign plugins (Wasm modules and native process plugins)",
 	}
 	cmd.AddCommand(newPluginInspectCmd(), newPluginVerifyCmd(), newPluginTestCmd(), newPluginCallCmd(), newPluginNewCmd(),
-		newPluginPushCmd(), newPluginPullCmd(), newPluginLsCmd(), newPluginKeygenCmd(), newPluginSignCmd())
+		newPluginPushCmd(), newPluginPullCmd(), newPluginLsCmd(), newPluginKeygenCmd(), newPluginSignCmd(),
+		newPluginPublishCmd(), newPluginInfoCmd(), newPluginSearchCmd())
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentanvil/anvil/host/internal/conformance"
@@ -18,11 +19,8 @@ import (
 const exitConformanceFailed = 1
 
 func newPluginTestCmd() *cobra.Command {
-	var (
-		digest, transport, configFile, from string
-		configs, verdicts                   []string
-		asJSON                              bool
-	)
+	var kit kitFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "test PATH",
 		Short: "Run the conformance kit against a plugin (descriptor, golden vectors, kinds, instances, judge use)",
@@ -47,50 +45,9 @@ Without --sha256 the digest is computed from the file (you are testing
 your own build) and printed on the first line.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := conformance.Options{Path: args[0], Digest: digest, Transport: transport, CacheDir: compileCacheDir(),
-				Configs: map[string]json.RawMessage{}, Verdicts: map[string][]string{}}
-			var note string
-			if configFile == "" && len(configs) == 0 {
-				path, err := findConfig(from, os.Getenv)
-				switch {
-				case err == nil:
-					m, err := metricConfigs(path)
-					if err != nil {
-						return usageErr(fmt.Errorf("plugin test: configs from %s: %w", path, err))
-					}
-					opts.Configs = m
-					note = "configs from " + path
-				case from != "" || !errors.Is(err, errNoConfig):
-					return usageErr(fmt.Errorf("plugin test: %w", err))
-				}
-			}
-			if configFile != "" {
-				m, err := readKindConfigs(configFile)
-				if err != nil {
-					return usageErr(fmt.Errorf("plugin test: --config-file: %w", err))
-				}
-				opts.Configs = m
-			}
-			for _, c := range configs {
-				kind, raw, ok := strings.Cut(c, "=")
-				if !ok || kind == "" || !json.Valid([]byte(raw)) {
-					return usageErr(fmt.Errorf("plugin test: --config %q: want KIND=JSON", c))
-				}
-				opts.Configs[kind] = json.RawMessage(raw)
-			}
-			for _, v := range verdicts {
-				kind, list, ok := strings.Cut(v, "=")
-				if !ok || kind == "" || list == "" {
-					return usageErr(fmt.Errorf("plugin test: --verdicts %q: want KIND=v1,v2", v))
-				}
-				opts.Verdicts[kind] = strings.Split(list, ",")
-			}
-			if _, err := os.Stat(opts.Path); err != nil {
-				return usageErr(fmt.Errorf("plugin test: %w", err))
-			}
-			rep, err := conformance.Run(cmd.Context(), opts)
+			rep, note, err := kit.run(cmd, args[0], "plugin test")
 			if err != nil {
-				return usageErr(fmt.Errorf("plugin test: %w", err))
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -106,29 +63,93 @@ your own build) and printed on the first line.`,
 				return err
 			}
 			if !rep.OK() {
-				var failed []string
-				for _, r := range rep.Results {
-					if r.Status == conformance.Fail {
-						failed = append(failed, r.Name)
-					}
-				}
 				// Exit 1 is the "check failed" code, for which run() prints
 				// nothing: say which checks here.
-				fmt.Fprintf(cmd.ErrOrStderr(), "anvil-host: plugin test: %d check(s) failed: %s\n", rep.Failed, strings.Join(failed, ", "))
+				fmt.Fprintf(cmd.ErrOrStderr(), "anvil-host: plugin test: %d check(s) failed: %s\n", rep.Failed, strings.Join(failedChecks(rep), ", "))
 				return &exitError{code: exitConformanceFailed}
 			}
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&digest, "sha256", "", "check the file against this digest first (default: compute it)")
-	f.StringVar(&transport, "transport", "", "wasm or process (default: a Wasm module is wasm, anything else process)")
-	f.StringArrayVar(&configs, "config", nil, "a kind's config as KIND=JSON (repeatable)")
-	f.StringVar(&configFile, "config-file", "", "YAML or JSON file mapping kind names to configs")
-	f.StringVar(&from, "from", "", "take the kinds' configs from this anvil.yaml's metrics (default: $ANVIL_CONFIG, else ./anvil.yaml if present)")
-	f.StringArrayVar(&verdicts, "verdicts", nil, "the verdicts a node kind is asked for, KIND=v1,v2 (repeatable)")
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	kit.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+func failedChecks(rep *conformance.Report) []string {
+	var failed []string
+	for _, r := range rep.Results {
+		if r.Status == conformance.Fail {
+			failed = append(failed, r.Name)
+		}
+	}
+	return failed
+}
+
+// kitFlags are the conformance kit's flags, shared by `plugin test` and
+// `plugin publish`.
+type kitFlags struct {
+	digest, transport, configFile, from string
+	configs, verdicts                   []string
+}
+
+func (k *kitFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&k.digest, "sha256", "", "check the file against this digest first (default: compute it)")
+	f.StringVar(&k.transport, "transport", "", "wasm or process (default: a Wasm module is wasm, anything else process)")
+	f.StringArrayVar(&k.configs, "config", nil, "a kind's config as KIND=JSON (repeatable)")
+	f.StringVar(&k.configFile, "config-file", "", "YAML or JSON file mapping kind names to configs")
+	f.StringVar(&k.from, "from", "", "take the kinds' configs from this anvil.yaml's metrics (default: $ANVIL_CONFIG, else ./anvil.yaml if present)")
+	f.StringArrayVar(&k.verdicts, "verdicts", nil, "the verdicts a node kind is asked for, KIND=v1,v2 (repeatable)")
+}
+
+// run runs the kit on the plugin at path; note says where the kinds'
+// configs came from, when from a config file found.
+func (k *kitFlags) run(cmd *cobra.Command, path, what string) (rep *conformance.Report, note string, err error) {
+	opts := conformance.Options{Path: path, Digest: k.digest, Transport: k.transport, CacheDir: compileCacheDir(),
+		Configs: map[string]json.RawMessage{}, Verdicts: map[string][]string{}}
+	if k.configFile == "" && len(k.configs) == 0 {
+		found, err := findConfig(k.from, os.Getenv)
+		switch {
+		case err == nil:
+			m, err := metricConfigs(found)
+			if err != nil {
+				return nil, "", usageErr(fmt.Errorf("%s: configs from %s: %w", what, found, err))
+			}
+			opts.Configs = m
+			note = "configs from " + found
+		case k.from != "" || !errors.Is(err, errNoConfig):
+			return nil, "", usageErr(fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	if k.configFile != "" {
+		m, err := readKindConfigs(k.configFile)
+		if err != nil {
+			return nil, "", usageErr(fmt.Errorf("%s: --config-file: %w", what, err))
+		}
+		opts.Configs = m
+	}
+	for _, c := range k.configs {
+		kind, raw, ok := strings.Cut(c, "=")
+		if !ok || kind == "" || !json.Valid([]byte(raw)) {
+			return nil, "", usageErr(fmt.Errorf("%s: --config %q: want KIND=JSON", what, c))
+		}
+		opts.Configs[kind] = json.RawMessage(raw)
+	}
+	for _, v := range k.verdicts {
+		kind, list, ok := strings.Cut(v, "=")
+		if !ok || kind == "" || list == "" {
+			return nil, "", usageErr(fmt.Errorf("%s: --verdicts %q: want KIND=v1,v2", what, v))
+		}
+		opts.Verdicts[kind] = strings.Split(list, ",")
+	}
+	if _, err := os.Stat(opts.Path); err != nil {
+		return nil, "", usageErr(fmt.Errorf("%s: %w", what, err))
+	}
+	rep, err = conformance.Run(cmd.Context(), opts)
+	if err != nil {
+		return nil, "", usageErr(fmt.Errorf("%s: %w", what, err))
+	}
+	return rep, note, nil
 }
 
 // readKindConfigs reads a map kind → config from a YAML (or JSON) file.

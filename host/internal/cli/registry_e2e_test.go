@@ -281,6 +281,59 @@ func TestRegistryE2E(t *testing.T) {
 			t.Error("a refused run wrote results")
 		}
 	})
+	t.Run("publish, info, search, require_conformance", func(t *testing.T) {
+		e.t = t
+		published := "oci://" + reg.addr + "/team-a/textcheck-published:1.0"
+		out := e.must(work, "plugin", "publish", "bin/wasm/textcheck.wasm", published, "--key", "team-a.key")
+		for _, want := range []string{"published " + published + "@sha256:", "signed by ed25519:", "conformance ", " 0 failed, "} {
+			if !strings.Contains(out, want) {
+				t.Errorf("publish output lacks %q:\n%s", want, out)
+			}
+		}
+		// Team B's config trusts team A's key: info and search name it.
+		info := e.must(teamB, "plugin", "info", published)
+		for _, want := range []string{"signed by     team-a (ed25519:", "conformance   passed: ", "signed by team-a (ed25519:", "metric/exact_match", "params {"} {
+			if !strings.Contains(info, want) {
+				t.Errorf("plugin info lacks %q:\n%s", want, info)
+			}
+		}
+		found := e.must(teamB, "plugin", "search", "EXACT", "--registry", "oci://"+reg.addr)
+		row := ""
+		for _, line := range strings.Split(found, "\n") {
+			if strings.HasPrefix(line, "oci://"+reg.addr+"/team-a/textcheck-published:1.0 ") {
+				row = line
+			}
+		}
+		if !strings.Contains(row, "passed, attested by team-a (ed25519:") || !strings.Contains(row, "exact_match") {
+			t.Errorf("search lacks the published plugin as passed and attested by team-a:\n%s", found)
+		}
+		if !strings.Contains(found, "oci://"+reg.addr+"/team-a/textcheck:1.0 ") || strings.Contains(e.must(teamB, "plugin", "search", "no-such-kind", "--registry", "oci://"+reg.addr), "textcheck") {
+			t.Errorf("search by kind: want every plugin with exact_match, none for another query:\n%s", found)
+		}
+
+		// A config requiring conformance takes the published plugin, and
+		// refuses the one signed but never tested.
+		conformant := strings.Replace(teamBConfig(reg.addr, "team-a/textcheck-published:1.0", "exact_match", ""),
+			"  require_signatures: true\n", "  require_signatures: true\n  require_conformance: true\n", 1)
+		writeFile(t, filepath.Join(teamB, "conformant.yaml"), conformant)
+		e.must(teamB, "lock", "-c", "conformant.yaml")
+		validated := e.must(teamB, "validate", "-c", "conformant.yaml", "--json", "--no-dataset")
+		if !strings.Contains(validated, `"conformance": "`) || !strings.Contains(validated, "attested by team-a (ed25519:") {
+			t.Errorf("validate --json does not show the accepted attestation:\n%s", validated)
+		}
+		e.must(teamB, "run", "-c", "conformant.yaml", "-o", "conformant-out")
+		untested := strings.Replace(conformant, "team-a/textcheck-published:1.0", "team-a/textcheck:1.0", 1)
+		writeFile(t, filepath.Join(teamB, "untested.yaml"), untested)
+		_, stderr, code := e.anvil(teamB, nil, "lock", "-c", "untested.yaml")
+		wantRefusal(t, "lock an untested plugin", stderr, code, 2, "plugins.textcheck", "rule trust.require_conformance", "no conformance attestation")
+
+		// Mallory publishes the same module under her own repository and
+		// key: the manifest is the same bytes, so her attestation sits on
+		// the manifest team A signed — and proves nothing to team B.
+		e.must(work, "plugin", "publish", "bin/wasm/textcheck.wasm", "oci://"+reg.addr+"/team-a/textcheck:1.0", "--key", "mallory.key")
+		_, stderr, code = e.anvil(teamB, nil, "lock", "-c", "untested.yaml")
+		wantRefusal(t, "lock with only mallory's attestation", stderr, code, 2, "rule trust.require_conformance", "signed only by keys that are not trusted publishers")
+	})
 	t.Run("registry down", func(t *testing.T) {
 		e.t = t
 		reg.stop()
@@ -290,6 +343,10 @@ func TestRegistryE2E(t *testing.T) {
 		}
 		if _, stderr, code := e.anvil(teamB, []string{pulled}, "run", "-o", "pulled-out"); code != 0 {
 			t.Errorf("cache filled by plugin pull, registry down: exit %d:\n%s", code, stderr)
+		}
+		// What a conformance policy needs is cached by lock, too.
+		if _, stderr, code := e.anvil(teamB, nil, "run", "-c", "conformant.yaml", "-o", "conformant-offline"); code != 0 {
+			t.Errorf("require_conformance, warm cache, registry down: exit %d:\n%s", code, stderr)
 		}
 		_, stderr, code = e.anvil(teamB, []string{"ANVIL_PLUGIN_CACHE=" + filepath.Join(work, "cold")}, "run", "-o", "cold-out")
 		wantRefusal(t, "cold cache", stderr, code, 2, "is not in the plugin cache", "the registry cannot be reached", "nothing was loaded")

@@ -57,6 +57,9 @@ type validatePlugin struct {
 	Ref string `json:"ref,omitempty"`
 	// Signer is the trusted publisher that signed it, or "unsigned".
 	Signer string `json:"signer,omitempty"`
+	// Conformance is the accepted conformance attestation, when the trust
+	// policy requires one: its counts and who attested it.
+	Conformance string `json:"conformance,omitempty"`
 }
 
 type validateDataset struct {
@@ -202,6 +205,7 @@ func pluginReports(cfg *config.Config, eng *engine.Engine, isos []engine.PluginI
 				vp.Ref = id
 				vp.Path = ""
 			}
+			vp.Conformance = eng.PluginConformance(name)
 		}
 		if vp.Transport == "" {
 			vp.Transport = "wasm"

@@ -100,6 +100,10 @@ type Plugin struct {
 type Trust struct {
 	// RequireSignatures refuses every plugin not signed by a trusted publisher.
 	RequireSignatures bool `yaml:"require_signatures"`
+	// RequireConformance refuses every plugin without a passing
+	// conformance attestation signed by a trusted publisher (what
+	// `plugin publish` attaches in the registry).
+	RequireConformance bool `yaml:"require_conformance"`
 	// Publishers are the trusted publishers, by a name the operator chooses.
 	Publishers map[string]*Publisher `yaml:"publishers"`
 }

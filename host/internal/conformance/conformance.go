@@ -48,7 +48,9 @@ type Report struct {
 	Digest    string   `json:"digest"`
 	Transport string   `json:"transport"`
 	Plugin    string   `json:"plugin,omitempty"`
-	Results   []Result `json:"results"`
+	// Descriptor is what the plugin described, once it loaded.
+	Descriptor *abi.Descriptor `json:"descriptor,omitempty"`
+	Results    []Result        `json:"results"`
 	Passed    int      `json:"passed"`
 	Failed    int      `json:"failed"`
 	Skipped   int      `json:"skipped"`
@@ -153,6 +155,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer p.Close(context.WithoutCancel(ctx))
 	e.p = p
 	rep.Plugin = p.Info().ID()
+	desc := p.Info().Descriptor
+	rep.Descriptor = &desc
 	add("load", Pass, fmt.Sprintf("%s loaded over %s: marker, exports and descriptor accepted by the host", p.Info().ID(), transport))
 
 	for _, c := range e.checks() {

@@ -20,8 +20,9 @@ const tagCheckTimeout = 10 * time.Second
 
 // pluginSource is where a loaded plugin came from, for validate's report.
 type pluginSource struct {
-	id     string // oci://…@sha256:… or the local path
-	signer string // "team-a (ed25519:…)" or "unsigned"
+	id          string // oci://…@sha256:… or the local path
+	signer      string // "team-a (ed25519:…)" or "unsigned"
+	conformance string // the accepted attestation, when the policy required one
 }
 
 // distribution is what loading needs to find plugins and decide on them:
@@ -71,7 +72,8 @@ func (e *Engine) openDistribution() (*distribution, error) {
 			return nil, err
 		}
 	}
-	d.source = &pluginsource.Source{Client: client, Cache: cache, Logger: e.logger, TagCheckTimeout: tagCheckTimeout}
+	d.source = &pluginsource.Source{Client: client, Cache: cache, Logger: e.logger, TagCheckTimeout: tagCheckTimeout,
+		Conformance: policy.RequireConformance}
 	return d, nil
 }
 
@@ -95,3 +97,8 @@ func (e *Engine) PluginSource(name string) (id, signer string, ok bool) {
 	s, ok := e.sources[name]
 	return s.id, s.signer, ok
 }
+
+// PluginConformance is the conformance attestation the trust policy
+// accepted for plugin name ("30 passed, 0 failed, 1 skipped by anvil-host
+// v1, attested by team-a (ed25519:…)"); "" when it required none.
+func (e *Engine) PluginConformance(name string) string { return e.sources[name].conformance }

@@ -72,7 +72,7 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue
 		}
-		dec, err := dist.policy.Check(trust.Subject{Plugin: name, Digest: res.Subject, Signatures: res.Signatures,
+		dec, err := dist.policy.Check(trust.Subject{Plugin: name, Digest: res.Subject, Signatures: res.Signatures, Attestations: res.Attestations,
 			Granted: pluginsource.Granted(pc), RequireSignature: pc.RequireSignature})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
@@ -111,7 +111,7 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 				continue
 			}
 		}
-		e.sources[name] = pluginSource{id: res.ID, signer: dec.Signer()}
+		e.sources[name] = pluginSource{id: res.ID, signer: dec.Signer(), conformance: dec.Conformance}
 		d := p.Info().Descriptor
 		if d.Asks(abi.CapJudge) && !pc.Grants.Judge {
 			e.warns = append(e.warns, fmt.Sprintf("%s: plugin %s asks for the judge capability, which is not granted: its judge calls will be denied", where, p.Info().ID()))

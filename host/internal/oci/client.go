@@ -1,6 +1,8 @@
 package oci
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -48,6 +50,11 @@ func (c *Client) Repository(r Ref) (*remote.Repository, error) {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
 	repo.PlainHTTP = r.IsLoopback()
+	repo.Client = c.authClient()
+	return repo, nil
+}
+
+func (c *Client) authClient() *auth.Client {
 	hc := c.HTTP
 	if hc == nil {
 		hc = retry.DefaultClient
@@ -59,6 +66,35 @@ func (c *Client) Repository(r Ref) (*remote.Repository, error) {
 	if c.UserAgent != "" {
 		ac.SetUserAgent(c.UserAgent)
 	}
-	repo.Client = ac
-	return repo, nil
+	return ac
+}
+
+// maxRepositories bounds what Repositories lists of one registry.
+const maxRepositories = 10000
+
+// Repositories lists the repositories of the registry r names (its
+// catalog; registries that do not serve one, as many hosted ones, say so
+// in the error), at most maxRepositories.
+func (c *Client) Repositories(ctx context.Context, r Ref) ([]string, error) {
+	reg, err := remote.NewRegistry(r.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Registry, err)
+	}
+	reg.PlainHTTP = r.IsLoopback()
+	reg.Client = c.authClient()
+	var out []string
+	err = reg.Repositories(ctx, "", func(repos []string) error {
+		out = append(out, repos...)
+		if len(out) > maxRepositories {
+			return errTooMany
+		}
+		return nil
+	})
+	if errors.Is(err, errTooMany) {
+		return out[:maxRepositories], nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the repositories of %s (its catalog): %w", r.Registry, err)
+	}
+	return out, nil
 }

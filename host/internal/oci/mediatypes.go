@@ -17,6 +17,11 @@ const (
 	// SignatureArtifact is the artifact type of a signature referrer and
 	// the media type of its one layer (a trust.Signature in JSON).
 	SignatureArtifact = "application/vnd.anvil.plugin.signature.v1+json"
+
+	// ConformanceArtifact is the artifact type of a conformance
+	// attestation referrer and the media type of its one layer (what
+	// `plugin test` found, in JSON).
+	ConformanceArtifact = "application/vnd.anvil.plugin.conformance.v1+json"
 )
 
 // Transports, as the config's plugins.x.transport names them.
@@ -40,6 +45,9 @@ const (
 	maxManifestBytes = 1 << 20
 	maxConfigBytes   = 64 << 10
 	maxSignatureSize = 64 << 10
-	// maxSignatures bounds the signature referrers read per manifest.
-	maxSignatures = 32
+	// maxConformanceSize bounds an attestation: a report of every check
+	// and the descriptor's kinds and schemas.
+	maxConformanceSize = 1 << 20
+	// maxReferrers bounds the referrers of one type read per manifest.
+	maxReferrers = 32
 )

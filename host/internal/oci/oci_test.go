@@ -143,6 +143,41 @@ func TestPushPullRoundTrip(t *testing.T) {
 		if err != nil || len(sigs) != 1 || string(sigs[0]) != string(doc) {
 			t.Errorf("referrers API %v: signatures = %q, %v", api, sigs, err)
 		}
+
+		// A conformance attestation is a referrer of its own type: not
+		// a signature, and signed itself as a manifest.
+		report := []byte(`{"version":1,"passed":3}`)
+		att, err := c.PushConformance(ctx, ref, f.Manifest, report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		atts, err := c.Conformance(ctx, ref, f.Manifest)
+		if err != nil || len(atts) != 1 || atts[0].Manifest.Digest != att.Digest || string(atts[0].Doc) != string(report) {
+			t.Fatalf("referrers API %v: attestations = %+v, %v", api, atts, err)
+		}
+		if sigs, err := c.Signatures(ctx, ref, f.Manifest); err != nil || len(sigs) != 1 {
+			t.Errorf("an attestation was read as a signature: %d signatures, %v", len(sigs), err)
+		}
+		if _, err := c.PushSignature(ctx, ref, att, doc); err != nil {
+			t.Fatal(err)
+		}
+		if sigs, err := c.Signatures(ctx, ref, att); err != nil || len(sigs) != 1 {
+			t.Errorf("the attestation's signature: %d, %v", len(sigs), err)
+		}
+		if repos, err := c.Repositories(ctx, oci.Ref{Registry: host}); err != nil || strings.Join(repos, ",") != "team-a/kw" {
+			t.Errorf("Repositories = %v, %v", repos, err)
+		}
+	}
+}
+
+func TestParseRegistry(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"oci://127.0.0.1:5000": "127.0.0.1:5000", "oci://ghcr.io/": "ghcr.io", "localhost:5000": "localhost:5000",
+		"oci://ghcr.io/org/p": "", "oci://": "", "oci://a@b": ""} {
+		got, err := oci.ParseRegistry(in)
+		if (err != nil) != (want == "") || got.Registry != want {
+			t.Errorf("ParseRegistry(%q) = %+v, %v; want %q", in, got, err, want)
+		}
 	}
 }
 

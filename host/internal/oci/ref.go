@@ -95,3 +95,18 @@ func (r Ref) IsLoopback() bool {
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
 }
+
+// ParseRegistry reads oci://REGISTRY (a host, with a port if any): the
+// registry a search lists. The returned Ref has no repository.
+func ParseRegistry(s string) (Ref, error) {
+	host, ok := strings.CutPrefix(s, Scheme)
+	if !ok {
+		host = s
+	}
+	host = strings.TrimSuffix(host, "/")
+	probe := registry.Reference{Registry: host, Repository: "probe"}
+	if host == "" || strings.ContainsAny(host, "/@") || probe.Validate() != nil {
+		return Ref{}, fmt.Errorf("registry %q: want oci://HOST[:PORT]", s)
+	}
+	return Ref{Registry: host}, nil
+}

@@ -153,34 +153,56 @@ func (c *Client) Tags(ctx context.Context, r Ref) ([]string, error) {
 // PushSignature stores sig (a trust.Signature in JSON) as a referrer of
 // the plugin manifest subject.
 func (c *Client) PushSignature(ctx context.Context, r Ref, subject ocispec.Descriptor, sig []byte) (ocispec.Descriptor, error) {
+	desc, err := c.pushReferrer(ctx, r, subject, SignatureArtifact, sig)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+	}
+	return desc, nil
+}
+
+// PushConformance stores doc (a conformance attestation in JSON: what
+// `plugin test` found) as a referrer of the plugin manifest subject. The
+// attestation is worth what its signature is: sign the returned manifest
+// with PushSignature.
+func (c *Client) PushConformance(ctx context.Context, r Ref, subject ocispec.Descriptor, doc []byte) (ocispec.Descriptor, error) {
+	desc, err := c.pushReferrer(ctx, r, subject, ConformanceArtifact, doc)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("push conformance attestation of %s: %w", r, err)
+	}
+	return desc, nil
+}
+
+// pushReferrer stores doc as the one layer of a manifest of artifactType
+// whose subject is subject.
+func (c *Client) pushReferrer(ctx context.Context, r Ref, subject ocispec.Descriptor, artifactType string, doc []byte) (ocispec.Descriptor, error) {
 	repo, err := c.Repository(r)
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	layer, err := oras.PushBytes(ctx, repo, SignatureArtifact, sig)
+	layer, err := oras.PushBytes(ctx, repo, artifactType, doc)
 	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+		return ocispec.Descriptor{}, err
 	}
 	// The config's media type is the artifact type too: registries that
 	// derive a referrer's artifact type from its config (as the OCI spec
 	// allows when artifactType is absent) then agree with those that read
 	// artifactType.
-	cfg, err := oras.PushBytes(ctx, repo, SignatureArtifact, []byte("{}"))
+	cfg, err := oras.PushBytes(ctx, repo, artifactType, []byte("{}"))
 	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+		return ocispec.Descriptor{}, err
 	}
 	// Packed in memory first, so the manifest's descriptor is known even
 	// when the push below ends with a tolerated error.
 	packed := memory.New()
-	desc, err := oras.PackManifest(ctx, packed, oras.PackManifestVersion1_1, SignatureArtifact, oras.PackManifestOptions{
+	desc, err := oras.PackManifest(ctx, packed, oras.PackManifestVersion1_1, artifactType, oras.PackManifestOptions{
 		Subject: &subject, Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &cfg,
 		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: reproducibleCreated}})
 	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+		return ocispec.Descriptor{}, err
 	}
 	manifest, err := content.FetchAll(ctx, packed, desc)
 	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+		return ocispec.Descriptor{}, err
 	}
 	err = repo.Push(ctx, desc, bytes.NewReader(manifest))
 	var referrersErr *remote.ReferrersError
@@ -189,56 +211,89 @@ func (c *Client) PushSignature(ctx context.Context, r Ref, subject ocispec.Descr
 		// A registry without the referrers API keeps a subject's
 		// referrers in an index under a tag; adding one writes a new
 		// index and deletes the old, which registries that refuse
-		// deletes (405) do not allow. The signature and the new index
+		// deletes (405) do not allow. The referrer and the new index
 		// have landed; the old index is unreferenced garbage. oras
 		// tolerates it the same way.
-		c.logger().Warn("signature pushed; the registry refused to delete the previous referrers index, which stays as unreferenced garbage",
-			"ref", r.String(), "signature", desc.Digest.String(), "error", referrersErr.Err)
+		c.logger().Warn("referrer pushed; the registry refused to delete the previous referrers index, which stays as unreferenced garbage",
+			"ref", r.String(), "referrer", desc.Digest.String(), "artifact_type", artifactType, "error", referrersErr.Err)
 	case err != nil && !errors.Is(err, errdef.ErrAlreadyExists):
-		return ocispec.Descriptor{}, fmt.Errorf("push signature of %s: %w", r, err)
+		return ocispec.Descriptor{}, err
 	}
 	return desc, nil
 }
 
 // Signatures returns the signature documents attached to subject as
-// referrers (at most maxSignatures, each bounded and digest-verified).
+// referrers (at most maxReferrers, each bounded and digest-verified).
 func (c *Client) Signatures(ctx context.Context, r Ref, subject ocispec.Descriptor) ([][]byte, error) {
+	refs, err := c.referrers(ctx, r, subject, SignatureArtifact, maxSignatureSize)
+	if err != nil {
+		return nil, fmt.Errorf("signatures of %s@%s: %w", r, subject.Digest, err)
+	}
+	var out [][]byte
+	for _, ref := range refs {
+		out = append(out, ref.Doc)
+	}
+	return out, nil
+}
+
+// Referrer is a document attached to a manifest: the referrer's own
+// manifest (what a signature of the document signs) and its one layer.
+type Referrer struct {
+	Manifest ocispec.Descriptor
+	Doc      []byte
+}
+
+// Conformance returns the conformance attestations attached to subject
+// (at most maxReferrers, each bounded and digest-verified). Nothing here
+// says who made them: their signatures do (Signatures of each Manifest).
+func (c *Client) Conformance(ctx context.Context, r Ref, subject ocispec.Descriptor) ([]Referrer, error) {
+	refs, err := c.referrers(ctx, r, subject, ConformanceArtifact, maxConformanceSize)
+	if err != nil {
+		return nil, fmt.Errorf("conformance attestations of %s@%s: %w", r, subject.Digest, err)
+	}
+	return refs, nil
+}
+
+// referrers reads the referrers of subject of artifactType whose manifest
+// is well formed (one layer of that type, the subject named, the layer at
+// most maxDoc bytes): others are not ours, or malformed, and say nothing.
+func (c *Client) referrers(ctx context.Context, r Ref, subject ocispec.Descriptor, artifactType string, maxDoc int64) ([]Referrer, error) {
 	repo, err := c.Repository(r)
 	if err != nil {
 		return nil, err
 	}
 	var refs []ocispec.Descriptor
-	err = repo.Referrers(ctx, subject, SignatureArtifact, func(d []ocispec.Descriptor) error {
+	err = repo.Referrers(ctx, subject, artifactType, func(d []ocispec.Descriptor) error {
 		refs = append(refs, d...)
-		if len(refs) > maxSignatures {
+		if len(refs) > maxReferrers {
 			return errTooMany
 		}
 		return nil
 	})
 	if errors.Is(err, errTooMany) {
-		refs = refs[:maxSignatures]
+		refs = refs[:maxReferrers]
 	} else if err != nil && !errors.Is(err, errdef.ErrNotFound) {
-		return nil, fmt.Errorf("list signatures of %s@%s: %w", r, subject.Digest, err)
+		return nil, fmt.Errorf("list: %w", err)
 	}
-	var out [][]byte
+	var out []Referrer
 	for _, d := range refs {
 		if d.Size > maxManifestBytes {
 			continue
 		}
 		raw, err := content.FetchAll(ctx, repo, d)
 		if err != nil {
-			return nil, fmt.Errorf("fetch signature %s of %s: %w", d.Digest, r, err)
+			return nil, fmt.Errorf("fetch %s: %w", d.Digest, err)
 		}
 		var m ocispec.Manifest
-		if err := json.Unmarshal(raw, &m); err != nil || len(m.Layers) != 1 || m.Layers[0].MediaType != SignatureArtifact ||
-			m.Subject == nil || m.Subject.Digest != subject.Digest || m.Layers[0].Size > maxSignatureSize {
-			continue // not ours, or malformed: it signs nothing
+		if err := json.Unmarshal(raw, &m); err != nil || len(m.Layers) != 1 || m.Layers[0].MediaType != artifactType ||
+			m.Subject == nil || m.Subject.Digest != subject.Digest || m.Layers[0].Size > maxDoc {
+			continue
 		}
-		sig, err := content.FetchAll(ctx, repo, m.Layers[0])
+		doc, err := content.FetchAll(ctx, repo, m.Layers[0])
 		if err != nil {
-			return nil, fmt.Errorf("fetch signature %s of %s: %w", d.Digest, r, err)
+			return nil, fmt.Errorf("fetch %s: %w", d.Digest, err)
 		}
-		out = append(out, sig)
+		out = append(out, Referrer{Manifest: d, Doc: doc})
 	}
 	return out, nil
 }

@@ -123,22 +123,55 @@ func (c *Cache) Has(d string) bool {
 	return err == nil
 }
 
-// PutSignatures records the signature documents of subject (replacing
-// what was recorded), each stored as a blob.
+// PutSignatures adds the signature documents of subject to those
+// recorded, each stored as a blob. It adds rather than replaces: one
+// manifest (one digest) can sit in several repositories, each with its
+// own referrers, and a signature of the digest is as good as any other
+// wherever it was found — replacing would let a lock of the digest under
+// another repository drop the signatures a run of this one needs offline.
+// At most maxRecorded are kept, the newest.
 func (c *Cache) PutSignatures(subject string, sigs [][]byte) error {
 	m := digestRE.FindStringSubmatch(subject)
 	if m == nil {
 		return fmt.Errorf("plugin cache: subject %q is not a sha256 digest", subject)
 	}
-	var list []string
+	var lines []string
 	for _, s := range sigs {
 		d, err := c.Put(s, false)
 		if err != nil {
 			return err
 		}
-		list = append(list, d)
+		lines = append(lines, d)
 	}
-	return writeAtomic(filepath.Join(c.dir, "signatures", "sha256", m[1]), []byte(strings.Join(list, "\n")), 0o644)
+	return c.addLines(filepath.Join(c.dir, "signatures", "sha256", m[1]), lines)
+}
+
+// maxRecorded bounds the signatures or attestations recorded per subject.
+const maxRecorded = 64
+
+// addLines adds lines to the list file at path, each once, keeping the
+// newest maxRecorded.
+func (c *Cache) addLines(path string, lines []string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("plugin cache: %w", err)
+	}
+	var list []string
+	seen := map[string]bool{}
+	for _, l := range append(strings.Split(string(old), "\n"), lines...) {
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		list = append(list, l)
+	}
+	if len(list) > maxRecorded {
+		list = list[len(list)-maxRecorded:]
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("plugin cache: %w", err)
+	}
+	return writeAtomic(path, []byte(strings.Join(list, "\n")), 0o644)
 }
 
 // Signatures returns the recorded signature documents of subject; none
@@ -162,6 +195,65 @@ func (c *Cache) Signatures(subject string) ([][]byte, error) {
 			return nil, err
 		}
 		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Attested is a conformance attestation as cached: its referrer
+// manifest's digest (what its signatures sign, recorded with
+// PutSignatures) and its document.
+type Attested struct {
+	Digest string
+	Doc    []byte
+}
+
+// PutAttestations adds the conformance attestations of subject to those
+// recorded (as PutSignatures adds, and for the same reason), each
+// document stored as a blob.
+func (c *Cache) PutAttestations(subject string, atts []Attested) error {
+	m := digestRE.FindStringSubmatch(subject)
+	if m == nil {
+		return fmt.Errorf("plugin cache: subject %q is not a sha256 digest", subject)
+	}
+	var lines []string
+	for _, a := range atts {
+		if !digestRE.MatchString(a.Digest) {
+			return fmt.Errorf("plugin cache: attestation %q is not a sha256 digest", a.Digest)
+		}
+		d, err := c.Put(a.Doc, false)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, a.Digest+" "+d)
+	}
+	return c.addLines(filepath.Join(c.dir, "conformance", "sha256", m[1]), lines)
+}
+
+// Attestations returns the recorded conformance attestations of subject;
+// none recorded is (nil, ErrMiss).
+func (c *Cache) Attestations(subject string) ([]Attested, error) {
+	m := digestRE.FindStringSubmatch(subject)
+	if m == nil {
+		return nil, fmt.Errorf("plugin cache: subject %q is not a sha256 digest", subject)
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, "conformance", "sha256", m[1]))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("conformance attestations of %s: %w", subject, ErrMiss)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plugin cache: %w", err)
+	}
+	var out []Attested
+	for _, line := range strings.Split(string(b), "\n") {
+		att, doc, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		body, err := c.Get(doc, 1<<20)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Attested{Digest: att, Doc: body})
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package plugincache_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,10 @@ func TestPutGetAndTamper(t *testing.T) {
 	}
 }
 
+// TestSignatures: what is recorded of a digest grows with what each
+// repository holding it had, so a lock of the digest under another
+// repository (another publisher's copy) cannot drop the signatures and
+// attestations an offline run of this one needs.
 func TestSignatures(t *testing.T) {
 	c, _ := plugincache.Open(t.TempDir())
 	subject := "sha256:" + strings.Repeat("1", 64)
@@ -57,11 +62,28 @@ func TestSignatures(t *testing.T) {
 	if err != nil || len(sigs) != 2 || string(sigs[0]) != "a" || string(sigs[1]) != "b" {
 		t.Errorf("Signatures = %q, %v", sigs, err)
 	}
-	if err := c.PutSignatures(subject, nil); err != nil {
+	for _, other := range [][][]byte{nil, {[]byte("m"), []byte("a")}} {
+		if err := c.PutSignatures(subject, other); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sigs, err := c.Signatures(subject); err != nil || fmt.Sprintf("%s", sigs) != "[a b m]" {
+		t.Errorf("after another repository's: %q, %v; want [a b m]", sigs, err)
+	}
+
+	att := "sha256:" + strings.Repeat("2", 64)
+	if err := c.PutAttestations(subject, []plugincache.Attested{{Digest: att, Doc: []byte(`{"team":"a"}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	if sigs, err := c.Signatures(subject); err != nil || len(sigs) != 0 {
-		t.Errorf("after recording none: %q, %v", sigs, err)
+	if err := c.PutAttestations(subject, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Attestations(subject)
+	if err != nil || len(got) != 1 || got[0].Digest != att || string(got[0].Doc) != `{"team":"a"}` {
+		t.Errorf("Attestations = %+v, %v", got, err)
+	}
+	if err := c.PutAttestations(subject, []plugincache.Attested{{Digest: "latest", Doc: nil}}); err == nil {
+		t.Error("an attestation named by something else than a digest was recorded")
 	}
 }
 

@@ -98,8 +98,14 @@ func (s *Source) lockOne(ctx context.Context, name string, pc *config.Plugin, po
 	if err := s.Cache.PutSignatures(f.Manifest.Digest.String(), sigs); err != nil {
 		return nil, "", err
 	}
+	var atts []trust.Attestation
+	if policy.RequireConformance {
+		if atts, err = s.attestations(ctx, pinned, f.Manifest, f.Layer.Digest.String(), true); err != nil {
+			return nil, "", err
+		}
+	}
 	dec, err := policy.Check(trust.Subject{Plugin: name, Digest: f.Manifest.Digest.String(), Signatures: sigs,
-		Granted: Granted(pc), RequireSignature: pc.RequireSignature})
+		Granted: Granted(pc), RequireSignature: pc.RequireSignature, Attestations: atts})
 	if err != nil {
 		return nil, "", err
 	}

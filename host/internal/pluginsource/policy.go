@@ -12,7 +12,7 @@ import (
 // Policy builds the trust policy of cfg, reading each publisher's key
 // (relative to the config file).
 func Policy(cfg *config.Config) (*trust.Policy, error) {
-	p := &trust.Policy{RequireAll: cfg.Trust.RequireSignatures}
+	p := &trust.Policy{RequireAll: cfg.Trust.RequireSignatures, RequireConformance: cfg.Trust.RequireConformance}
 	names := make([]string, 0, len(cfg.Trust.Publishers))
 	for n := range cfg.Trust.Publishers {
 		names = append(names, n)

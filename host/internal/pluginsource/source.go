@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/agentanvil/anvil/host/internal/conformance"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/lockfile"
 	"github.com/agentanvil/anvil/host/internal/oci"
@@ -28,6 +29,9 @@ type Source struct {
 	// TagCheckTimeout bounds a run's check that a tag has not moved; a
 	// registry that does not answer in time is treated as unreachable.
 	TagCheckTimeout time.Duration
+	// Conformance reads each plugin's conformance attestations too (the
+	// trust policy requires one).
+	Conformance bool
 }
 
 // Resolved is a plugin ready for the trust policy and the runtime.
@@ -40,6 +44,9 @@ type Resolved struct {
 	// reference, the module's for a local file.
 	Subject    string
 	Signatures [][]byte
+	// Attestations are the conformance attestations found for Subject,
+	// read only when the source's Conformance asks for them.
+	Attestations []trust.Attestation
 	// Summary is what the manifest claims about the descriptor (nil for a
 	// local file); the caller checks it against the module's own.
 	Summary *oci.Summary
@@ -124,9 +131,15 @@ func (s *Source) Pull(ctx context.Context, name string, pc *config.Plugin, entry
 	if err != nil {
 		return Resolved{}, err
 	}
+	var atts []trust.Attestation
+	if s.Conformance {
+		if atts, err = s.attestations(ctx, pinned, p.Manifest, p.Layer.Digest.String(), online); err != nil {
+			return Resolved{}, err
+		}
+	}
 	sum := p.Summary
 	return Resolved{Path: path, ModuleDigest: p.Layer.Digest.String(), Transport: p.Transport,
-		Subject: entry.Digest, Signatures: sigs, Summary: &sum, ID: pinned.String()}, nil
+		Subject: entry.Digest, Signatures: sigs, Attestations: atts, Summary: &sum, ID: pinned.String()}, nil
 }
 
 // MovedError is a tag that resolves to another digest than the lock's.
@@ -202,6 +215,67 @@ func (s *Source) signatures(ctx context.Context, r oci.Ref, subject ocispec.Desc
 		return nil, nil
 	}
 	return sigs, err
+}
+
+// attestations fetches the manifest's conformance attestations and their
+// signatures (caching them) when the registry is reachable, and reads the
+// cached ones otherwise. An attestation that does not read, or that tested
+// another module than the manifest's, is kept as one that did not pass,
+// so the policy says why.
+func (s *Source) attestations(ctx context.Context, r oci.Ref, subject ocispec.Descriptor, module string, online bool) ([]trust.Attestation, error) {
+	var found []plugincache.Attested
+	read := false
+	if online {
+		refs, err := s.Client.Conformance(ctx, r, subject)
+		if err == nil {
+			for _, ref := range refs {
+				sigs, err := s.Client.Signatures(ctx, r, ref.Manifest)
+				if err != nil {
+					return nil, err
+				}
+				if err := s.Cache.PutSignatures(ref.Manifest.Digest.String(), sigs); err != nil {
+					return nil, err
+				}
+				found = append(found, plugincache.Attested{Digest: ref.Manifest.Digest.String(), Doc: ref.Doc})
+			}
+			if err := s.Cache.PutAttestations(subject.Digest.String(), found); err != nil {
+				return nil, err
+			}
+			read = true
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		} else {
+			s.Logger.Warn("could not list conformance attestations; using the cached ones", "ref", r.String(), "err", err)
+		}
+	}
+	if !read {
+		var err error
+		found, err = s.Cache.Attestations(subject.Digest.String())
+		if errors.Is(err, plugincache.ErrMiss) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []trust.Attestation
+	for _, f := range found {
+		sigs, err := s.Cache.Signatures(f.Digest)
+		if err != nil && !errors.Is(err, plugincache.ErrMiss) {
+			return nil, err
+		}
+		t := trust.Attestation{Digest: f.Digest, Subject: subject.Digest.String(), Signatures: sigs}
+		switch a, err := conformance.ParseAttestation(f.Doc); {
+		case err != nil:
+			t.Summary = "unreadable: " + err.Error()
+		case a.Module != module:
+			t.Subject, t.Summary = a.Subject, fmt.Sprintf("it tested module %s, the manifest names %s", a.Module, module)
+		default:
+			t.Subject, t.Passed, t.Summary = a.Subject, a.OK(), a.Summary()
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // crossCheck refuses a lock entry that says something its manifest does

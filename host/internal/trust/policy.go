@@ -22,7 +22,11 @@ type Policy struct {
 	// RequireAll requires every configured plugin to be signed by a
 	// trusted publisher (trust.require_signatures).
 	RequireAll bool
-	Publishers []Publisher // by name
+	// RequireConformance requires every plugin from a registry to carry
+	// a passing conformance attestation signed by a trusted publisher
+	// (trust.require_conformance).
+	RequireConformance bool
+	Publishers         []Publisher // by name
 }
 
 // Subject is what the policy decides on: one plugin, by config name, its
@@ -37,6 +41,23 @@ type Subject struct {
 	Granted []abi.Capability
 	// RequireSignature is plugins.NAME.require_signature.
 	RequireSignature bool
+	// Attestations are the conformance attestations found for it.
+	Attestations []Attestation
+}
+
+// Attestation is a conformance attestation found for a plugin, as the
+// policy needs it: what it is about and says, and who signed it.
+type Attestation struct {
+	// Digest is the attestation's own manifest digest, what its
+	// signatures sign.
+	Digest string
+	// Subject is the plugin manifest digest it is about.
+	Subject string
+	// Passed: the kit ran and no check failed; Summary says so in words.
+	Passed  bool
+	Summary string
+	// Signatures are the raw signature documents of Digest.
+	Signatures [][]byte
 }
 
 // Decision is an accepted plugin's signer; zero when it is unsigned (and
@@ -44,6 +65,9 @@ type Subject struct {
 type Decision struct {
 	Publisher string
 	KeyID     string
+	// Conformance is the accepted attestation's summary and signer, when
+	// the policy required one.
+	Conformance string
 }
 
 // Signer describes the decision for messages and the lockfile.
@@ -69,28 +93,78 @@ func (r *Refusal) Error() string {
 // must come from a trusted publisher, and a signer's plugins may be
 // granted only the capabilities its publisher entry lists.
 func (p *Policy) Check(s Subject) (Decision, error) {
-	var trusted []Publisher
-	var untrusted, bad []string
-	for _, raw := range s.Signatures {
+	d, err := p.checkSignatures(s)
+	if err != nil || !p.RequireConformance {
+		return d, err
+	}
+	d.Conformance, err = p.checkConformance(s)
+	if err != nil {
+		return Decision{}, err
+	}
+	return d, nil
+}
+
+// signers sorts the signatures of digest by who made them.
+func (p *Policy) signers(sigs [][]byte, digest string) (trusted []Publisher, untrusted, bad []string) {
+	for _, raw := range sigs {
 		sig, err := ParseSignature(raw)
 		if err != nil {
 			bad = append(bad, err.Error())
 			continue
 		}
-		if sig.Subject != s.Digest {
-			bad = append(bad, fmt.Sprintf("a signature of %s, not of %s", sig.Subject, s.Digest))
+		if sig.Subject != digest {
+			bad = append(bad, fmt.Sprintf("a signature of %s, not of %s", sig.Subject, digest))
 			continue
 		}
 		pub, known := p.byKeyID(sig.KeyID)
 		switch {
 		case !known:
 			untrusted = append(untrusted, sig.KeyID)
-		case sig.Verify(pub.Key, s.Digest):
+		case sig.Verify(pub.Key, digest):
 			trusted = append(trusted, pub)
 		default:
 			bad = append(bad, fmt.Sprintf("a signature claiming key %s (%s) that does not verify", sig.KeyID, pub.Name))
 		}
 	}
+	return trusted, untrusted, bad
+}
+
+// checkConformance finds an attestation of s that passed, is about s and
+// is signed by a trusted publisher; it returns its summary and signer.
+func (p *Policy) checkConformance(s Subject) (string, error) {
+	r := &Refusal{Plugin: s.Plugin, Digest: s.Digest, Rule: "trust.require_conformance", Signer: "none"}
+	if len(s.Attestations) == 0 {
+		r.Reason = "no conformance attestation (a registry plugin gets one from `anvil-host plugin publish`, which runs `plugin test` and attaches its signed result; a local file has none)"
+		return "", r
+	}
+	var why []string
+	for _, a := range s.Attestations {
+		if a.Subject != s.Digest {
+			why = append(why, fmt.Sprintf("attestation %s is about %s", a.Digest, a.Subject))
+			continue
+		}
+		trusted, untrusted, bad := p.signers(a.Signatures, a.Digest)
+		switch {
+		case len(trusted) > 0 && a.Passed:
+			return a.Summary + ", attested by " + trusted[0].Name + " (" + trusted[0].Key.ID + ")", nil
+		case len(trusted) > 0:
+			r.Signer = trusted[0].Name + " (" + trusted[0].Key.ID + ")"
+			why = append(why, "attestation "+a.Digest+" did not pass: "+a.Summary)
+		case len(untrusted) > 0:
+			why = append(why, "attestation "+a.Digest+" is signed only by keys that are not trusted publishers: "+strings.Join(untrusted, ", "))
+		case len(bad) > 0:
+			why = append(why, "attestation "+a.Digest+" has no valid signature: "+strings.Join(bad, "; "))
+		default:
+			why = append(why, "attestation "+a.Digest+" is not signed")
+		}
+	}
+	r.Reason = "no passing conformance attestation signed by a trusted publisher: " + strings.Join(why, "; ")
+	return "", r
+}
+
+// checkSignatures is Check without the conformance rule.
+func (p *Policy) checkSignatures(s Subject) (Decision, error) {
+	trusted, untrusted, bad := p.signers(s.Signatures, s.Digest)
 	rule := "trust.require_signatures"
 	if s.RequireSignature {
 		rule = "plugins." + s.Plugin + ".require_signature"

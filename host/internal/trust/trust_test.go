@@ -117,6 +117,61 @@ func TestPolicy(t *testing.T) {
 	}
 }
 
+// TestPolicyRequiresConformance: with trust.require_conformance, a plugin
+// loads only with an attestation about it that passed and that a trusted
+// publisher signed; its signer, not its claim, is what counts.
+func TestPolicyRequiresConformance(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	teamA, privA := keyPair(t, dir, "team-a")
+	_, privM := keyPair(t, dir, "mallory")
+	const att = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+	sign := func(priv ed25519.PrivateKey, d string) [][]byte {
+		b, err := trust.Sign(priv, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [][]byte{b}
+	}
+	policy := &trust.Policy{RequireConformance: true, Publishers: []trust.Publisher{{Name: "team-a", Key: teamA}}}
+	passed := func(about string, sigs [][]byte) trust.Attestation {
+		return trust.Attestation{Digest: att, Subject: about, Passed: true, Summary: "30 passed, 0 failed, 1 skipped by anvil-host v1", Signatures: sigs}
+	}
+	for _, c := range []struct {
+		name         string
+		attestations []trust.Attestation
+		wantReason   string // "" accepts
+	}{
+		{"passed, signed by team A", []trust.Attestation{passed(subject, sign(privA, att))}, ""},
+		{"none", nil, "no conformance attestation"},
+		{"passed, signed by an untrusted key", []trust.Attestation{passed(subject, sign(privM, att))}, "not trusted publishers"},
+		{"passed, unsigned", []trust.Attestation{passed(subject, nil)}, "is not signed"},
+		{"passed, team A signed another document", []trust.Attestation{passed(subject, sign(privA, other))}, "no valid signature"},
+		{"about another plugin", []trust.Attestation{passed(other, sign(privA, att))}, "is about " + other},
+		{"failed, signed by team A", []trust.Attestation{{Digest: att, Subject: subject, Summary: "29 passed, 1 failed", Signatures: sign(privA, att)}}, "did not pass: 29 passed, 1 failed"},
+		{"a forged one beside a good one", []trust.Attestation{passed(subject, sign(privM, att)), passed(subject, sign(privA, att))}, ""},
+	} {
+		dec, err := policy.Check(trust.Subject{Plugin: "p", Digest: subject, Attestations: c.attestations})
+		if c.wantReason == "" {
+			if err != nil || !strings.Contains(dec.Conformance, "30 passed") || !strings.Contains(dec.Conformance, "team-a") {
+				t.Errorf("%s: %+v, %v; want accepted with team-a's attestation", c.name, dec, err)
+			}
+			continue
+		}
+		var r *trust.Refusal
+		if !errors.As(err, &r) || r.Rule != "trust.require_conformance" || !strings.Contains(r.Reason, c.wantReason) {
+			t.Errorf("%s: %v; want a trust.require_conformance refusal saying %q", c.name, err, c.wantReason)
+		}
+	}
+	// A signature requirement still holds first.
+	both := &trust.Policy{RequireAll: true, RequireConformance: true, Publishers: policy.Publishers}
+	_, err := both.Check(trust.Subject{Plugin: "p", Digest: subject, Attestations: []trust.Attestation{passed(subject, sign(privA, att))}})
+	var r *trust.Refusal
+	if !errors.As(err, &r) || r.Rule != "trust.require_signatures" {
+		t.Errorf("an unsigned plugin with a good attestation under require_signatures: %v", err)
+	}
+}
+
 func TestSidecar(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
