@@ -446,10 +446,10 @@ them. Reads manifests, signatures and attestations; downloads no module.`,
 				return writeJSON(out, found)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "REFERENCE\tPLUGIN\tKINDS\tABI\tCAPABILITIES\tSIGNED BY\tCONFORMANCE")
+			fmt.Fprintln(tw, "REFERENCE\tPLUGIN\tKINDS\tABI\tCAPABILITIES\tSIGNED BY\tCONFORMANCE\tDESCRIPTION")
 			for _, f := range found {
-				fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%s\t%s\t%s\t%s\n", strings.SplitN(f.Ref, "@", 2)[0], f.Summary.Name, f.Summary.Version,
-					strings.Join(f.Summary.Kinds, ","), f.Summary.ABI, capsText(f.Summary.Capabilities), signersText(f.Signers), f.attested())
+				fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.SplitN(f.Ref, "@", 2)[0], f.Summary.Name, f.Summary.Version,
+					strings.Join(f.Summary.Kinds, ","), f.Summary.ABI, capsText(f.Summary.Capabilities), signersText(f.Signers), f.attested(), f.description())
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -464,6 +464,21 @@ them. Reads manifests, signatures and attestations; downloads no module.`,
 	cmd.Flags().StringVar(&from, "from", "", "the config whose trust.publishers name the signers (default: $ANVIL_CONFIG, else ./anvil.yaml if present)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// description is the first kind's description, cut to a table cell:
+// "-" when no attestation carries the descriptor.
+func (f *facts) description() string {
+	desc := f.descriptor()
+	for _, k := range f.Summary.Kinds {
+		if d := desc[k].Description; d != "" {
+			if r := []rune(d); len(r) > 60 {
+				return string(r[:59]) + "…"
+			}
+			return d
+		}
+	}
+	return "-"
 }
 
 // searchText is what a query is matched against.
