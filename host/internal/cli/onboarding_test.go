@@ -417,7 +417,7 @@ func TestUnknownCommandsAndFlags(t *testing.T) {
 		{[]string{"run", "extra"}, `unknown command "extra" for "anvil-host run"`},
 		{[]string{"version", "--json=maybe"}, "invalid argument"},
 		{nil, "name a command (cache, calibrate, compare, completion, dag, estimate, init, lock, plugin, run, validate, version, worker)"},
-		{[]string{"plugin"}, "plugin: name a command (call, inspect, keygen, ls, new, pull, push, sign, test, verify)"},
+		{[]string{"plugin"}, "plugin: name a command (call, info, inspect, keygen, ls, new, publish, pull, push, search, sign, test, verify)"},
 		{[]string{"cache"}, "cache: name a command (clear, export, stats)"},
 	} {
 		r := runBinary(t, dir, nil, tc.args...)
