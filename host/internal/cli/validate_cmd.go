@@ -154,7 +154,7 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 		return fail(err)
 	}
 	for _, m := range cfg.Metrics {
-		vm := validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated(), Samples: m.Samples}
+		vm := validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated(), Samples: max(m.Samples.N, m.Samples.Max)}
 		if len(m.Judges) > 1 {
 			vm.Judges, vm.Aggregate = m.Judges, m.Aggregation()
 		}
