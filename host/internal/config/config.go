@@ -133,7 +133,7 @@ type Metric struct {
 	// Samples is how many times each judge scores each case (absent: 1);
 	// the verdict is decided on the samples' mean. Given as a mapping
 	// (max, min, stop_at_ci_width) the samples are adaptive.
-	Samples   Samples  `yaml:"samples"`
+	Samples Samples `yaml:"samples"`
 	// JudgeCascade names judges cheapest first: each scores the case in
 	// turn until one is sure (see EscalateBand). Exclusive with judge
 	// and judges.
@@ -142,7 +142,7 @@ type Metric struct {
 	// it, bounds included, hands the case to the next judge. Absent:
 	// DefaultEscalateBand.
 	EscalateBand []float64 `yaml:"escalate_band"`
-	Threshold *float64 `yaml:"threshold"`
+	Threshold    *float64  `yaml:"threshold"`
 	// Gate false makes the metric informational: it never fails the run.
 	Gate *bool `yaml:"gate"`
 	// MaxErrorRate is the share of cases (0..1) that may end in a judge,
@@ -292,10 +292,10 @@ func (c *Config) Hash(pluginDigests map[string]string) string {
 		Samples   int      `json:",omitempty"`
 		// Adaptive samples and a cascade, omitted when unset (hashes of
 		// configs without them unchanged).
-		Adaptive *Samples  `json:",omitempty"`
-		Cascade  []string  `json:",omitempty"`
-		CascadeModels []string `json:",omitempty"`
-		Band     []float64 `json:",omitempty"`
+		Adaptive      *Samples  `json:",omitempty"`
+		Cascade       []string  `json:",omitempty"`
+		CascadeModels []string  `json:",omitempty"`
+		Band          []float64 `json:",omitempty"`
 	}
 	var ms []metricID
 	for _, m := range c.Metrics {
