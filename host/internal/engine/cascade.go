@@ -31,6 +31,13 @@ const (
 // the last hands the case on too; any other error or skip (a missing
 // field, a plugin fault) decides, since another judge would meet it again.
 // In an estimate every judge is asked: the estimate is an upper bound.
+//
+// P(pass) is against the metric's threshold as the host applies it, a
+// fraction of [0,1]: a score's candidates are normalised from the score
+// range as the score is (score.PassProbability). strict_mode sets the
+// threshold to 1 and has the judge write 0 or 1 with no distribution, so a
+// strict metric's P(pass) is the share of its samples that are 1 (or its
+// verdict, with one sample).
 func (e *Engine) measureCascade(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r results.MetricResult) results.MetricResult {
 	var usage results.JudgeUsage
 	var fuel uint64
