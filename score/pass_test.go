@@ -9,6 +9,7 @@ import (
 )
 
 func TestPassProbability(t *testing.T) {
+	t.Parallel()
 	cands := func(vp ...float64) abi.ScoreResult {
 		var sr abi.ScoreResult
 		for i := 0; i+1 < len(vp); i += 2 {

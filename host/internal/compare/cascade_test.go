@@ -12,6 +12,7 @@ import (
 // evaluation (refused, naming the cascade); allowed, compare reports the
 // verdict agreement overall and per judge that decided in the cascade.
 func TestCascadeAgreementWithTheStrongJudgeAlone(t *testing.T) {
+	t.Parallel()
 	// Threshold .6: c2 (.6 → .5) and c7 (.5 → .6) flip; 8 of 10 agree.
 	strongOnly := []float64{0.8, 0.7, 0.6, 0.6, 0.8, 0.7, 0.9, 0.5, 0.8, 0.7}
 	cascade := []float64{0.8, 0.7, 0.5, 0.6, 0.8, 0.7, 0.9, 0.6, 0.8, 0.7}

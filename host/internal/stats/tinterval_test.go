@@ -8,6 +8,7 @@ import (
 
 // The quantiles are scipy.stats.t.ppf(p, nu).
 func TestStudentTQuantile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ p, nu, want float64 }{
 		{0.975, 1, 12.706204736174698},
 		{0.975, 2, 4.302652729749464},
@@ -22,6 +23,7 @@ func TestStudentTQuantile(t *testing.T) {
 }
 
 func TestMeanTCI(t *testing.T) {
+	t.Parallel()
 	// The mean 0.5 ± t(0.975, 3) · sd/√n = 3.182446305284263 · 0.2581988897/2.
 	ci, err := MeanTCI([]float64{0.2, 0.4, 0.6, 0.8}, 0.95)
 	if err != nil {
