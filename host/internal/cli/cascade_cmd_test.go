@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +34,24 @@ metrics:
 	m := rep.Metrics[0]
 	if m.Judge != "strong" || !slices.Equal(m.JudgeCascade, []string{"cheap", "strong"}) || !slices.Equal(m.EscalateBand, []float64{0.15, 0.85}) || m.Samples != 6 {
 		t.Errorf("metric = %+v; want judge strong, cascade [cheap strong], band [0.15 0.85], samples 6", m)
+	}
+}
+
+// calibrate takes its labels from a file or from a reference run, one of
+// the two.
+func TestCalibrateLabelsFromRunFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "--labels", "l.jsonl", "--labels-from-run", "ref"}, "give --labels or --labels-from-run, not both"},
+		{[]string{"calibrate"}, "--labels is required (a JSONL file of human labels), or --labels-from-run RUN_DIR (another run's verdicts)"},
+		{[]string{"calibrate", "--labels-from-run", "no-such-run"}, "reference run no-such-run:"},
+	} {
+		r := runBinary(t, dir, nil, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 with %q", tc.args, r.code, r.stderr, tc.want)
+		}
 	}
 }
