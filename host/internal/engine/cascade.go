@@ -76,7 +76,6 @@ func (e *Engine) measureCascade(ctx context.Context, m *metric, c *abi.TestCase,
 		because = append(because, why)
 		lastP, lastFrom = out.PPass, out.PPassFrom
 	}
-	out.LatencyMS = r.LatencyMS
 	out.EscalatedBecause = strings.Join(because, "; ")
 	out.PPass, out.PPassFrom = nil, ""
 	if out.Score != nil {
