@@ -23,10 +23,12 @@ func newCalibrateCmd() *cobra.Command {
 	var (
 		lf         loadFlags
 		labelsPath string
-		resultsDir string
-		ro         engine.RunOptions
-		opts       calibrate.Options
-		asJSON     bool
+		// referenceRun, when set, is a run whose verdicts are the labels.
+		referenceRun string
+		resultsDir   string
+		ro           engine.RunOptions
+		opts         calibrate.Options
+		asJSON       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "calibrate --labels LABELS.jsonl [--results RUN_DIR]",
@@ -41,6 +43,11 @@ case_id and metric are required; rater is optional; give score (any numeric
 scale), pass, or both. Several raters may label one case. It is checked
 whole before anything runs: a bad line, an unknown metric or an unknown case
 is an error naming file:line and the field.
+
+With --labels-from-run REF_DIR the labels are another run's scored cases
+(its score and verdict per case and metric, as one rater "reference run"):
+the agreement of this run's judge with that run's — a judge cascade's with
+its strong judge alone, one model's with another's.
 
 With --results RUN_DIR the judge's scores are read from that run's
 results.jsonl; otherwise the evaluation runs first (as ` + "`run`" + ` does, into
@@ -65,8 +72,11 @@ not calibrate's verdict: it still exits 0.`,
 			if err := positiveFlags(cmd, "resamples"); err != nil {
 				return err
 			}
-			if labelsPath == "" {
-				return usageErr(errors.New("--labels is required (a JSONL file of human labels)"))
+			switch {
+			case labelsPath != "" && referenceRun != "":
+				return usageErr(errors.New("give --labels or --labels-from-run, not both"))
+			case labelsPath == "" && referenceRun == "":
+				return usageErr(errors.New("--labels is required (a JSONL file of human labels), or --labels-from-run RUN_DIR (another run's verdicts)"))
 			}
 			if !(opts.Level > 0 && opts.Level < 1) {
 				return usageErr(fmt.Errorf("--level %v: want a fraction between 0 and 1 (0.95 for 95%%)", opts.Level))
@@ -74,7 +84,13 @@ not calibrate's verdict: it still exits 0.`,
 			if resultsDir != "" && (ro.OutputDir != "" || ro.Input != "") {
 				return usageErr(errors.New("--results reads an existing run: --output-dir and --input are for running one"))
 			}
-			labels, err := calibrate.ReadLabels(labelsPath)
+			var labels []calibrate.Label
+			var err error
+			if referenceRun != "" {
+				labels, labelsPath, err = calibrate.LabelsFromRun(referenceRun)
+			} else {
+				labels, err = calibrate.ReadLabels(labelsPath)
+			}
 			if err != nil {
 				return usageErr(err)
 			}
@@ -150,6 +166,7 @@ not calibrate's verdict: it still exits 0.`,
 	lf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&labelsPath, "labels", "", "human labels (JSONL: case_id, metric, rater, score and/or pass)")
+	f.StringVar(&referenceRun, "labels-from-run", "", "another run's output directory whose scores and verdicts are the labels (one rater): agreement with its judge, e.g. a judge cascade's with its strong judge alone")
 	f.StringVar(&resultsDir, "results", "", "a run's output directory to calibrate (default: run the evaluation first)")
 	f.StringVar(&ro.Input, "input", "", "dataset to evaluate (without --results); default from config")
 	f.StringVarP(&ro.OutputDir, "output-dir", "o", "", "output directory of the evaluation (without --results); default from config, else anvil-results")

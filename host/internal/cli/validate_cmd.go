@@ -41,6 +41,10 @@ type validateMetric struct {
 	Judges    []string `json:"judges,omitempty"`
 	Aggregate string   `json:"aggregate,omitempty"`
 	Samples   int      `json:"samples,omitempty"`
+	// JudgeCascade and EscalateBand are set for a judge cascade (Judge is
+	// then its last judge).
+	JudgeCascade []string  `json:"judge_cascade,omitempty"`
+	EscalateBand []float64 `json:"escalate_band,omitempty"`
 }
 
 type validatePlugin struct {
@@ -154,9 +158,12 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 		return fail(err)
 	}
 	for _, m := range cfg.Metrics {
-		vm := validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated(), Samples: m.Samples}
+		vm := validateMetric{Name: m.Key, Kind: m.Kind, Judge: cfg.JudgeName(m), Threshold: cfg.Threshold(m), Gate: m.Gated(), Samples: max(m.Samples.N, m.Samples.Max)}
 		if len(m.Judges) > 1 {
 			vm.Judges, vm.Aggregate = m.Judges, m.Aggregation()
+		}
+		if len(m.JudgeCascade) > 0 {
+			vm.JudgeCascade, vm.EscalateBand = m.JudgeCascade, m.Band()
 		}
 		rep.Metrics = append(rep.Metrics, vm)
 	}

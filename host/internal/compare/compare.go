@@ -111,6 +111,26 @@ type MetricComparison struct {
 	// Flips are the shared cases whose pass/fail changed: pass→fail first,
 	// each group by the size of the score change, largest first.
 	Flips []Flip `json:"flips"`
+	// VerdictAgreement is the share of shared cases whose pass/fail is
+	// the same in both runs, with its Wilson interval.
+	VerdictAgreement   *float64  `json:"verdict_agreement,omitempty"`
+	VerdictAgreementCI *stats.CI `json:"verdict_agreement_ci,omitempty"`
+	// ByDecider is, when one run judged the metric with a judge cascade,
+	// the agreement on the shared cases each of its judges decided: how
+	// far the cheaper judges' decisions stand in for the last judge's
+	// (compared against a run of that judge alone).
+	ByDecider []DeciderAgreement `json:"by_decider,omitempty"`
+}
+
+// DeciderAgreement is the verdict agreement on the cases one judge of a
+// cascade decided.
+type DeciderAgreement struct {
+	Judge string `json:"judge"`
+	// Run is the run whose cascade it is ("A" or "B").
+	Run   string  `json:"run"`
+	Cases int     `json:"cases"`
+	Agree int     `json:"agree"`
+	Share float64 `json:"share"`
 }
 
 // Flip is a case whose pass/fail changed from A to B.
@@ -217,6 +237,13 @@ func differences(a, b *Run) (diffs, shared, unchecked []string) {
 		}
 		if ma.Gated != mb.Gated {
 			diffs = append(diffs, fmt.Sprintf("metric %s: gate %v in A, %v in B", ma.Name, ma.Gated, mb.Gated))
+		}
+		if ma.Cascade != mb.Cascade {
+			in, other := "A", "B"
+			if mb.Cascade {
+				in, other = "B", "A"
+			}
+			diffs = append(diffs, fmt.Sprintf("metric %s: judged by a judge cascade in %s, not in %s (with --allow-config-change, compare reports the cascade's verdict agreement with the other run's judge)", ma.Name, in, other))
 		}
 	}
 	for _, mb := range b.Metrics {
@@ -363,6 +390,14 @@ func compareMetric(a, b *Run, name string, opts Options) (MetricComparison, erro
 		return cmp.Compare(abs(y.ScoreB-y.ScoreA), abs(x.ScoreB-x.ScoreA))
 	})
 	mc.Shared = len(scoresA)
+	if mc.Shared > 0 {
+		agree := mc.Shared - mc.PassToFail - mc.FailToPass
+		mc.VerdictAgreement = ptr(float64(agree) / float64(mc.Shared))
+		if ci, err := stats.WilsonCI(agree, mc.Shared, opts.Level); err == nil {
+			mc.VerdictAgreementCI = &ci
+		}
+		mc.ByDecider = byDecider(a, b, name)
+	}
 	if mc.Shared == 0 {
 		mc.Verdict = MetricUnverified
 		mc.UnverifiedReason = fmt.Sprintf("no case scored in both runs (%d only in A, %d only in B)", mc.OnlyA, mc.OnlyB)
@@ -390,6 +425,45 @@ func compareMetric(a, b *Run, name string, opts Options) (MetricComparison, erro
 		mc.Verdict = MetricNoChange
 	}
 	return mc, nil
+}
+
+// byDecider is the verdict agreement per judge of the cascade of the run
+// that has one (nil when neither or both have).
+func byDecider(a, b *Run, name string) []DeciderAgreement {
+	ma, _ := a.metric(name)
+	mb, _ := b.metric(name)
+	if ma.Cascade == mb.Cascade {
+		return nil
+	}
+	cascade, label := a, "A"
+	if mb.Cascade {
+		cascade, label = b, "B"
+	}
+	at := map[string]int{}
+	var out []DeciderAgreement
+	for _, id := range a.Cases {
+		_, pa, okA := a.scored(id, name)
+		_, pb, okB := b.scored(id, name)
+		if !okA || !okB {
+			continue
+		}
+		judge := cascade.results[id][name].DecidedBy
+		i, seen := at[judge]
+		if !seen {
+			i = len(out)
+			at[judge] = i
+			out = append(out, DeciderAgreement{Judge: judge, Run: label})
+		}
+		out[i].Cases++
+		if pa == pb {
+			out[i].Agree++
+		}
+	}
+	for i := range out {
+		out[i].Share = results.Round4(float64(out[i].Agree) / float64(out[i].Cases))
+	}
+	slices.SortFunc(out, func(x, y DeciderAgreement) int { return cmp.Compare(x.Judge, y.Judge) })
+	return out
 }
 
 func abs(x float64) float64 { return max(x, -x) }

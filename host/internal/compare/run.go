@@ -37,6 +37,9 @@ type MetricInfo struct {
 	Kind      string  `json:"kind"`
 	Gated     bool    `json:"gated"`
 	Threshold float64 `json:"threshold"`
+	// Cascade: the run's results of the metric were decided by a judge
+	// cascade (they carry decided_by).
+	Cascade bool `json:"cascade,omitempty"`
 }
 
 // Load reads the output directory dir of `anvil-host run`: results.jsonl
@@ -84,6 +87,9 @@ func Load(dir string, also results.Sink) (*Run, error) {
 			if _, seen := metricAt[mr.Metric]; !seen {
 				metricAt[mr.Metric] = len(r.Metrics)
 				r.Metrics = append(r.Metrics, MetricInfo{Name: mr.Metric, Kind: mr.Kind, Gated: mr.Gated, Threshold: mr.Threshold})
+			}
+			if mr.DecidedBy != "" {
+				r.Metrics[metricAt[mr.Metric]].Cascade = true
 			}
 		}
 		r.results[cr.CaseID] = byMetric

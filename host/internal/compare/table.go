@@ -36,6 +36,20 @@ func WriteTable(w io.Writer, rep *Report, maxFlips int) error {
 	}
 	tw.Flush()
 	for _, m := range rep.Metrics {
+		if len(m.ByDecider) == 0 || m.VerdictAgreement == nil {
+			continue
+		}
+		parts := make([]string, len(m.ByDecider))
+		for i, d := range m.ByDecider {
+			parts[i] = fmt.Sprintf("%s %d of %d", d.Judge, d.Agree, d.Cases)
+		}
+		fmt.Fprintf(&b, "\n%s: verdicts agree on %.1f%% of %d shared cases", m.Name, 100**m.VerdictAgreement, m.Shared)
+		if ci := m.VerdictAgreementCI; ci != nil {
+			fmt.Fprintf(&b, " (%g%% CI %.1f–%.1f%%)", ci.Level*100, 100*ci.Low, 100*ci.High)
+		}
+		fmt.Fprintf(&b, "; by the judge that decided in %s's cascade: %s\n", m.ByDecider[0].Run, strings.Join(parts, ", "))
+	}
+	for _, m := range rep.Metrics {
 		if len(m.Flips) == 0 && m.OnlyA == 0 && m.OnlyB == 0 {
 			continue
 		}

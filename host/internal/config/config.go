@@ -131,9 +131,18 @@ type Metric struct {
 	// or "majority" (the verdict is the judges' majority vote).
 	Aggregate string `yaml:"aggregate"`
 	// Samples is how many times each judge scores each case (absent: 1);
-	// the verdict is decided on the samples' mean.
-	Samples   int      `yaml:"samples"`
-	Threshold *float64 `yaml:"threshold"`
+	// the verdict is decided on the samples' mean. Given as a mapping
+	// (max, min, stop_at_ci_width) the samples are adaptive.
+	Samples Samples `yaml:"samples"`
+	// JudgeCascade names judges cheapest first: each scores the case in
+	// turn until one is sure (see EscalateBand). Exclusive with judge
+	// and judges.
+	JudgeCascade []string `yaml:"judge_cascade"`
+	// EscalateBand is [low, high]: a cascade judge whose P(pass) is inside
+	// it, bounds included, hands the case to the next judge. Absent:
+	// DefaultEscalateBand.
+	EscalateBand []float64 `yaml:"escalate_band"`
+	Threshold    *float64  `yaml:"threshold"`
 	// Gate false makes the metric informational: it never fails the run.
 	Gate *bool `yaml:"gate"`
 	// MaxErrorRate is the share of cases (0..1) that may end in a judge,
@@ -206,9 +215,16 @@ func (c *Config) Threshold(m *Metric) float64 {
 
 // JudgeName of a metric: its judge, the first of its panel, or the
 // default judge.
+//
+// A cascade's judge is its last (strongest) one: it does the metric's
+// once-per-run work (G-Eval's steps), which every judge of the cascade
+// then scores with, and it is the judge a strong-only run would name.
 func (c *Config) JudgeName(m *Metric) string {
 	if m.Judge != "" {
 		return m.Judge
+	}
+	if len(m.JudgeCascade) > 0 {
+		return m.JudgeCascade[len(m.JudgeCascade)-1]
 	}
 	if len(m.Judges) > 0 {
 		return m.Judges[0]
@@ -234,9 +250,9 @@ const (
 // MaxSamples bounds a metric's samples: each is a judge call per case.
 const MaxSamples = 100
 
-// SampleCount is how many times each judge scores each case: 1 unless
-// samples says more.
-func (m *Metric) SampleCount() int { return max(m.Samples, 1) }
+// SampleCount is how many times each judge scores each case at most: 1
+// unless samples says more (for adaptive samples, their max).
+func (m *Metric) SampleCount() int { return max(m.Samples.N, m.Samples.Max, 1) }
 
 // Aggregation is the panel's aggregation, mean unless aggregate says.
 func (m *Metric) Aggregation() string {
@@ -274,6 +290,12 @@ func (c *Config) Hash(pluginDigests map[string]string) string {
 		Models    []string `json:",omitempty"`
 		Aggregate string   `json:",omitempty"`
 		Samples   int      `json:",omitempty"`
+		// Adaptive samples and a cascade, omitted when unset (hashes of
+		// configs without them unchanged).
+		Adaptive      *Samples  `json:",omitempty"`
+		Cascade       []string  `json:",omitempty"`
+		CascadeModels []string  `json:",omitempty"`
+		Band          []float64 `json:",omitempty"`
 	}
 	var ms []metricID
 	for _, m := range c.Metrics {
@@ -286,7 +308,19 @@ func (c *Config) Hash(pluginDigests map[string]string) string {
 			}
 		}
 		id := metricID{Key: m.Key, Kind: m.Kind, Judge: c.JudgeName(m), Model: model, Threshold: c.Threshold(m), Params: p,
-			NumberTokens: numbers, Aggregate: m.Aggregate, Samples: m.Samples}
+			NumberTokens: numbers, Aggregate: m.Aggregate, Samples: m.Samples.N}
+		if m.Samples.Adaptive() {
+			a := m.Samples
+			id.Adaptive = &a
+		}
+		if len(m.JudgeCascade) > 0 {
+			id.Cascade, id.Band = m.JudgeCascade, m.Band()
+			for _, jn := range m.JudgeCascade {
+				if j := c.Judges[jn]; j != nil {
+					id.CascadeModels = append(id.CascadeModels, j.Model)
+				}
+			}
+		}
 		if len(m.Judges) > 1 {
 			id.Panel = m.Judges
 			for _, jn := range m.Judges {

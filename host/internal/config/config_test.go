@@ -439,6 +439,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("judges:\n  j: &a {model: m, <<: *a}\nmetrics:\n  - {name: a, kind: k}\n"))
 	f.Add([]byte("judges: &js\n  <<: *js\n  j: {model: m}\nmetrics:\n  - {name: a, kind: k}\n"))
 	f.Add([]byte("x: &a [*a, *a]\n"))
+	f.Add([]byte("judges: {a: {model: m}, b: {model: n}}\nmetrics:\n  - {name: a, kind: k, judge_cascade: [a, b], escalate_band: [0.1, 0.9], samples: {max: 5, min: 2, stop_at_ci_width: 0.1}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := config.Parse("f.yaml", data)
 		if err != nil {
@@ -471,6 +472,14 @@ func FuzzParse(f *testing.F) {
 			}
 			if r := m.MaxErrorRate; r != nil && !(*r >= 0 && *r <= 1) {
 				t.Fatalf("metric %s max_error_rate %v", m.Key, *r)
+			}
+			// A cascade's band is a pass-probability interval; adaptive
+			// samples are bounded and ordered.
+			if b := m.Band(); len(m.JudgeCascade) > 0 && !(b[0] >= 0 && b[0] <= b[1] && b[1] <= 1) {
+				t.Fatalf("metric %s escalate_band %v", m.Key, b)
+			}
+			if s := m.Samples; s.Adaptive() && !(s.Min <= s.Max && s.Max <= config.MaxSamples && s.StopAtCIWidth > 0 && s.StopAtCIWidth <= 1) {
+				t.Fatalf("metric %s samples %+v", m.Key, s)
 			}
 			if _, err := m.ParamsJSON(); err != nil {
 				return

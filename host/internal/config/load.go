@@ -375,6 +375,7 @@ func (c *Config) check() error {
 			errs = append(errs, fmt.Errorf("%s: metric %s: judge %q is not configured under judges", where, m.Name, jn))
 		}
 		errs = append(errs, c.checkPanel(where, m)...)
+		errs = append(errs, c.checkCascade(where, m)...)
 		if m.Params.Kind != 0 && m.Params.Kind != yaml.MappingNode {
 			errs = append(errs, fmt.Errorf("%s:%d: metric %s: params must be a mapping", c.File, m.Params.Line, m.Name))
 		}

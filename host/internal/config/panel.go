@@ -38,8 +38,8 @@ func (c *Config) checkPanel(where string, m *Metric) []error {
 	default:
 		errs = append(errs, fmt.Errorf("%s: metric %s: aggregate %q is not one of %s, %s, %s", where, m.Name, m.Aggregate, AggregateMean, AggregateMedian, AggregateMajority))
 	}
-	if m.Samples > MaxSamples {
-		errs = append(errs, fmt.Errorf("%s: metric %s: samples %d is more than %d (each sample is a judge call per case)", where, m.Name, m.Samples, MaxSamples))
+	if m.Samples.N > MaxSamples {
+		errs = append(errs, fmt.Errorf("%s: metric %s: samples %d is more than %d (each sample is a judge call per case)", where, m.Name, m.Samples.N, MaxSamples))
 	}
 	return errs
 }

@@ -30,7 +30,8 @@ var zeroMeans = map[string]string{
 }
 
 // unitKeys are the fractions.
-var unitKeys = map[string]bool{"metric threshold": true, "defaults threshold": true, "metric max_error_rate": true}
+var unitKeys = map[string]bool{"metric threshold": true, "defaults threshold": true, "metric max_error_rate": true,
+	"metric samples.stop_at_ci_width": true}
 
 // entities name the items of the top-level collections in messages.
 var entities = map[string]string{"judges": "judge", "plugins": "plugin", "metrics": "metric"}
@@ -40,6 +41,7 @@ var (
 	durationType        = reflect.TypeFor[duration.Duration]()
 	yamlUnmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	samplesType         = reflect.TypeFor[Samples]()
 )
 
 // place is where a value sits, for messages: the entity it belongs to
@@ -117,6 +119,15 @@ func (s *strict) value(n *yaml.Node, t reflect.Type, at place) {
 		return
 	}
 	defer func() { s.depth-- }()
+	if t == samplesType {
+		// A number, or the adaptive samples' mapping.
+		if n.Kind == yaml.MappingNode {
+			s.mapping(n, reflect.TypeFor[adaptiveSamples](), at, nil)
+		} else {
+			s.leaf(n, reflect.TypeFor[int](), at)
+		}
+		return
+	}
 	if isLeaf(t) {
 		s.leaf(n, t, at)
 		return

@@ -67,7 +67,7 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 	for _, m := range e.allInOrder() {
 		est := &Estimate{Metric: m.key, Kind: m.kind}
 		if m.needsJudge {
-			est.Judge = strings.Join(m.panel, ", ")
+			est.Judge = strings.Join(m.judgesUsed(), ", ")
 			if note := repeatsNote(m); note != "" {
 				est.Note = note
 			}
@@ -145,6 +145,14 @@ func (est *Estimate) addUsage(u results.JudgeUsage) {
 // repeatsNote says how a metric's panel and samples multiply its calls.
 func repeatsNote(m *metric) string {
 	switch {
+	case len(m.cascade) > 0:
+		note := fmt.Sprintf("judge cascade %s: every case counted as asking every judge (an upper bound; a case the first judge is sure of asks it alone)", strings.Join(m.cascade, " → "))
+		if m.samples > 1 {
+			note += fmt.Sprintf(", %d samples each", m.samples)
+		}
+		return note
+	case m.adaptive.Adaptive():
+		return fmt.Sprintf("adaptive samples: every case counted at max %d scorings (an upper bound; at least %d)", m.samples, m.adaptive.MinSamples())
 	case len(m.panel) > 1 && m.samples > 1:
 		return fmt.Sprintf("panel of %d judges (%s), %d samples each: every case is scored %d times", len(m.panel), m.aggregate, m.samples, len(m.panel)*m.samples)
 	case len(m.panel) > 1:

@@ -31,6 +31,13 @@ type metric struct {
 	panel     []string
 	aggregate string
 	samples   int
+	// adaptive is the metric's adaptive samples (Adaptive() false when
+	// samples is a number); samples is then their max.
+	adaptive config.Samples
+	// cascade names the judges cheapest first (none: no cascade), band
+	// the P(pass) interval in which a judge hands the case on (cascade.go).
+	cascade []string
+	band    [2]float64
 
 	// A plugin kind.
 	plugin plugin.Plugin
@@ -99,7 +106,11 @@ func (e *Engine) services(m *metric, dry *dryRun) *services {
 // as its sc.sample-th scoring of the case (each sample is a cache entry of
 // its own), through sc.group when the samples share calls.
 func (e *Engine) scoringServices(sc scoring, dry *dryRun) *services {
-	return &services{judges: e.judges, defaultJudge: sc.judge, sample: sc.sample, group: sc.group, logger: e.logger, dryRun: dry}
+	svc := &services{judges: e.judges, defaultJudge: sc.judge, sample: sc.sample, group: sc.group, logger: e.logger, dryRun: dry}
+	if sc.capture {
+		svc.scores = &[]scored{}
+	}
+	return svc
 }
 
 // measure runs one metric on one case. It never fails: every outcome,
@@ -135,8 +146,11 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 		setError(&r, m.prepareErr)
 		return r
 	}
+	if len(m.cascade) > 0 {
+		return e.measureCascade(ctx, m, c, dry, r)
+	}
 	if len(m.panel) > 1 || m.samples > 1 {
-		return e.measureRepeated(ctx, m, c, dry, r)
+		return e.measureRepeated(ctx, m, c, dry, r, m.panel, false)
 	}
 	return e.score(ctx, m, c, dry, scoring{judge: m.judgeName, model: m.judgeModel}, r)
 }
@@ -148,6 +162,9 @@ type scoring struct {
 	judge, model string
 	sample       int
 	group        *sampleGroup
+	// capture: the scoring is a cascade judge's, whose result carries
+	// the P(pass) of its score.
+	capture bool
 }
 
 // score runs the metric once on the case, as sc.
@@ -167,6 +184,9 @@ func (e *Engine) score(ctx context.Context, m *metric, c *abi.TestCase, dry *dry
 		return r
 	}
 	fromMeasure(&r, res)
+	if sc.capture && r.Score != nil {
+		r.PPass, r.PPassFrom = svc.passProbability(r.Threshold)
+	}
 	return r
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/results"
+	"github.com/agentanvil/anvil/host/internal/stats"
 )
 
 // measureRepeated scores the case once per judge of the panel and sample,
@@ -23,28 +24,13 @@ import (
 // skip: a mean over the samples that happened to succeed would hide the
 // judge's faults. The reason and details are the first judge's first
 // sample's (a DAG's path, a statement list).
-func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r results.MetricResult) results.MetricResult {
-	runs := make([][]results.MetricResult, len(m.panel))
+func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r results.MetricResult, panel []string, capture bool) results.MetricResult {
+	runs := make([][]results.MetricResult, len(panel))
 	var wg sync.WaitGroup
-	for ji, name := range m.panel {
-		runs[ji] = make([]results.MetricResult, m.samples)
-		model := ""
-		var group *sampleGroup
-		if j := e.judges.byName[name]; j != nil {
-			model = j.Model()
-			if m.samples > 1 && j.Config().SupportsN {
-				group = newSampleGroup(j, dry, m.samples, e.opts.sampleWindow)
-			}
-		}
-		for k := range m.samples {
-			wg.Go(func() {
-				base := results.MetricResult{Metric: r.Metric, Kind: r.Kind, Gated: r.Gated, Threshold: r.Threshold}
-				runs[ji][k] = e.score(ctx, m, c, dry, scoring{judge: name, model: model, sample: k, group: group}, base)
-				if group != nil {
-					group.done()
-				}
-			})
-		}
+	for ji, name := range panel {
+		wg.Go(func() {
+			runs[ji] = e.sampleJudge(ctx, m, c, dry, r, name, capture)
+		})
 	}
 	wg.Wait()
 
@@ -53,9 +39,9 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 	if r.Kind == KindDAG {
 		r.DAGSpread = dagSpreadOf(runs)
 	}
-	votes := make([]results.PanelVote, len(m.panel))
+	votes := make([]results.PanelVote, len(panel))
 	var bad *results.MetricResult
-	for ji, name := range m.panel {
+	for ji, name := range panel {
 		v := results.PanelVote{Judge: name}
 		if j := e.judges.byName[name]; j != nil {
 			v.Model = j.Model()
@@ -80,15 +66,22 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 			mean := sp.Mean
 			v.Score, v.Status, v.Reason = &mean, verdict(mean, r.Threshold), runs[ji][0].Reason
 			if len(scores) > 1 {
+				if w := ciWidth(scores); w != nil && m.adaptive.Adaptive() {
+					rounded := results.Round4(*w)
+					sp.CIWidth = &rounded
+				}
 				v.Spread = &sp
 			}
 		}
 		votes[ji] = v
 	}
-	if len(m.panel) > 1 {
+	if len(panel) > 1 {
 		r.Panel, r.Aggregate = votes, m.aggregate
 	} else {
 		r.Spread = votes[0].Spread
+	}
+	if capture {
+		r.PPass, r.PPassFrom = samplesPassProbability(runs[0], r.Threshold)
 	}
 	if bad != nil {
 		if bad.Status == results.StatusSkipped && bad.Error == nil {
@@ -102,10 +95,77 @@ func (e *Engine) measureRepeated(ctx context.Context, m *metric, c *abi.TestCase
 		setError(&r, e)
 		return r
 	}
+	if m.adaptive.Adaptive() {
+		for ji := range runs {
+			r.SamplesTaken = max(r.SamplesTaken, len(runs[ji]))
+		}
+	}
 	score, status, how := aggregate(votes, m.aggregate, r.Threshold)
 	r.Score, r.Status = &score, status
-	r.Reason = how + "; " + firstReason(m, first.Reason)
+	r.Reason = how + "; " + firstReason(m, panel, first.Reason)
 	return r
+}
+
+// sampleJudge is one judge's scorings of the case: samples of them, all
+// at once (sharing calls through a group where the judge supports n); or,
+// for adaptive samples, min of them, then one more at a time until the
+// 95% t interval of their mean is no wider than stop_at_ci_width or max
+// are taken. A scoring that ends without a score stops the sampling: the
+// case ends in its error whatever more samples would say.
+func (e *Engine) sampleJudge(ctx context.Context, m *metric, c *abi.TestCase, dry *dryRun, r results.MetricResult, name string, capture bool) []results.MetricResult {
+	model := ""
+	j := e.judges.byName[name]
+	if j != nil {
+		model = j.Model()
+	}
+	batch := func(from, n int) []results.MetricResult {
+		out := make([]results.MetricResult, n)
+		var group *sampleGroup
+		if n > 1 && j != nil && j.Config().SupportsN {
+			group = newSampleGroup(j, dry, n, e.opts.sampleWindow)
+		}
+		var wg sync.WaitGroup
+		for k := range n {
+			wg.Go(func() {
+				base := results.MetricResult{Metric: r.Metric, Kind: r.Kind, Gated: r.Gated, Threshold: r.Threshold}
+				out[k] = e.score(ctx, m, c, dry, scoring{judge: name, model: model, sample: from + k, group: group, capture: capture}, base)
+				if group != nil {
+					group.done()
+				}
+			})
+		}
+		wg.Wait()
+		return out
+	}
+	if !m.adaptive.Adaptive() || dry != nil {
+		return batch(0, m.samples) // an estimate counts adaptive samples at their max
+	}
+	runs := batch(0, m.adaptive.MinSamples())
+	for len(runs) < m.adaptive.Max {
+		scores := make([]float64, 0, len(runs))
+		for _, sr := range runs {
+			if sr.Score == nil || sr.Error != nil {
+				return runs
+			}
+			scores = append(scores, *sr.Score)
+		}
+		if w := ciWidth(scores); w != nil && *w <= m.adaptive.StopAtCIWidth {
+			return runs
+		}
+		runs = append(runs, batch(len(runs), 1)...)
+	}
+	return runs
+}
+
+// ciWidth is the width of the 95% t interval of the mean of scores; nil
+// when it has none (fewer than two scores).
+func ciWidth(scores []float64) *float64 {
+	ci, err := stats.MeanTCI(scores, 0.95)
+	if err != nil {
+		return nil
+	}
+	w := ci.High - ci.Low
+	return &w
 }
 
 // aggregate combines the judges' scores as the metric says and decides
@@ -145,12 +205,12 @@ func aggregate(votes []results.PanelVote, how string, threshold float64) (float6
 	}
 }
 
-func firstReason(m *metric, reason string) string {
+func firstReason(m *metric, panel []string, reason string) string {
 	who := "sample 1"
-	if len(m.panel) > 1 {
-		who = m.panel[0] + "'s first sample"
+	if len(panel) > 1 {
+		who = panel[0] + "'s first sample"
 		if m.samples == 1 {
-			who = m.panel[0]
+			who = panel[0]
 		}
 	}
 	return who + ": " + reason

@@ -191,7 +191,7 @@ func (e *Engine) resolveMetrics() error {
 	}
 	for _, m := range list {
 		if m.needsJudge {
-			for _, name := range m.panel {
+			for _, name := range m.judgesUsed() {
 				if why, off := e.judges.unavailable[name]; off && m.skip == "" {
 					m.skip = why
 				}
@@ -213,13 +213,23 @@ func checkRepeats(where string, m *metric) error {
 	if m.samples > 1 {
 		return fmt.Errorf("%s: samples: %d: kind %s calls no judge, so its score does not vary between samples (drop samples)", where, m.samples, m.kind)
 	}
+	if len(m.cascade) > 0 {
+		return fmt.Errorf("%s: judge_cascade: [%s]: kind %s calls no judge, so no judge can decide it (drop judge_cascade)", where, strings.Join(m.cascade, ", "), m.kind)
+	}
 	return nil
 }
 
 func (e *Engine) resolveMetric(mc *config.Metric) (*metric, error) {
 	where := fmt.Sprintf("%s:%d: metric %s", e.cfg.File, mc.Line, mc.Name)
 	m := &metric{cfg: mc, key: mc.Key, kind: mc.Kind, threshold: e.cfg.Threshold(mc), gated: mc.Gated(),
-		judgeName: e.cfg.JudgeName(mc), panel: e.cfg.JudgeNames(mc), aggregate: mc.Aggregation(), samples: mc.SampleCount()}
+		judgeName: e.cfg.JudgeName(mc), panel: e.cfg.JudgeNames(mc), aggregate: mc.Aggregation(), samples: mc.SampleCount(),
+		cascade: mc.JudgeCascade}
+	if mc.Samples.Adaptive() {
+		m.adaptive = mc.Samples
+	}
+	if b := mc.Band(); len(b) == 2 {
+		m.band = [2]float64{b[0], b[1]}
+	}
 	if j := e.judges.byName[m.judgeName]; j != nil {
 		m.judgeModel = j.Model()
 	}

@@ -46,6 +46,16 @@ type services struct {
 	mu    sync.Mutex
 	usage results.JudgeUsage
 	fuel  uint64
+	// scores, when set (a cascade judge's scoring), keeps every score
+	// request's range and located score, for its P(pass).
+	scores *[]scored
+}
+
+// scored is one score request's range and its located score (nil when the
+// request failed).
+type scored struct {
+	min, max int
+	score    *abi.ScoreResult
 }
 
 // RecordFuel implements plugin.FuelRecorder.
@@ -112,6 +122,9 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 	s.mu.Lock()
 	for i, r := range out {
 		s.usage.Add(r.Usage, replayed[i])
+		if s.scores != nil && reqs[i].Score != nil {
+			*s.scores = append(*s.scores, scored{min: reqs[i].Score.Min, max: reqs[i].Score.Max, score: r.Score})
+		}
 	}
 	s.mu.Unlock()
 	return out
@@ -180,7 +193,7 @@ func (e *Engine) judgeReports() []results.JudgeReport {
 	used := map[string]bool{}
 	for _, m := range e.all {
 		if m.needsJudge {
-			for _, name := range m.panel {
+			for _, name := range m.judgesUsed() {
 				used[name] = true
 			}
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -88,6 +89,12 @@ func qualityLines(w io.Writer, s *results.Summary) {
 			}
 			parts = append(parts, p)
 		}
+		if c := m.Cascade; c != nil {
+			parts = append(parts, cascadeLine(c))
+		}
+		if a := m.AdaptiveSamples; a != nil {
+			parts = append(parts, fmt.Sprintf("adaptive samples %.2f per case (%d–%d)", a.Mean, a.Min, a.Max))
+		}
 		if len(parts) > 0 {
 			fmt.Fprintf(w, "%s: %s\n", m.Metric, strings.Join(parts, " · "))
 		}
@@ -103,6 +110,21 @@ func qualityLines(w io.Writer, s *results.Summary) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// cascadeLine is a judge cascade's escalations and what it saved.
+func cascadeLine(c *results.CascadeSummary) string {
+	judges := make([]string, 0, len(c.DecidedBy))
+	for j := range c.DecidedBy {
+		judges = append(judges, j)
+	}
+	sort.Strings(judges)
+	by := make([]string, len(judges))
+	for i, j := range judges {
+		by[i] = fmt.Sprintf("%s %d", j, c.DecidedBy[j])
+	}
+	return fmt.Sprintf("cascade escalated %d of %d cases (%.1f%%; decided by %s), $%.4f against $%.4f for the last judge alone",
+		c.Escalated, c.Cases, 100*c.EscalationShare, strings.Join(by, ", "), c.USD, c.StrongOnlyUSD)
 }
 
 // ciText is "0.597 [0.210, 0.790]" for a 95% interval, value scaled by

@@ -66,3 +66,21 @@ func TestTableColor(t *testing.T) {
 		t.Errorf("colour changed more than the painted words:\n%s\nvs\n%s", stripped, plain.String())
 	}
 }
+
+// A cascade's escalations and cost, and adaptive samples' count per case,
+// are one part each of the metric's line.
+func TestTableCascadeAndAdaptiveSamples(t *testing.T) {
+	s := summary()
+	m := &s.Metrics[0]
+	m.Cascade = &results.CascadeSummary{Cases: 3, Escalated: 1, EscalationShare: 0.3333,
+		DecidedBy: map[string]int{"strong": 1, "cheap": 2}, USD: 0.0034, StrongOnlyUSD: 0.0099, SavedUSD: 0.0065}
+	m.AdaptiveSamples = &results.AdaptiveSamplesSummary{Cases: 3, Mean: 3, Min: 2, Max: 5, Total: 9}
+	var b bytes.Buffer
+	if err := report.Table(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "cascade escalated 1 of 3 cases (33.3%; decided by cheap 2, strong 1), $0.0034 against $0.0099 for the last judge alone · adaptive samples 3.00 per case (2–5)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}

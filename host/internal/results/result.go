@@ -72,6 +72,22 @@ type MetricResult struct {
 	// DAGSpread is, for a dag metric scored more than once, how its walks
 	// of the graph differed per node (dagsamples.go).
 	DAGSpread *DAGSpread `json:"dag_spread,omitempty"`
+	// SamplesTaken is how many scorings adaptive samples took of the case
+	// (per judge; the most of any judge of a panel).
+	SamplesTaken int `json:"samples_taken,omitempty"`
+
+	// A judge cascade's record (judge_cascade): DecidedBy is the judge
+	// whose scoring is the result; PPass the pass probability the last
+	// judge that was given the choice to escalate had, and PPassFrom where
+	// it came from ("candidates", "samples" or "verdict"); EscalatedBecause
+	// says why each earlier judge handed the case on (empty when the first
+	// judge decided). StrongOnlyUSD estimates what the cascade's last
+	// judge alone would have spent on the case.
+	DecidedBy        string   `json:"decided_by,omitempty"`
+	PPass            *float64 `json:"p_pass,omitempty"`
+	PPassFrom        string   `json:"p_pass_from,omitempty"`
+	EscalatedBecause string   `json:"escalated_because,omitempty"`
+	StrongOnlyUSD    *float64 `json:"strong_only_usd,omitempty"`
 }
 
 // JudgeUsage sums the judge work done for one metric on one case (or a
@@ -143,6 +159,9 @@ type Spread struct {
 	// Flipped says the samples disagree on pass/fail at the threshold: a
 	// case whose verdict one more run could change.
 	Flipped bool `json:"flipped,omitzero"`
+	// CIWidth is the width of the 95% t interval of the mean, for
+	// adaptive samples (what stop_at_ci_width is compared with).
+	CIWidth *float64 `json:"ci_width,omitempty"`
 }
 
 // PanelVote is one judge's part in a panel's score of a case: its score

@@ -184,6 +184,10 @@ type MetricSummary struct {
 	SkipReason string `json:"skip_reason,omitempty"`
 	// FailedCases lists up to 20 failing case ids, for the table and JUnit.
 	FailedCases []string `json:"failed_cases,omitempty"`
+	// Cascade is a judge cascade's escalations and cost; AdaptiveSamples
+	// how many scorings adaptive samples took (summary_cascade.go).
+	Cascade         *CascadeSummary         `json:"cascade,omitempty"`
+	AdaptiveSamples *AdaptiveSamplesSummary `json:"adaptive_samples,omitempty"`
 	// Quality is the spread, agreement and histogram (summary_quality.go).
 	Quality
 
@@ -349,6 +353,7 @@ func (ms *MetricSummary) add(caseID string, r *MetricResult) {
 		}
 	}
 	ms.addQuality(caseID, r)
+	ms.addCascade(r)
 	if r.Score != nil {
 		ms.Scored++
 		ms.scores = append(ms.scores, *r.Score)
@@ -384,6 +389,7 @@ func (ms *MetricSummary) finish() {
 		ms.PassRate = &rate
 	}
 	ms.finishQuality(ms.scores)
+	ms.finishCascade()
 	ms.scores = nil
 	ms.gate()
 }
