@@ -33,8 +33,8 @@ var builtin []byte
 
 // Row is one model's prices under one provider, USD per million tokens.
 type Row struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
+	Provider string  `json:"provider"`
+	Model    string  `json:"model"`
 	Input    float64 `json:"input"`
 	// CachedInput is the price of input tokens the provider served from
 	// its prompt cache; absent when the provider gives no discount for

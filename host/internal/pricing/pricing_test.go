@@ -45,7 +45,7 @@ func TestLookup(t *testing.T) {
 		{"openai", "gpt-3.5-turbo-0125", "gpt-3.5-turbo"},
 		{"openai", "o1-mini-2024-09-12", "o1-mini"},
 		{"openai", "o3-2025-04-16", "o3"},
-		{"openai", "gpt-4o-audio-preview", ""},         // another model, not a gpt-4o snapshot
+		{"openai", "gpt-4o-audio-preview", ""},        // another model, not a gpt-4o snapshot
 		{"openai", "ft:gpt-4o-mini:acme::abc123", ""}, // fine-tunes cost more
 		{"openai", "llama3.1:8b", ""},
 		{"openai", "claude-sonnet-4-20250514", ""}, // another provider's model
