@@ -247,9 +247,10 @@ func (s *Server) anthropicMessage(req RecordedRequest, toolName string, reply Re
 	for _, m := range req.Messages {
 		in += 4 + len(m.Content)/4
 	}
-	cacheRead := 0
+	cacheRead, cacheWrite := 0, 0
 	if reply.Usage != nil {
-		in, out, cacheRead = reply.Usage.PromptTokens, reply.Usage.CompletionTokens, reply.Usage.CachedTokens
+		in, out = reply.Usage.PromptTokens, reply.Usage.CompletionTokens
+		cacheRead, cacheWrite = reply.Usage.CachedTokens, reply.Usage.CacheWriteTokens
 	}
 	msg := map[string]any{
 		"id":            fmt.Sprintf("msg_judgetest_%d", s.ids.Add(1)),
@@ -261,8 +262,8 @@ func (s *Server) anthropicMessage(req RecordedRequest, toolName string, reply Re
 		"stop_sequence": nil,
 	}
 	if !reply.NoUsage {
-		msg["usage"] = map[string]any{"input_tokens": in - cacheRead, "output_tokens": out,
-			"cache_creation_input_tokens": 0, "cache_read_input_tokens": cacheRead}
+		msg["usage"] = map[string]any{"input_tokens": in - cacheRead - cacheWrite, "output_tokens": out,
+			"cache_creation_input_tokens": cacheWrite, "cache_read_input_tokens": cacheRead}
 	}
 	return msg
 }

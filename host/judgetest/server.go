@@ -391,11 +391,15 @@ func (s *Server) completion(req RecordedRequest, reply Reply) wireCompletion {
 	for _, m := range req.Messages {
 		promptTokens += (len(m.Content) + 3) / 4
 	}
+	cached := 0
 	if reply.Usage != nil {
-		promptTokens, completionTokens = reply.Usage.PromptTokens, reply.Usage.CompletionTokens
+		promptTokens, completionTokens, cached = reply.Usage.PromptTokens, reply.Usage.CompletionTokens, reply.Usage.CachedTokens
 	}
 	if !reply.NoUsage {
 		out.Usage = &wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens}
+		if cached > 0 {
+			out.Usage.PromptTokensDetails = &wirePromptDetails{CachedTokens: cached}
+		}
 	}
 	return out
 }

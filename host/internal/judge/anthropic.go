@@ -263,10 +263,12 @@ func decodeAnthropic(contentType string, body []byte) (completion, *failure) {
 		ch.content = ""
 	}
 	c := completion{choices: []choice{ch}}
-	if u := r.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0 || u.CacheReadInputTokens > 0) {
-		cached := max(u.CacheReadInputTokens, 0)
-		c.inputTokens = max(u.InputTokens, 0) + cached + max(u.CacheCreationInputTokens, 0)
-		c.cachedInputTokens = cached
+	if u := r.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0 || u.CacheReadInputTokens > 0 || u.CacheCreationInputTokens > 0) {
+		// input_tokens is only the input after the last cache breakpoint:
+		// the whole input is the three together.
+		cached, written := max(u.CacheReadInputTokens, 0), max(u.CacheCreationInputTokens, 0)
+		c.inputTokens = max(u.InputTokens, 0) + cached + written
+		c.cachedInputTokens, c.cacheWriteInputTokens = cached, written
 		c.outputTokens = max(u.OutputTokens, 0)
 		c.usageKnown = true
 	}
