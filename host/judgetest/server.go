@@ -424,6 +424,10 @@ type RecordedRequest struct {
 	Header http.Header
 	// ToolChoice is the tool an Anthropic request forces, if any.
 	ToolChoice string
+	// CacheBreakpoints are the blocks of an Anthropic request that carry
+	// cache_control, by path: "tools.0", "system.0",
+	// "messages.1.content.0".
+	CacheBreakpoints []string
 }
 
 // ResponseFormat is the request's response_format.

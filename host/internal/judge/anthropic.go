@@ -24,6 +24,10 @@ import (
 // OpenAI wire's is, so an untrusted server's mistyped field or repeated
 // name is an unparseable reply rather than a zero.
 //
+// The system prompt carries a cache breakpoint (cache_control ephemeral),
+// so the static prefix of a metric's prompts — the tool, the system
+// prompt — is read from Anthropic's prompt cache after the first call.
+//
 // What the API has not, the judge does around it: structured output is a
 // tool whose input_schema is the request's schema, forced by tool_choice
 // (a schema whose top level is not an object travels in the prompt
@@ -107,7 +111,14 @@ func (a *anthropicProvider) encode(p *plan, c call, mode schemaMode) ([]byte, er
 		}
 	}
 	if len(system) > 0 {
-		params.System = []anthropic.TextBlockParam{{Text: strings.Join(system, "\n\n")}}
+		// The system prompt is the static prefix (kinds put what is the
+		// same for every case there, the case after it): a cache
+		// breakpoint at its end lets every later call of the metric read
+		// the tool and the system prompt from Anthropic's prompt cache. A
+		// prefix shorter than the model's minimum is not cached and costs
+		// nothing more.
+		params.System = []anthropic.TextBlockParam{{Text: strings.Join(system, "\n\n"),
+			CacheControl: anthropic.NewCacheControlEphemeralParam()}}
 	}
 	if p.schema != nil && mode == modeJSONSchema {
 		schema, err := toolInputSchema(p.schema.canonical)

@@ -267,3 +267,24 @@ func FuzzDecodeAnthropic(f *testing.F) {
 		}
 	})
 }
+
+// The system prompt, the static prefix of a kind's prompts, carries a
+// cache breakpoint, and the fake API receives it there (and nowhere
+// else); a request without a system prompt sets none.
+func TestAnthropicCacheBreakpointOnTheSystemPrompt(t *testing.T) {
+	h := anthropicHarness(t, nil)
+	h.srv.SetDefault(judgetest.Reply{Content: `{"reason": "fine", "score": 7}`})
+	req := abi.JudgeRequest{Messages: userRequest("grade this").Messages, Schema: []byte(verdictSchema), SchemaName: "verdict"}
+	mustOK(t, h.judge.Do(context.Background(), req))
+	mustOK(t, h.judge.Do(context.Background(), abi.JudgeRequest{Messages: []abi.Message{{Role: "user", Content: "no system"}}}))
+	reqs := h.srv.Requests()
+	if got := reqs[0].CacheBreakpoints; len(got) != 1 || got[0] != "system.0" {
+		t.Errorf("breakpoints = %v; want [system.0]", got)
+	}
+	if !strings.Contains(string(reqs[0].Body), `"cache_control":{"type":"ephemeral"}`) {
+		t.Errorf("body has no ephemeral cache_control: %s", reqs[0].Body)
+	}
+	if got := reqs[1].CacheBreakpoints; len(got) != 0 {
+		t.Errorf("breakpoints without a system prompt = %v; want none", got)
+	}
+}

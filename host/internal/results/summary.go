@@ -33,9 +33,9 @@ type Summary struct {
 	// Unverified says why the gate could not verify the run.
 	Unverified []string `json:"unverified,omitempty"`
 	// Incomplete is set when the run stopped before the dataset's end.
-	Incomplete *Incomplete      `json:"incomplete,omitempty"`
-	Metrics    []MetricSummary  `json:"metrics"`
-	Judge      JudgeUsage       `json:"judge"`
+	Incomplete *Incomplete     `json:"incomplete,omitempty"`
+	Metrics    []MetricSummary `json:"metrics"`
+	Judge      JudgeUsage      `json:"judge"`
 	// CachedInputShare is the share of the run's input tokens the
 	// providers served from their prompt caches (Judge's
 	// cached_input_tokens over input_tokens); absent when no input was
@@ -44,12 +44,12 @@ type Summary struct {
 	// Unpriced says, per judge whose calls have no USD (its model is not
 	// in the price table and its config sets no price:), why: the run's
 	// and its metrics' USD are then lower bounds.
-	Unpriced []string      `json:"unpriced,omitempty"`
-	Judges   []JudgeReport `json:"judges,omitempty"`
-	Prepare    []PrepareSummary `json:"prepare,omitempty"`
-	Cache      *CacheReport     `json:"cache,omitempty"`
-	Resume     *ResumeReport    `json:"resume,omitempty"`
-	FieldGaps  []FieldGap       `json:"field_gaps,omitempty"`
+	Unpriced  []string         `json:"unpriced,omitempty"`
+	Judges    []JudgeReport    `json:"judges,omitempty"`
+	Prepare   []PrepareSummary `json:"prepare,omitempty"`
+	Cache     *CacheReport     `json:"cache,omitempty"`
+	Resume    *ResumeReport    `json:"resume,omitempty"`
+	FieldGaps []FieldGap       `json:"field_gaps,omitempty"`
 	// Graphs outline each dag metric's graph, so a report draws it and the
 	// path each case took without the config.
 	Graphs []dag.Outline `json:"graphs,omitempty"`
