@@ -217,6 +217,10 @@ type anthropicBlock struct {
 	Input jsontext.Value `json:"input"`
 }
 
+// maxTokenCount bounds a token count read from a reply: far above any
+// real request, far below an int's overflow when three are summed.
+const maxTokenCount = 1 << 40
+
 // errNotMessage is a 2xx body that is JSON but not a message.
 var errNotMessage = errors.New("not a message")
 
@@ -277,8 +281,11 @@ func decodeAnthropic(contentType string, body []byte) (completion, *failure) {
 	if u := r.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0 || u.CacheReadInputTokens > 0 || u.CacheCreationInputTokens > 0) {
 		// input_tokens is only the input after the last cache breakpoint:
 		// the whole input is the three together.
-		cached, written := max(u.CacheReadInputTokens, 0), max(u.CacheCreationInputTokens, 0)
-		c.inputTokens = max(u.InputTokens, 0) + cached + written
+		// Each count is bounded so that an untrusted server's three huge
+		// counts cannot overflow their sum into a negative cost.
+		count := func(n int) int { return min(max(n, 0), maxTokenCount) }
+		cached, written := count(u.CacheReadInputTokens), count(u.CacheCreationInputTokens)
+		c.inputTokens = count(u.InputTokens) + cached + written
 		c.cachedInputTokens, c.cacheWriteInputTokens = cached, written
 		c.outputTokens = max(u.OutputTokens, 0)
 		c.usageKnown = true

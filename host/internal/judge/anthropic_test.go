@@ -252,6 +252,9 @@ func TestAnthropicFakeRefuses(t *testing.T) {
 func FuzzDecodeAnthropic(f *testing.F) {
 	f.Add([]byte(`{"type":"message","content":[{"type":"tool_use","name":"v","input":{"score":7}}],"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":2,"cache_read_input_tokens":1}}`))
 	f.Add([]byte(`{"type":"message","content":[{"type":"text","text":"7"}],"stop_reason":"max_tokens"}`))
+	f.Add([]byte(`{"type":"message","content":[{"type":"text","text":"7"}],"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":900,"cache_read_input_tokens":-5}}`))
+	f.Add([]byte(`{"type":"message","content":[],"usage":{"input_tokens":9223372036854775807,"output_tokens":1,"cache_creation_input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807}}`))
+	f.Add([]byte(`{"type":"message","content":[],"usage":{"input_tokens":9223372036854775807,"output_tokens":1,"cache_read_input_tokens":1}}`))
 	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 	f.Add([]byte(`<html>bad gateway</html>`))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -262,7 +265,8 @@ func FuzzDecodeAnthropic(f *testing.F) {
 			}
 			return
 		}
-		if len(c.choices) != 1 || c.inputTokens < 0 || c.outputTokens < 0 || c.cachedInputTokens > c.inputTokens {
+		if len(c.choices) != 1 || c.inputTokens < 0 || c.outputTokens < 0 || c.cachedInputTokens < 0 || c.cacheWriteInputTokens < 0 ||
+			c.cachedInputTokens+c.cacheWriteInputTokens > c.inputTokens {
 			t.Fatalf("completion %+v", c)
 		}
 	})
