@@ -141,3 +141,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkBuiltin is the parse each judge pays once, when it is built.
+func BenchmarkBuiltin(b *testing.B) {
+	for b.Loop() {
+		if _, err := Builtin(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLookupSnapshot is a lookup that misses the exact rows and
+// matches by snapshot suffix.
+func BenchmarkLookupSnapshot(b *testing.B) {
+	tab, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok := tab.Lookup("anthropic", "claude-sonnet-4-5-20250929"); !ok {
+			b.Fatal("no row")
+		}
+	}
+}
