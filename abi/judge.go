@@ -154,4 +154,19 @@ type Usage struct {
 	// tokens (and USD) are estimated from the text (characters/4), not
 	// reported by the server.
 	UsageUnknown bool `json:"usage_unknown,omitempty,omitzero"`
+
+	// The host's own accounting, not part of ABI 1.x (never encoded, so a
+	// guest never sees them): the host sums them into its results.
+	//
+	// CachedInputTokens of InputTokens were served from the provider's
+	// prompt cache (OpenAI's prompt_tokens_details.cached_tokens,
+	// Anthropic's cache_read_input_tokens); CacheWriteInputTokens of
+	// InputTokens were written to it (Anthropic's
+	// cache_creation_input_tokens). Each is priced at its own rate.
+	CachedInputTokens     int `json:"-"`
+	CacheWriteInputTokens int `json:"-"`
+	// Unpriced: the judge has no price for its model (not in the price
+	// table, no price: in its config), so USD is 0 for calls that cost
+	// money.
+	Unpriced bool `json:"-"`
 }

@@ -28,7 +28,8 @@ const AnthropicVersion = "2023-06-01"
 // max_tokens or messages, streaming, a role other than user or assistant
 // in messages, a first message not from the user, a temperature outside
 // 0..1, a tool whose input_schema is not of type object, a tool_choice
-// naming no tool. Rules and replies work as for the OpenAI wire; a reply
+// naming no tool, a cache_control not ephemeral or on more than four
+// blocks (the blocks that carry one are recorded: CacheBreakpoints). Rules and replies work as for the OpenAI wire; a reply
 // to a request forcing a tool (tool_choice {"type": "tool"}) whose Content
 // is a JSON object comes back as that tool's tool_use block, any other
 // Content as a text block. FinishReason "length" is stop_reason
@@ -47,9 +48,10 @@ type anthropicRequest struct {
 	Temperature *float64           `json:"temperature,omitempty"`
 	Stream      *bool              `json:"stream,omitempty"`
 	Tools       []struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		InputSchema json.RawMessage `json:"input_schema"`
+		Name         string          `json:"name"`
+		Description  string          `json:"description,omitempty"`
+		InputSchema  json.RawMessage `json:"input_schema"`
+		CacheControl *cacheControl   `json:"cache_control,omitempty"`
 	} `json:"tools,omitempty"`
 	ToolChoice *struct {
 		Type                   string `json:"type"`
@@ -60,6 +62,26 @@ type anthropicRequest struct {
 	TopK          *int            `json:"top_k,omitempty"`
 	TopP          *float64        `json:"top_p,omitempty"`
 	Metadata      json.RawMessage `json:"metadata,omitempty"`
+}
+
+// cacheControl is a block's cache breakpoint.
+type cacheControl struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
+}
+
+// maxCacheBreakpoints is how many blocks may carry cache_control.
+const maxCacheBreakpoints = 4
+
+// check is the API's rule for a breakpoint.
+func (c *cacheControl) check() error {
+	if c.Type != "ephemeral" {
+		return fmt.Errorf("cache_control.type: Input should be 'ephemeral', got %q", c.Type)
+	}
+	if c.TTL != "" && c.TTL != "5m" && c.TTL != "1h" {
+		return fmt.Errorf("cache_control.ttl: Input should be '5m' or '1h', got %q", c.TTL)
+	}
+	return nil
 }
 
 type anthropicMessage struct {
@@ -148,10 +170,21 @@ func parseAnthropic(body []byte) (RecordedRequest, string, error) {
 	}
 	req := RecordedRequest{Model: *w.Model, MaxTokens: *w.MaxTokens, Temperature: w.Temperature, N: 1,
 		Body: append(json.RawMessage(nil), body...)}
+	for i, t := range w.Tools {
+		if t.CacheControl != nil {
+			if err := t.CacheControl.check(); err != nil {
+				return RecordedRequest{}, "", fmt.Errorf("tools.%d.%v", i, err)
+			}
+			req.CacheBreakpoints = append(req.CacheBreakpoints, fmt.Sprintf("tools.%d", i))
+		}
+	}
 	if len(w.System) > 0 {
-		text, err := anthropicText(w.System)
+		text, marks, err := anthropicText(w.System)
 		if err != nil {
 			return RecordedRequest{}, "", fmt.Errorf("system: %v", err)
+		}
+		for _, k := range marks {
+			req.CacheBreakpoints = append(req.CacheBreakpoints, fmt.Sprintf("system.%d", k))
 		}
 		req.Messages = append(req.Messages, abi.Message{Role: "system", Content: text})
 	}
@@ -162,11 +195,17 @@ func parseAnthropic(body []byte) (RecordedRequest, string, error) {
 		if i == 0 && m.Role != "user" {
 			return RecordedRequest{}, "", errors.New("messages: first message must use the \"user\" role")
 		}
-		text, err := anthropicText(m.Content)
+		text, marks, err := anthropicText(m.Content)
 		if err != nil {
 			return RecordedRequest{}, "", fmt.Errorf("messages.%d.content: %v", i, err)
 		}
+		for _, k := range marks {
+			req.CacheBreakpoints = append(req.CacheBreakpoints, fmt.Sprintf("messages.%d.content.%d", i, k))
+		}
 		req.Messages = append(req.Messages, abi.Message{Role: m.Role, Content: text})
+	}
+	if n := len(req.CacheBreakpoints); n > maxCacheBreakpoints {
+		return RecordedRequest{}, "", fmt.Errorf("A maximum of %d blocks with cache_control may be provided. Found %d.", maxCacheBreakpoints, n)
 	}
 	tools := map[string]bool{}
 	for i, t := range w.Tools {
@@ -198,27 +237,36 @@ func parseAnthropic(body []byte) (RecordedRequest, string, error) {
 	return req, toolName, nil
 }
 
-// anthropicText reads content given as a string or as text blocks.
-func anthropicText(raw json.RawMessage) (string, error) {
+// anthropicText reads content given as a string or as text blocks, and
+// which blocks carry a cache breakpoint.
+func anthropicText(raw json.RawMessage) (string, []int, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
+		return s, nil, nil
 	}
 	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type         string        `json:"type"`
+		Text         string        `json:"text"`
+		CacheControl *cacheControl `json:"cache_control"`
 	}
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", errors.New("Input should be a valid string or list of content blocks")
+		return "", nil, errors.New("Input should be a valid string or list of content blocks")
 	}
 	var b strings.Builder
+	var marks []int
 	for i, bl := range blocks {
 		if bl.Type != "text" {
-			return "", fmt.Errorf("%d.type: only text blocks are served by judgetest, got %q", i, bl.Type)
+			return "", nil, fmt.Errorf("%d.type: only text blocks are served by judgetest, got %q", i, bl.Type)
+		}
+		if bl.CacheControl != nil {
+			if err := bl.CacheControl.check(); err != nil {
+				return "", nil, fmt.Errorf("%d.%v", i, err)
+			}
+			marks = append(marks, i)
 		}
 		b.WriteString(bl.Text)
 	}
-	return b.String(), nil
+	return b.String(), marks, nil
 }
 
 // anthropicMessage builds the Messages reply to req.
@@ -247,9 +295,10 @@ func (s *Server) anthropicMessage(req RecordedRequest, toolName string, reply Re
 	for _, m := range req.Messages {
 		in += 4 + len(m.Content)/4
 	}
-	cacheRead := 0
+	cacheRead, cacheWrite := 0, 0
 	if reply.Usage != nil {
-		in, out, cacheRead = reply.Usage.PromptTokens, reply.Usage.CompletionTokens, reply.Usage.CachedTokens
+		in, out = reply.Usage.PromptTokens, reply.Usage.CompletionTokens
+		cacheRead, cacheWrite = reply.Usage.CachedTokens, reply.Usage.CacheWriteTokens
 	}
 	msg := map[string]any{
 		"id":            fmt.Sprintf("msg_judgetest_%d", s.ids.Add(1)),
@@ -261,8 +310,8 @@ func (s *Server) anthropicMessage(req RecordedRequest, toolName string, reply Re
 		"stop_sequence": nil,
 	}
 	if !reply.NoUsage {
-		msg["usage"] = map[string]any{"input_tokens": in - cacheRead, "output_tokens": out,
-			"cache_creation_input_tokens": 0, "cache_read_input_tokens": cacheRead}
+		msg["usage"] = map[string]any{"input_tokens": in - cacheRead - cacheWrite, "output_tokens": out,
+			"cache_creation_input_tokens": cacheWrite, "cache_read_input_tokens": cacheRead}
 	}
 	return msg
 }

@@ -65,11 +65,17 @@ type Choice struct {
 
 // Usage is the token accounting the server reports.
 type Usage struct {
+	// PromptTokens is the whole input, cached and written tokens included
+	// (on the Anthropic wire, input_tokens is what is left of it).
 	PromptTokens     int
 	CompletionTokens int
 	// CachedTokens of PromptTokens were read from the provider's prompt
-	// cache (Anthropic's cache_read_input_tokens).
+	// cache: usage.prompt_tokens_details.cached_tokens on the OpenAI wire,
+	// cache_read_input_tokens on Anthropic's.
 	CachedTokens int
+	// CacheWriteTokens of PromptTokens were written to the prompt cache
+	// (Anthropic's cache_creation_input_tokens; the OpenAI wire has none).
+	CacheWriteTokens int
 }
 
 func (r Reply) choice(i int) Choice {

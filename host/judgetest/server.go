@@ -391,11 +391,15 @@ func (s *Server) completion(req RecordedRequest, reply Reply) wireCompletion {
 	for _, m := range req.Messages {
 		promptTokens += (len(m.Content) + 3) / 4
 	}
+	cached := 0
 	if reply.Usage != nil {
-		promptTokens, completionTokens = reply.Usage.PromptTokens, reply.Usage.CompletionTokens
+		promptTokens, completionTokens, cached = reply.Usage.PromptTokens, reply.Usage.CompletionTokens, reply.Usage.CachedTokens
 	}
 	if !reply.NoUsage {
 		out.Usage = &wireUsage{PromptTokens: promptTokens, CompletionTokens: completionTokens, TotalTokens: promptTokens + completionTokens}
+		if cached > 0 {
+			out.Usage.PromptTokensDetails = &wirePromptDetails{CachedTokens: cached}
+		}
 	}
 	return out
 }
@@ -420,6 +424,10 @@ type RecordedRequest struct {
 	Header http.Header
 	// ToolChoice is the tool an Anthropic request forces, if any.
 	ToolChoice string
+	// CacheBreakpoints are the blocks of an Anthropic request that carry
+	// cache_control, by path: "tools.0", "system.0",
+	// "messages.1.content.0".
+	CacheBreakpoints []string
 }
 
 // ResponseFormat is the request's response_format.

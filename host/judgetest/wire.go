@@ -45,9 +45,16 @@ type wireAlt struct {
 }
 
 type wireUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int                `json:"prompt_tokens"`
+	CompletionTokens    int                `json:"completion_tokens"`
+	TotalTokens         int                `json:"total_tokens"`
+	PromptTokensDetails *wirePromptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// wirePromptDetails is usage.prompt_tokens_details: cached_tokens is a
+// part of prompt_tokens.
+type wirePromptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // wireTokens converts tokens, keeping at most top alternatives each.

@@ -27,7 +27,7 @@ import (
 
 // PromptVersion is embedded in every prompt; change it when a prompt's
 // wording changes so cached replies to the old wording are not served.
-const PromptVersion = "anvil-dag-v1"
+const PromptVersion = "anvil-dag-v2"
 
 // Names and version.
 const (
@@ -172,20 +172,24 @@ func resolvedText(req *abi.NodeRequest, params []string) string {
 	return "<<<BEGIN INPUT>>>\n" + strings.Join(parts, "\n") + "<<<END INPUT>>>\n"
 }
 
+// messages lays a node's prompt out static-first: the system message holds
+// what is the same for every case — the role, the node's instructions
+// (head) and the reply's shape (tail) — and the user message the case's
+// input alone, so providers' prefix caches (OpenAI's automatic one,
+// Anthropic's at the judge's breakpoint on the system prompt) serve the
+// instructions from the second case on.
 func messages(head, text, tail string) []abi.Message {
-	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString("\n\n")
-	if text != "" {
-		b.WriteString(text)
-		b.WriteString("\n")
+	if text == "" {
+		text = "(no input)\n"
 	}
-	b.WriteString(tail)
 	return []abi.Message{
-		{Role: "system", Content: systemPrompt},
-		{Role: "user", Content: b.String()},
+		{Role: "system", Content: systemPrompt + "\n\n" + head + "\n\n" + tail},
+		{Role: "user", Content: text + "\n" + closingLine},
 	}
 }
+
+// closingLine ends every node's user message.
+const closingLine = "Answer for this input as the instructions above say, and return only the JSON object."
 
 func taskMessages(c *TaskConfig, req *abi.NodeRequest) []abi.Message {
 	head := "Follow the instructions below using the input that follows them.\n\nInstructions:\n" + strings.TrimSpace(c.Instructions)

@@ -268,3 +268,38 @@ func TestDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// Every node kind lays its prompt out static-first: the system message
+// (the instructions and the reply's shape) is the same whatever the case,
+// and the user message holds the case's input and none of the
+// instructions, so a provider's prefix cache serves them.
+func TestPromptsAreStaticFirst(t *testing.T) {
+	nodes := []struct{ kind, cfg, instruction string }{
+		{"task", `{"instructions":"List the numbers.","params":["actual_output"]}`, "List the numbers."},
+		{"binary", `{"criteria":"Does it mention a number?","params":["actual_output"]}`, "Does it mention a number?"},
+		{"choice", `{"criteria":"How many numbers?","params":["actual_output"]}`, "How many numbers?"},
+	}
+	cases := []abi.TestCase{testCase, {ID: "c2", Input: "Other.", ActualOutput: "Nothing here."}}
+	for _, n := range nodes {
+		var systems []string
+		for _, c := range cases {
+			h := answer(`{"reason":"r","verdict":"one","output":"o"}`)
+			dag.Plugin().Node(context.Background(), h, &abi.NodeRequest{Kind: n.kind, NodeID: "n1", Config: json.RawMessage(n.cfg),
+				Verdicts: []string{"one", "two"}, Case: c})
+			if len(h.calls) != 1 || len(h.calls[0].Messages) != 2 {
+				t.Fatalf("%s: calls %+v", n.kind, h.calls)
+			}
+			sys, user := h.calls[0].Messages[0], h.calls[0].Messages[1]
+			if sys.Role != "system" || !strings.Contains(sys.Content, n.instruction) || !strings.Contains(sys.Content, "Example JSON") {
+				t.Errorf("%s: system message %q lacks the instructions", n.kind, sys.Content)
+			}
+			if strings.Contains(user.Content, n.instruction) || strings.Contains(user.Content, "Example JSON") || !strings.Contains(user.Content, c.ActualOutput) {
+				t.Errorf("%s: user message %q: want the case's input alone", n.kind, user.Content)
+			}
+			systems = append(systems, sys.Content)
+		}
+		if systems[0] != systems[1] {
+			t.Errorf("%s: the system message differs between cases", n.kind)
+		}
+	}
+}

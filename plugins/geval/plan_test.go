@@ -83,13 +83,19 @@ func TestSameConfigSeesEveryField(t *testing.T) {
 
 type echoHost struct{}
 
-// Judge answers with a score that is the length of the prompt, so that a
-// case scored with another metric's prompt shows.
+// Judge answers with the prompt as the reason (its system message, which
+// holds the metric's instructions, then its user message, the case) and
+// a score in the requested range that follows the prompt's length, so
+// that a case scored with another metric's prompt shows.
 func (echoHost) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
 	out := make([]abi.JudgeResponse, len(reqs))
 	for i, r := range reqs {
-		n := len(r.Messages[1].Content) % 11
-		out[i] = abi.JudgeResponse{JSON: json.RawMessage(fmt.Sprintf(`{"reason":%q,"score":%d}`, r.Messages[1].Content, n)),
+		prompt := r.Messages[0].Content + r.Messages[1].Content
+		n := len(prompt) % 11
+		if sc := r.Score; sc != nil {
+			n = sc.Min + len(prompt)%(sc.Max-sc.Min+1)
+		}
+		out[i] = abi.JudgeResponse{JSON: json.RawMessage(fmt.Sprintf(`{"reason":%q,"score":%d}`, prompt, n)),
 			Score: &abi.ScoreResult{Raw: n, Value: float64(n), Mode: abi.ScoreRaw}}
 	}
 	return out, nil
@@ -119,7 +125,8 @@ func TestPlansPerMetric(t *testing.T) {
 		s := setupOf(t, cfg)
 		var st State
 		json.Unmarshal([]byte(prepared), &st)
-		return oldScoreMessages(s, st.Steps, c)[1].Content
+		ms := oldScoreMessages(s, st.Steps, c)
+		return ms[0].Content + ms[1].Content
 	}
 	var wg sync.WaitGroup
 	for g := range 4 {

@@ -12,7 +12,7 @@ import (
 // whenever a prompt's wording changes: cached steps and scores made with the
 // old wording are then no longer served, because the host's judge cache is
 // keyed on the prompt text.
-const PromptVersion = "anvil-geval-v1"
+const PromptVersion = "anvil-geval-v2"
 
 const systemPrompt = "You are a meticulous evaluator of LLM outputs. Follow the instructions exactly and answer with JSON only. (prompt " + PromptVersion + ")"
 
@@ -72,25 +72,37 @@ func stepsMessages(criteria string, params []string) []abi.Message {
 	}
 }
 
-// scorePrompt is the scoring prompt of a metric, less its test case: the
-// user message is head, then each evaluation param's title and the case's
-// text of it, then tail. Everything but the case's texts is the same for
-// every case of a metric, so it is rendered once (plan.go).
+// scorePrompt is the scoring prompt of a metric, less its test case.
+// It is laid out static-first: the system message holds everything that is
+// the same for every case of the metric — the role, the metric, the
+// criteria, the steps, the rubric, the score's scale and the reply's
+// shape — and the user message only the case (each evaluation param's
+// title and the case's text of it, fenced) and a closing line. Providers
+// cache a prompt's prefix (OpenAI and Gemini automatically, Anthropic at
+// the breakpoint the judge sets on the system prompt), so every case after
+// the first reads the static part from the cache. The system message is
+// rendered once (plan.go).
 type scorePrompt struct {
-	head   string
+	system string
 	titles []string // "Title:\n" of each evaluation param, after a "\n" from the second on
-	tail   string
 }
+
+// caseHead and caseTail fence the test case in the user message.
+const (
+	caseHead = "Test case:\n<<<BEGIN TEST CASE>>>\n"
+	caseTail = "<<<END TEST CASE>>>\n\nScore this test case as the instructions above say, and return only the JSON object."
+)
 
 // newScorePrompt renders DeepEval's G-Eval template with the score asked
 // for last (after the reason), the rubric and the exact integer range
-// spelled out, and the test case fenced.
+// spelled out, and the test case fenced in the user message.
 func newScorePrompt(s *setup, steps []string) *scorePrompt {
 	params := s.cfg.EvaluationParams
 	p := paramsText(params)
 	var b strings.Builder
 
-	b.WriteString("You are an evaluator. Score the test case below by following the evaluation steps, one by one. ")
+	b.WriteString(systemPrompt + "\n\n")
+	b.WriteString("You are an evaluator. Score the test case in the user's message by following the evaluation steps, one by one. ")
 	fmt.Fprintf(&b, "Judge only the fields shown (%s).\n", p)
 	if name := strings.TrimSpace(s.cfg.Name); name != "" {
 		fmt.Fprintf(&b, "\nMetric: %s\n", name)
@@ -117,17 +129,6 @@ func newScorePrompt(s *setup, steps []string) *scorePrompt {
 		b.WriteString("First pick the band whose expected outcome best fits the test case, then the score inside that band.\n")
 	}
 
-	b.WriteString("\nTest case:\n<<<BEGIN TEST CASE>>>\n")
-	sp := &scorePrompt{head: b.String(), titles: make([]string, len(params))}
-	for i, param := range params {
-		sp.titles[i] = abi.FieldTitle(param) + ":\n"
-		if i > 0 {
-			sp.titles[i] = "\n" + sp.titles[i]
-		}
-	}
-
-	b.Reset()
-	b.WriteString("<<<END TEST CASE>>>\n")
 	b.WriteString("\nScore:\n")
 	if s.strict {
 		b.WriteString("STRICTLY either 1 or 0: 1 when the test case follows the evaluation steps completely, 0 when it does not.\n")
@@ -149,7 +150,13 @@ func newScorePrompt(s *setup, steps []string) *scorePrompt {
 		b.WriteString("Example JSON:\n")
 		fmt.Fprintf(&b, `{"score": <integer from %d to %d>}`, lo, hi)
 	}
-	sp.tail = b.String()
+	sp := &scorePrompt{system: b.String(), titles: make([]string, len(params))}
+	for i, param := range params {
+		sp.titles[i] = abi.FieldTitle(param) + ":\n"
+		if i > 0 {
+			sp.titles[i] = "\n" + sp.titles[i]
+		}
+	}
 	return sp
 }
 
@@ -160,7 +167,7 @@ func (sp *scorePrompt) messages(params []string, c *abi.TestCase) []abi.Message 
 	// built by Field, and building it twice would cost more than this.
 	var small [8]string
 	texts := small[:0]
-	n := len(sp.head) + len(sp.tail)
+	n := len(caseHead) + len(caseTail)
 	for i, p := range params {
 		text, _ := c.Field(p)
 		texts = append(texts, text)
@@ -168,15 +175,15 @@ func (sp *scorePrompt) messages(params []string, c *abi.TestCase) []abi.Message 
 	}
 	var b strings.Builder
 	b.Grow(n)
-	b.WriteString(sp.head)
+	b.WriteString(caseHead)
 	for i, text := range texts {
 		b.WriteString(sp.titles[i])
 		b.WriteString(text)
 		b.WriteByte('\n')
 	}
-	b.WriteString(sp.tail)
+	b.WriteString(caseTail)
 	return []abi.Message{
-		{Role: "system", Content: systemPrompt},
+		{Role: "system", Content: sp.system},
 		{Role: "user", Content: b.String()},
 	}
 }

@@ -13,15 +13,18 @@ import (
 )
 
 // oldScoreMessages and oldRenderFields are the scoring prompt's builder
-// as it was before plans (f5abdc0), kept verbatim: the prompt is part of
-// every judge cache key and of the fake judge's scores, so the builder
-// that renders its constant parts once must give the very same bytes.
+// written plainly, one string at a time, laid out static-first (v2: the
+// instructions in the system message, the case alone in the user
+// message): the prompt is part of every judge cache key and of the fake
+// judge's scores, so the builder that renders its constant parts once
+// must give the very same bytes.
 func oldScoreMessages(s *setup, steps []string, c *abi.TestCase) []abi.Message {
 	params := s.cfg.EvaluationParams
 	p := paramsText(params)
 	var b strings.Builder
 
-	b.WriteString("You are an evaluator. Score the test case below by following the evaluation steps, one by one. ")
+	b.WriteString(systemPrompt + "\n\n")
+	b.WriteString("You are an evaluator. Score the test case in the user's message by following the evaluation steps, one by one. ")
 	fmt.Fprintf(&b, "Judge only the fields shown (%s).\n", p)
 	if name := strings.TrimSpace(s.cfg.Name); name != "" {
 		fmt.Fprintf(&b, "\nMetric: %s\n", name)
@@ -48,10 +51,6 @@ func oldScoreMessages(s *setup, steps []string, c *abi.TestCase) []abi.Message {
 		b.WriteString("First pick the band whose expected outcome best fits the test case, then the score inside that band.\n")
 	}
 
-	b.WriteString("\nTest case:\n<<<BEGIN TEST CASE>>>\n")
-	b.WriteString(oldRenderFields(c, params))
-	b.WriteString("<<<END TEST CASE>>>\n")
-
 	b.WriteString("\nScore:\n")
 	if s.strict {
 		b.WriteString("STRICTLY either 1 or 0: 1 when the test case follows the evaluation steps completely, 0 when it does not.\n")
@@ -73,8 +72,15 @@ func oldScoreMessages(s *setup, steps []string, c *abi.TestCase) []abi.Message {
 		b.WriteString("Example JSON:\n")
 		fmt.Fprintf(&b, `{"score": <integer from %d to %d>}`, lo, hi)
 	}
+	system := b.String()
+
+	b.Reset()
+	b.WriteString("Test case:\n<<<BEGIN TEST CASE>>>\n")
+	b.WriteString(oldRenderFields(c, params))
+	b.WriteString("<<<END TEST CASE>>>\n")
+	b.WriteString("\nScore this test case as the instructions above say, and return only the JSON object.")
 	return []abi.Message{
-		{Role: "system", Content: systemPrompt},
+		{Role: "system", Content: system},
 		{Role: "user", Content: b.String()},
 	}
 }
@@ -115,11 +121,11 @@ var promptCases = []abi.TestCase{
 // promptCases, taken with the old builder, so that a change to both
 // builders is noticed too.
 var pinnedDigests = []string{
-	"a9b840d649769398", "9c1a41d6d8b986e6", "7eb3e2aab8215028",
-	"1a8404fc185247a9", "ffff02c20261f7f4", "08d3e0c563a40e87",
-	"dfa6c805566df9a6", "385f003bf1cf810f", "385f003bf1cf810f",
-	"fbd4efc46c3ee016", "13018a039e3c72f6", "c9bf639490fbb5cd",
-	"b1849aea34a52c41", "40bc53f7118fab3e", "531bb67f62135860",
+	"b3273e82bb395d54", "25a7e4955156f30b", "1f82a4e78a8cf381",
+	"2ac540e9f1cf8812", "85e9ad952b2f48fc", "8e5e0076cbdb7266",
+	"4b9144404487f504", "e08a5ca973835e9f", "e08a5ca973835e9f",
+	"6856960585adde7f", "7a7841f3cc99d785", "356dc9cc394acbc2",
+	"b0928d51bd58fafd", "51fdf59b21e36b9d", "4b2cef5f08168472",
 }
 
 func setupOf(t testing.TB, cfgJSON string) *setup {
@@ -207,4 +213,31 @@ func FuzzScorePrompt(f *testing.F) {
 			t.Fatalf("got %q\nwant %q", got, want)
 		}
 	})
+}
+
+// TestScorePromptStaticFirst: the system message, the prefix providers
+// cache, is the same for every case of a metric, and the user message
+// holds the case and nothing of the metric's instructions: what changes
+// from case to case comes last.
+func TestScorePromptStaticFirst(t *testing.T) {
+	steps := []string{"Read the input.", "Decide."}
+	for _, cfg := range promptConfigs {
+		s := setupOf(t, cfg)
+		sp := newScorePrompt(s, steps)
+		first := sp.messages(s.cfg.EvaluationParams, &promptCases[0])
+		for _, c := range promptCases {
+			ms := sp.messages(s.cfg.EvaluationParams, &c)
+			if ms[0] != first[0] || ms[0].Role != "system" {
+				t.Errorf("config %s: the system message differs between cases", cfg)
+			}
+			for _, static := range []string{"Evaluation steps:", "Read the input.", "Example JSON:", ReasonFirstInstruction} {
+				if strings.Contains(ms[1].Content, static) {
+					t.Errorf("config %s, case %s: the user message holds %q, which is the same for every case", cfg, c.ID, static)
+				}
+			}
+		}
+		if !strings.Contains(first[0].Content, "Evaluation steps:\n1. Read the input.") {
+			t.Errorf("config %s: the steps are not in the system message", cfg)
+		}
+	}
 }

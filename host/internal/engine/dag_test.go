@@ -78,8 +78,10 @@ func TestDAGTaskBinaryChoiceWithSharedNode(t *testing.T) {
 	// verdicts are enforced by a schema enum.
 	var sawChoice bool
 	for _, r := range srv.Requests() {
+		// The node's criteria are in the system message (static-first),
+		// the input — the task's output — in the last one.
 		last := r.Messages[len(r.Messages)-1].Content
-		if !strings.Contains(last, "What is the register") {
+		if !strings.Contains(r.Messages[0].Content, "What is the register") {
 			continue
 		}
 		sawChoice = true

@@ -65,7 +65,7 @@ func (d *dryRun) respond(ctx context.Context, j *judge.Judge, req abi.JudgeReque
 	out *= f.Replies
 	resp := abi.JudgeResponse{Usage: abi.Usage{
 		Model: j.Model(), InputTokens: f.InputTokens, OutputTokens: out, USD: j.Price(f.InputTokens, out),
-		Calls: f.Calls, Attempts: f.Calls,
+		Calls: f.Calls, Attempts: f.Calls, Unpriced: f.Calls > 0 && !j.PriceInfo().Known,
 	}}
 	if len(req.Schema) > 0 {
 		var schema map[string]any

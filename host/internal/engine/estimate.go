@@ -27,6 +27,7 @@ func estimateNotes(outputTokens int) []string {
 		"judge calls are upstream completions, counted as run counts them: G-Eval steps in prepare, and one call per sample when a judge without logprobs samples a score",
 		"not predicted: a repair call after an unusable reply, a sample asked again alone when a judge's multi-choice reply cut, spoilt or left out its choice (a sample top-up), and a call made again when a server rejects json_schema (all depend on the replies); identical requests in flight together share one call in a run, and are counted apart here",
 		fmt.Sprintf("input tokens are estimated at 4 characters a token; output is assumed at %d tokens a reply unless a request caps it lower", outputTokens),
+		"USD prices every input token at the full input rate: a run reads from each reply the tokens the provider served from its prompt cache and prices them lower, so a run costs at most this",
 	}
 }
 
@@ -62,7 +63,7 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 			m.skip = why
 		}
 	}()
-	rep := &EstimateReport{Notes: estimateNotes(dry.outputTokens)}
+	rep := &EstimateReport{Notes: append(estimateNotes(dry.outputTokens), e.unpriced(e.judgeReports(), false)...)}
 	byKey := map[string]*Estimate{}
 	for _, m := range e.allInOrder() {
 		est := &Estimate{Metric: m.key, Kind: m.kind}

@@ -165,8 +165,14 @@ func TestPanelJudgesShareTheFirstJudgesSteps(t *testing.T) {
 			stepModels = append(stepModels, r.Model)
 			continue
 		}
-		if !strings.Contains(last, "Step of a.") || strings.Contains(last, "Step of another judge.") {
-			t.Errorf("model %s scored without the first judge's steps:\n%s", r.Model, last)
+		// The steps are in the system message (static-first), the case
+		// after them.
+		var prompt strings.Builder
+		for _, m := range r.Messages {
+			prompt.WriteString(m.Content + "\n")
+		}
+		if !strings.Contains(prompt.String(), "Step of a.") || strings.Contains(prompt.String(), "Step of another judge.") {
+			t.Errorf("model %s scored without the first judge's steps:\n%s", r.Model, prompt.String())
 		}
 		scored[r.Model]++
 	}

@@ -269,6 +269,7 @@ func (e *Engine) writeSummary(outDir string, z *results.Summarizer, meta runMeta
 	s.Resume = meta.resume
 	s.FieldGaps = meta.gaps
 	s.Judges = e.judgeReports()
+	s.Unpriced = e.unpriced(s.Judges, true)
 	id := e.identity
 	s.Identity = &id
 	s.Cache = e.cacheReport()

@@ -190,18 +190,11 @@ func (js *judges) down(err error) {
 // judge some metric calls: a run that needs no judge is not told to set
 // a key it has no use for.
 func (e *Engine) judgeReports() []results.JudgeReport {
-	used := map[string]bool{}
-	for _, m := range e.all {
-		if m.needsJudge {
-			for _, name := range m.judgesUsed() {
-				used[name] = true
-			}
-		}
-	}
+	used := e.usedJudges()
 	var out []results.JudgeReport
 	for _, name := range sortedKeys(e.judges.byName) {
 		j := e.judges.byName[name]
-		r := results.JudgeReport{Name: name, Model: j.Model(), Source: "api"}
+		r := results.JudgeReport{Name: name, Model: j.Model(), Source: "api", Price: judgePrice(j.PriceInfo())}
 		if note, ok := e.judges.recorded[name]; ok {
 			r.Source, r.Note = "recording", note
 		} else if why, ok := e.judges.unavailable[name]; ok {
@@ -211,6 +204,47 @@ func (e *Engine) judgeReports() []results.JudgeReport {
 			r.Note = ""
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// usedJudges are the judges some metric calls.
+func (e *Engine) usedJudges() map[string]bool {
+	used := map[string]bool{}
+	for _, m := range e.all {
+		if m.needsJudge {
+			for _, name := range m.judgesUsed() {
+				used[name] = true
+			}
+		}
+	}
+	return used
+}
+
+// judgePrice is a judge's price as the summary reports it.
+func judgePrice(info judge.PriceInfo) *results.JudgePrice {
+	if !info.Known {
+		return &results.JudgePrice{Source: "none", Why: info.Why}
+	}
+	p := &results.JudgePrice{Source: info.Source,
+		InputPerMillion: info.Price.InputPerMillion, CachedInputPerMillion: info.Price.CachedInputPerMillion,
+		CacheWritePerMillion: info.Price.CacheWritePerMillion, OutputPerMillion: info.Price.OutputPerMillion}
+	if r := info.Row; r != nil {
+		p.TableModel, p.URL, p.AsOf = r.Model, r.Source, r.AsOf
+	}
+	return p
+}
+
+// unpriced says, for each judge a metric calls that has no price, why its
+// calls have no USD: of the judges called over the API, or (estimate,
+// which prices what a keyed run would cost) of all.
+func (e *Engine) unpriced(reports []results.JudgeReport, apiOnly bool) []string {
+	used := e.usedJudges()
+	var out []string
+	for _, r := range reports {
+		if (r.Source == "api" || !apiOnly) && r.Price != nil && r.Price.Source == "none" && used[r.Name] {
+			out = append(out, "judge "+r.Name+": "+r.Price.Why)
+		}
 	}
 	return out
 }

@@ -33,9 +33,12 @@ type Totals struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 	// CachedInputTokens of InputTokens were read from the provider's
-	// prompt cache, as it reported them (Anthropic's
-	// cache_read_input_tokens); priced as input.
-	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	// prompt cache, as it reported them (OpenAI's
+	// prompt_tokens_details.cached_tokens, Anthropic's
+	// cache_read_input_tokens), and CacheWriteInputTokens written to it
+	// (Anthropic's cache_creation_input_tokens); each priced at its rate.
+	CachedInputTokens     int64 `json:"cached_input_tokens,omitempty"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens,omitempty"`
 	// UsageUnknown is the calls whose reply had no usage block.
 	UsageUnknown int64 `json:"usage_unknown"`
 	// CacheUnreadable is cache reads that failed or entries that did not
@@ -52,7 +55,7 @@ type Totals struct {
 type counters struct {
 	requests, cacheHits, shared, calls, attempts atomic.Int64
 	inputTokens, outputTokens, errors            atomic.Int64
-	cachedInputTokens                            atomic.Int64
+	cachedInputTokens, cacheWriteInputTokens     atomic.Int64
 	usageUnknown, cacheUnreadable                atomic.Int64
 	usdBits                                      atomic.Uint64 // float64 bits
 }
@@ -73,44 +76,37 @@ func (c *counters) usd() float64 { return math.Float64frombits(c.usdBits.Load())
 func (j *Judge) Totals() Totals {
 	c := &j.counters
 	return Totals{
-		Requests:          c.requests.Load(),
-		CacheHits:         c.cacheHits.Load(),
-		Shared:            c.shared.Load(),
-		Calls:             c.calls.Load(),
-		Attempts:          c.attempts.Load(),
-		InputTokens:       c.inputTokens.Load(),
-		OutputTokens:      c.outputTokens.Load(),
-		CachedInputTokens: c.cachedInputTokens.Load(),
-		UsageUnknown:      c.usageUnknown.Load(),
-		CacheUnreadable:   c.cacheUnreadable.Load(),
-		USD:               c.usd(),
-		Errors:            c.errors.Load(),
+		Requests:              c.requests.Load(),
+		CacheHits:             c.cacheHits.Load(),
+		Shared:                c.shared.Load(),
+		Calls:                 c.calls.Load(),
+		Attempts:              c.attempts.Load(),
+		InputTokens:           c.inputTokens.Load(),
+		OutputTokens:          c.outputTokens.Load(),
+		CachedInputTokens:     c.cachedInputTokens.Load(),
+		CacheWriteInputTokens: c.cacheWriteInputTokens.Load(),
+		UsageUnknown:          c.usageUnknown.Load(),
+		CacheUnreadable:       c.cacheUnreadable.Load(),
+		USD:                   c.usd(),
+		Errors:                c.errors.Load(),
 	}
-}
-
-// Price is the USD cost of in input and out output tokens at the judge's
-// configured prices.
-func (j *Judge) Price(in, out int) float64 {
-	return float64(in)*j.cfg.Price.InputPerMillion/1e6 + float64(out)*j.cfg.Price.OutputPerMillion/1e6
 }
 
 // usage accumulates the upstream calls of one request (the first reply, a
 // repair, samples); samples run concurrently, hence the mutex.
 type usage struct {
-	mu           sync.Mutex
-	calls        int
-	inputTokens  int
-	outputTokens int
-	attempts     int
-	unknown      bool
+	mu       sync.Mutex
+	calls    int
+	tokens   tokens
+	attempts int
+	unknown  bool
 }
 
 // add counts one call sent upstream.
-func (u *usage) add(in, out, attempts int, unknown bool) {
+func (u *usage) add(t tokens, attempts int, unknown bool) {
 	u.mu.Lock()
 	u.calls++
-	u.inputTokens += in
-	u.outputTokens += out
+	u.tokens.add(t)
 	u.attempts += attempts
 	u.unknown = u.unknown || unknown
 	u.mu.Unlock()
@@ -133,20 +129,12 @@ func (j *Judge) accounted(ctx context.Context, p *plan) abi.JudgeResponse {
 	resp := j.execute(ctx, p, &u)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	resp.Usage = abi.Usage{
-		Model:        j.cfg.Model,
-		InputTokens:  u.inputTokens,
-		OutputTokens: u.outputTokens,
-		USD:          j.Price(u.inputTokens, u.outputTokens),
-		LatencyMS:    float64(j.clock.Now().Sub(start)) / float64(time.Millisecond),
-		Calls:        u.calls,
-		Attempts:     u.attempts,
-		UsageUnknown: u.unknown,
-	}
+	resp.Usage = j.spent(&u, start)
 	if j.log.Enabled(ctx, slog.LevelDebug) {
 		attrs := []slog.Attr{
 			slog.String("judge", j.cfg.Name), slog.String("purpose", p.req.Purpose),
-			slog.Int("input_tokens", u.inputTokens), slog.Int("output_tokens", u.outputTokens),
+			slog.Int("input_tokens", u.tokens.in), slog.Int("output_tokens", u.tokens.out),
+			slog.Int("cached_input_tokens", u.tokens.cached),
 			slog.Float64("usd", resp.Usage.USD), slog.Float64("latency_ms", resp.Usage.LatencyMS),
 			slog.Int("calls", u.calls), slog.Int("attempts", u.attempts),
 		}
@@ -159,4 +147,22 @@ func (j *Judge) accounted(ctx context.Context, p *plan) abi.JudgeResponse {
 		j.log.LogAttrs(ctx, slog.LevelDebug, "judge request", attrs...)
 	}
 	return resp
+}
+
+// spent is the Usage of the calls u counted since start. Its caller holds
+// u.mu.
+func (j *Judge) spent(u *usage, start time.Time) abi.Usage {
+	return abi.Usage{
+		Model:                 j.cfg.Model,
+		InputTokens:           u.tokens.in,
+		OutputTokens:          u.tokens.out,
+		CachedInputTokens:     u.tokens.cached,
+		CacheWriteInputTokens: u.tokens.written,
+		USD:                   j.cost(u.tokens),
+		Unpriced:              u.calls > 0 && !j.price.Known,
+		LatencyMS:             float64(j.clock.Now().Sub(start)) / float64(time.Millisecond),
+		Calls:                 u.calls,
+		Attempts:              u.attempts,
+		UsageUnknown:          u.unknown,
+	}
 }

@@ -24,6 +24,10 @@ import (
 // OpenAI wire's is, so an untrusted server's mistyped field or repeated
 // name is an unparseable reply rather than a zero.
 //
+// The system prompt carries a cache breakpoint (cache_control ephemeral),
+// so the static prefix of a metric's prompts — the tool, the system
+// prompt — is read from Anthropic's prompt cache after the first call.
+//
 // What the API has not, the judge does around it: structured output is a
 // tool whose input_schema is the request's schema, forced by tool_choice
 // (a schema whose top level is not an object travels in the prompt
@@ -107,7 +111,14 @@ func (a *anthropicProvider) encode(p *plan, c call, mode schemaMode) ([]byte, er
 		}
 	}
 	if len(system) > 0 {
-		params.System = []anthropic.TextBlockParam{{Text: strings.Join(system, "\n\n")}}
+		// The system prompt is the static prefix (kinds put what is the
+		// same for every case there, the case after it): a cache
+		// breakpoint at its end lets every later call of the metric read
+		// the tool and the system prompt from Anthropic's prompt cache. A
+		// prefix shorter than the model's minimum is not cached and costs
+		// nothing more.
+		params.System = []anthropic.TextBlockParam{{Text: strings.Join(system, "\n\n"),
+			CacheControl: anthropic.NewCacheControlEphemeralParam()}}
 	}
 	if p.schema != nil && mode == modeJSONSchema {
 		schema, err := toolInputSchema(p.schema.canonical)
@@ -206,6 +217,10 @@ type anthropicBlock struct {
 	Input jsontext.Value `json:"input"`
 }
 
+// maxTokenCount bounds a token count read from a reply: far above any
+// real request, far below an int's overflow when three are summed.
+const maxTokenCount = 1 << 40
+
 // errNotMessage is a 2xx body that is JSON but not a message.
 var errNotMessage = errors.New("not a message")
 
@@ -263,10 +278,15 @@ func decodeAnthropic(contentType string, body []byte) (completion, *failure) {
 		ch.content = ""
 	}
 	c := completion{choices: []choice{ch}}
-	if u := r.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0 || u.CacheReadInputTokens > 0) {
-		cached := max(u.CacheReadInputTokens, 0)
-		c.inputTokens = max(u.InputTokens, 0) + cached + max(u.CacheCreationInputTokens, 0)
-		c.cachedInputTokens = cached
+	if u := r.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0 || u.CacheReadInputTokens > 0 || u.CacheCreationInputTokens > 0) {
+		// input_tokens is only the input after the last cache breakpoint:
+		// the whole input is the three together.
+		// Each count is bounded so that an untrusted server's three huge
+		// counts cannot overflow their sum into a negative cost.
+		count := func(n int) int { return min(max(n, 0), maxTokenCount) }
+		cached, written := count(u.CacheReadInputTokens), count(u.CacheCreationInputTokens)
+		c.inputTokens = count(u.InputTokens) + cached + written
+		c.cachedInputTokens, c.cacheWriteInputTokens = cached, written
 		c.outputTokens = max(u.OutputTokens, 0)
 		c.usageKnown = true
 	}

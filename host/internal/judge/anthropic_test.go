@@ -252,6 +252,9 @@ func TestAnthropicFakeRefuses(t *testing.T) {
 func FuzzDecodeAnthropic(f *testing.F) {
 	f.Add([]byte(`{"type":"message","content":[{"type":"tool_use","name":"v","input":{"score":7}}],"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":2,"cache_read_input_tokens":1}}`))
 	f.Add([]byte(`{"type":"message","content":[{"type":"text","text":"7"}],"stop_reason":"max_tokens"}`))
+	f.Add([]byte(`{"type":"message","content":[{"type":"text","text":"7"}],"usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":900,"cache_read_input_tokens":-5}}`))
+	f.Add([]byte(`{"type":"message","content":[],"usage":{"input_tokens":9223372036854775807,"output_tokens":1,"cache_creation_input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807}}`))
+	f.Add([]byte(`{"type":"message","content":[],"usage":{"input_tokens":9223372036854775807,"output_tokens":1,"cache_read_input_tokens":1}}`))
 	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 	f.Add([]byte(`<html>bad gateway</html>`))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -262,8 +265,30 @@ func FuzzDecodeAnthropic(f *testing.F) {
 			}
 			return
 		}
-		if len(c.choices) != 1 || c.inputTokens < 0 || c.outputTokens < 0 || c.cachedInputTokens > c.inputTokens {
+		if len(c.choices) != 1 || c.inputTokens < 0 || c.outputTokens < 0 || c.cachedInputTokens < 0 || c.cacheWriteInputTokens < 0 ||
+			c.cachedInputTokens+c.cacheWriteInputTokens > c.inputTokens {
 			t.Fatalf("completion %+v", c)
 		}
 	})
+}
+
+// The system prompt, the static prefix of a kind's prompts, carries a
+// cache breakpoint, and the fake API receives it there (and nowhere
+// else); a request without a system prompt sets none.
+func TestAnthropicCacheBreakpointOnTheSystemPrompt(t *testing.T) {
+	h := anthropicHarness(t, nil)
+	h.srv.SetDefault(judgetest.Reply{Content: `{"reason": "fine", "score": 7}`})
+	req := abi.JudgeRequest{Messages: userRequest("grade this").Messages, Schema: []byte(verdictSchema), SchemaName: "verdict"}
+	mustOK(t, h.judge.Do(context.Background(), req))
+	mustOK(t, h.judge.Do(context.Background(), abi.JudgeRequest{Messages: []abi.Message{{Role: "user", Content: "no system"}}}))
+	reqs := h.srv.Requests()
+	if got := reqs[0].CacheBreakpoints; len(got) != 1 || got[0] != "system.0" {
+		t.Errorf("breakpoints = %v; want [system.0]", got)
+	}
+	if !strings.Contains(string(reqs[0].Body), `"cache_control":{"type":"ephemeral"}`) {
+		t.Errorf("body has no ephemeral cache_control: %s", reqs[0].Body)
+	}
+	if got := reqs[1].CacheBreakpoints; len(got) != 0 {
+		t.Errorf("breakpoints without a system prompt = %v; want none", got)
+	}
 }

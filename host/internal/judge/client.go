@@ -44,8 +44,11 @@ type completion struct {
 	inputTokens  int
 	outputTokens int
 	// cachedInputTokens of inputTokens were read from the provider's
-	// prompt cache (Anthropic's cache_read_input_tokens).
-	cachedInputTokens int
+	// prompt cache (OpenAI's prompt_tokens_details.cached_tokens,
+	// Anthropic's cache_read_input_tokens), cacheWriteInputTokens written
+	// to it (Anthropic's cache_creation_input_tokens).
+	cachedInputTokens     int
+	cacheWriteInputTokens int
 	// usageKnown is false when the reply had no usage block: the token
 	// counts are then the judge's estimates.
 	usageKnown bool

@@ -25,13 +25,13 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 	if err := j.checkSize(p, c); err != nil {
 		return completion{}, err
 	}
-	tokens := p.inputTokens + estimateExtra(c.extra) + p.maxTokens
+	estimate := p.inputTokens + estimateExtra(c.extra) + p.maxTokens
 	degraded := false
 	for {
 		if j.spendLimit > 0 && j.counters.usd() >= j.spendLimit {
 			return completion{}, j.errorf(abi.CodeBudget, false, "spend limit of $%.2f reached ($%.4f spent)", j.spendLimit, j.counters.usd())
 		}
-		release, aerr := j.acquire(ctx, tokens)
+		release, aerr := j.acquire(ctx, estimate)
 		if aerr != nil {
 			return completion{}, aerr
 		}
@@ -67,7 +67,7 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 			continue
 		}
 		j.counters.calls.Add(1)
-		u.add(0, 0, attempts, false)
+		u.add(tokens{}, attempts, false)
 		if degraded && f.kind == failRejected {
 			err.Message += "; the server had already rejected response_format " + string(p.mode) +
 				" for this request: if it takes no structured output at all, set supports_json_schema: false (and supports_json_mode: false)"
@@ -81,19 +81,20 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 // not zero, and a server that leaves usage out must not slip under the
 // spend limit.
 func (j *Judge) account(p *plan, c call, comp completion, attempts int, u *usage) {
-	in, out := comp.inputTokens, comp.outputTokens
+	t := tokens{in: comp.inputTokens, cached: comp.cachedInputTokens, written: comp.cacheWriteInputTokens, out: comp.outputTokens}
 	if !comp.usageKnown {
-		in, out = p.inputTokens+estimateExtra(c.extra), 0
+		t = tokens{in: p.inputTokens + estimateExtra(c.extra)}
 		for _, ch := range comp.choices {
-			out += estimateReply(ch)
+			t.out += estimateReply(ch)
 		}
 		j.counters.usageUnknown.Add(1)
 	}
-	u.add(in, out, attempts, !comp.usageKnown)
-	j.counters.inputTokens.Add(int64(in))
-	j.counters.cachedInputTokens.Add(int64(comp.cachedInputTokens))
-	j.counters.outputTokens.Add(int64(out))
-	j.counters.addUSD(j.Price(in, out))
+	u.add(t, attempts, !comp.usageKnown)
+	j.counters.inputTokens.Add(int64(t.in))
+	j.counters.cachedInputTokens.Add(int64(t.cached))
+	j.counters.cacheWriteInputTokens.Add(int64(t.written))
+	j.counters.outputTokens.Add(int64(t.out))
+	j.counters.addUSD(j.cost(t))
 }
 
 // acquire waits until one call estimated at tokens may start: on the

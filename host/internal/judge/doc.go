@@ -89,9 +89,14 @@
 //     replayed offline.
 //   - Identical requests in flight together make one upstream call; the
 //     caller that made it carries its cost, the others report USD 0.
-//   - Every response carries Usage (model, tokens, USD at the configured
-//     prices, latency, upstream calls, HTTP attempts, cache hit); Totals
-//     sums them for the judge, and Totals.Calls is the sum of Usage.Calls.
+//   - Every response carries Usage (model, tokens — of which read from and
+//     written to the provider's prompt cache —, USD, latency, upstream
+//     calls, HTTP attempts, cache hit); Totals sums them for the judge, and
+//     Totals.Calls is the sum of Usage.Calls. USD is at the judge's price
+//     (price.go): its config's price:, else its model's row of the
+//     built-in table (package pricing), each kind of input token at its
+//     rate; a judge with neither reports USD 0 and marks its calls
+//     Unpriced, never a cost it does not know.
 //     A reply without a usage block is counted at the judge's estimate and
 //     marked usage_unknown: unknown is not zero, and the spend limit holds.
 package judge

@@ -83,7 +83,8 @@ func (j *Judge) shared(ctx context.Context, p *plan, work func(context.Context, 
 		if st.claimed.CompareAndSwap(false, true) {
 			u := res.Val.(abi.JudgeResponse).Usage
 			resp.Usage = abi.Usage{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-				USD: u.USD, Calls: u.Calls, Attempts: u.Attempts, UsageUnknown: u.UsageUnknown}
+				USD: u.USD, Calls: u.Calls, Attempts: u.Attempts, UsageUnknown: u.UsageUnknown,
+				CachedInputTokens: u.CachedInputTokens, CacheWriteInputTokens: u.CacheWriteInputTokens, Unpriced: u.Unpriced}
 		}
 		return resp
 	}

@@ -48,6 +48,7 @@ type Judge struct {
 	provider   provider
 	schemas    schemaSet
 	counters   counters
+	price      PriceInfo
 
 	breaker       breaker
 	onUnavailable func(error)
@@ -109,6 +110,7 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 		slots:      make(slots, cfg.MaxConcurrency),
 		provider:   prov,
 		secrets:    secrets,
+		price:      resolvePrice(cfg),
 
 		onUnavailable: o.onUnavailable,
 		limiter:       o.limiter,

@@ -33,6 +33,9 @@ func decodeCompletion(contentType string, body []byte, need openaiwire.Need) (co
 	// empty prompt), as unknown as a missing one.
 	if u := wc.Usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
 		c.inputTokens, c.outputTokens = max(u.PromptTokens, 0), max(u.CompletionTokens, 0)
+		// A server's cached count is a part of its prompt count: more
+		// than all of it is not believed.
+		c.cachedInputTokens = min(max(u.CachedTokens, 0), c.inputTokens)
 		c.usageKnown = true
 	}
 	for i, ch := range wc.Choices {

@@ -2,7 +2,6 @@ package judge
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/score"
@@ -92,6 +91,9 @@ func addUsage(u *abi.Usage, o abi.Usage) {
 	u.Calls += o.Calls
 	u.Attempts += o.Attempts
 	u.UsageUnknown = u.UsageUnknown || o.UsageUnknown
+	u.CachedInputTokens += o.CachedInputTokens
+	u.CacheWriteInputTokens += o.CacheWriteInputTokens
+	u.Unpriced = u.Unpriced || o.Unpriced
 }
 
 // together makes the one call with n = len(missing) choices and turns
@@ -107,11 +109,7 @@ func (j *Judge) together(ctx context.Context, plans []*plan, missing []int) ([]a
 	first := plans[missing[0]]
 	comp, err := j.safelyComplete(ctx, first, call{n: len(missing), temperature: first.temperature}, &u)
 	u.mu.Lock()
-	spent := abi.Usage{
-		Model: j.cfg.Model, InputTokens: u.inputTokens, OutputTokens: u.outputTokens,
-		USD: j.Price(u.inputTokens, u.outputTokens), LatencyMS: float64(j.clock.Now().Sub(start)) / float64(time.Millisecond),
-		Calls: u.calls, Attempts: u.attempts, UsageUnknown: u.unknown,
-	}
+	spent := j.spent(&u, start)
 	u.mu.Unlock()
 	charged := false
 	charge := func(r *abi.JudgeResponse) {

@@ -84,7 +84,11 @@ type Config struct {
 	// context window (DefaultMaxInputTokens), or no check for a model
 	// Anvil does not know.
 	MaxInputTokens int `yaml:"max_input_tokens,omitempty" json:"max_input_tokens,omitempty"`
-	// Price converts tokens to USD.
+	// Price converts tokens to USD. When it sets any rate it is the
+	// judge's price; otherwise the judge takes its provider and model's
+	// row of the built-in price table (host/internal/pricing), and a
+	// model the table does not know has no price (no USD, and the summary
+	// says why).
 	Price Price `yaml:"price,omitempty" json:"price,omitempty"`
 	// SupportsLogprobs says the server returns token log-probabilities.
 	SupportsLogprobs bool `yaml:"supports_logprobs,omitempty" json:"supports_logprobs,omitempty"`
@@ -126,6 +130,30 @@ type Config struct {
 type Price struct {
 	InputPerMillion  float64 `yaml:"input_per_million,omitempty" json:"input_per_million,omitempty"`
 	OutputPerMillion float64 `yaml:"output_per_million,omitempty" json:"output_per_million,omitempty"`
+	// CachedInputPerMillion prices input tokens the provider served from
+	// its prompt cache (OpenAI's cached_tokens, Anthropic's
+	// cache_read_input_tokens); 0 prices them as input.
+	CachedInputPerMillion float64 `yaml:"cached_input_per_million,omitempty" json:"cached_input_per_million,omitempty"`
+	// CacheWritePerMillion prices input tokens written to the provider's
+	// prompt cache (Anthropic's cache_creation_input_tokens); 0 prices
+	// them as input.
+	CacheWritePerMillion float64 `yaml:"cache_write_per_million,omitempty" json:"cache_write_per_million,omitempty"`
+}
+
+// Set says the price sets a rate: a configured price replaces the price
+// table's row.
+func (p Price) Set() bool { return p != Price{} }
+
+// WithDefaults is the price with the cached and cache-write rates the
+// input rate where they are not set.
+func (p Price) WithDefaults() Price {
+	if p.CachedInputPerMillion == 0 {
+		p.CachedInputPerMillion = p.InputPerMillion
+	}
+	if p.CacheWritePerMillion == 0 {
+		p.CacheWritePerMillion = p.InputPerMillion
+	}
+	return p
 }
 
 // WithDefaults returns the config with zero values replaced by defaults.
@@ -210,6 +238,12 @@ func (c Config) Validate() error {
 	}
 	if c.Price.OutputPerMillion < 0 {
 		bad("price.output_per_million", "must not be negative")
+	}
+	if c.Price.CachedInputPerMillion < 0 {
+		bad("price.cached_input_per_million", "must not be negative")
+	}
+	if c.Price.CacheWritePerMillion < 0 {
+		bad("price.cache_write_per_million", "must not be negative")
 	}
 	if c.MaxTopLogprobs < 0 || c.MaxTopLogprobs > 20 {
 		bad("max_top_logprobs", "%d is outside 0..20", c.MaxTopLogprobs)

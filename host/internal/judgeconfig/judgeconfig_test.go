@@ -20,6 +20,8 @@ func TestValidateNamesFields(t *testing.T) {
 		{"negative limits", func(c *Config) { c.MaxConcurrency = -1; c.RequestsPerMinute = -1; c.TokensPerMinute = -2 },
 			[]string{"max_concurrency:", "requests_per_minute:", "tokens_per_minute:"}},
 		{"price", func(c *Config) { c.Price.InputPerMillion = -1 }, []string{"price.input_per_million:"}},
+		{"cache prices", func(c *Config) { c.Price.CachedInputPerMillion = -1; c.Price.CacheWritePerMillion = -1 },
+			[]string{"price.cached_input_per_million:", "price.cache_write_per_million:"}},
 		{"top logprobs", func(c *Config) { c.MaxTopLogprobs = 21 }, []string{"max_top_logprobs: 21 is outside 0..20"}},
 		{"temperature", func(c *Config) { c.Temperature = &hot }, []string{"temperature: 3 is outside 0..2"}},
 	}
@@ -97,5 +99,24 @@ func TestDefaultMaxInputTokens(t *testing.T) {
 		if got := DefaultMaxInputTokens(tc.model); got != tc.want {
 			t.Errorf("DefaultMaxInputTokens(%q) = %d; want %d", tc.model, got, tc.want)
 		}
+	}
+}
+
+// A price that sets a rate is the judge's; its cached and cache-write
+// rates default to the input rate.
+func TestPriceDefaults(t *testing.T) {
+	if (Price{}).Set() {
+		t.Error("an empty price is set")
+	}
+	p := Price{InputPerMillion: 2, OutputPerMillion: 8}
+	if !p.Set() {
+		t.Error("a price with rates is not set")
+	}
+	if got := p.WithDefaults(); got != (Price{InputPerMillion: 2, OutputPerMillion: 8, CachedInputPerMillion: 2, CacheWritePerMillion: 2}) {
+		t.Errorf("WithDefaults = %+v", got)
+	}
+	p.CachedInputPerMillion = 0.5
+	if got := p.WithDefaults(); got.CachedInputPerMillion != 0.5 || got.CacheWritePerMillion != 2 {
+		t.Errorf("WithDefaults = %+v", got)
 	}
 }

@@ -91,6 +91,9 @@ type page struct {
 	InputTokens  int
 	OutputTokens int
 	USD          string
+	// CostNote is the cost's detail: the share of input served from the
+	// providers' prompt caches, and whether some calls had no price.
+	CostNote     string
 	JudgeErrors  int
 	PluginErrors int
 	MetricErrors int
@@ -120,16 +123,19 @@ type metricView struct {
 	Calls, CacheHits, Tokens int
 	Replayed                 int
 	USD                      string
-	Gate                     string
-	GateClass                string
-	SkipNote                 string
-	FailedCases              []caseLink
-	MoreFailed               int
-	ErrorKinds               string
-	Prepare                  *prepareView
-	HasNotes                 bool
-	NoResults                bool // prepared, but no case results of its own (a dag's child metric)
-	Gated                    bool
+	// PerCase is USD per verified case; Cached the share of input served
+	// from the providers' prompt caches.
+	PerCase, Cached string
+	Gate            string
+	GateClass       string
+	SkipNote        string
+	FailedCases     []caseLink
+	MoreFailed      int
+	ErrorKinds      string
+	Prepare         *prepareView
+	HasNotes        bool
+	NoResults       bool // prepared, but no case results of its own (a dag's child metric)
+	Gated           bool
 }
 
 type caseLink struct{ ID, Anchor string }
@@ -273,6 +279,10 @@ func buildPage(s *results.Summary, cases []results.CaseResult) *page {
 	if s.Judge.UsageUnknown > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d judge request(s) had no usage in the reply: their tokens and cost are estimated from the text", s.Judge.UsageUnknown))
 	}
+	for _, why := range s.Unpriced {
+		p.Notes = append(p.Notes, "No USD for "+why)
+	}
+	p.CostNote = costNote(s.Judge, s.CachedInputShare)
 
 	anchors := make(map[string]string, len(cases))
 	for i, c := range cases {
@@ -291,7 +301,13 @@ func buildPage(s *results.Summary, cases []results.CaseResult) *page {
 			Threshold: fmt.Sprintf("%.2f", m.Threshold), Passed: m.Passed, Failed: m.Failed, Errors: m.Errors,
 			Skipped: m.Skipped, Modes: modes(m.ScoreModes), Calls: m.Judge.Calls, CacheHits: m.Judge.CacheHits,
 			Replayed: m.Judge.Replayed,
-			Tokens:   m.Judge.InputTokens + m.Judge.OutputTokens, USD: usd(m.Judge.USD), Gated: m.Gated,
+			Tokens:   m.Judge.InputTokens + m.Judge.OutputTokens, USD: metricUSD(m), Gated: m.Gated,
+		}
+		if m.USDPerVerifiedCase != nil {
+			mv.PerCase = perCase(m.USDPerVerifiedCase) + "/verified case"
+		}
+		if m.Judge.CachedInputTokens > 0 {
+			mv.Cached = pct(m.CachedInputShare) + " of input cached"
 		}
 		mv.Anchor = "metric-" + strconv.Itoa(len(p.Metrics)+1)
 		mv.Gate, mv.GateClass = gate(m)
@@ -719,4 +735,17 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// costNote details the run's cost: its cached share of input, and that
+// some calls had no price.
+func costNote(u results.JudgeUsage, share *float64) string {
+	var parts []string
+	if u.CachedInputTokens > 0 {
+		parts = append(parts, pct(share)+" of input tokens served from the providers' prompt caches")
+	}
+	if u.Unpriced > 0 {
+		parts = append(parts, fmt.Sprintf("at least: %d request(s) had no price", u.Unpriced))
+	}
+	return strings.Join(parts, " · ")
 }

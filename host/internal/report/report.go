@@ -48,15 +48,16 @@ func TableWith(w io.Writer, s *results.Summary, o TableOptions) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "METRIC\tKIND\tN\tMEAN\tP50\tPASS RATE\tTHRESH\tPASS\tFAIL\tERR\tSKIP\tMODES\tCALLS\tTOKENS\tUSD\tGATE")
+	fmt.Fprintln(tw, "METRIC\tKIND\tN\tMEAN\tP50\tPASS RATE\tTHRESH\tPASS\tFAIL\tERR\tSKIP\tMODES\tCALLS\tTOKENS\tCACHED\tUSD\tUSD/CASE\tGATE")
 	for _, m := range s.Metrics {
 		// GATE is the last column: its colour codes do not shift the
 		// alignment of the columns before it.
 		label, class := gate(m)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n",
 			m.Metric, m.Kind, m.N, num(m.Mean), num(m.P50), pct(m.PassRate), m.Threshold,
 			m.Passed, m.Failed, m.Errors, m.Skipped, modes(m.ScoreModes),
-			m.Judge.Calls, m.Judge.InputTokens+m.Judge.OutputTokens, usd(m.Judge.USD), o.paint(label, class))
+			m.Judge.Calls, m.Judge.InputTokens+m.Judge.OutputTokens, pct(m.CachedInputShare), metricUSD(m),
+			perCase(m.USDPerVerifiedCase), o.paint(label, class))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -73,6 +74,9 @@ func TableWith(w io.Writer, s *results.Summary, o TableOptions) error {
 	if u := s.Judge.UsageUnknown; u > 0 {
 		fmt.Fprintf(w, "note: %d judge request(s) had no usage in the reply: their tokens and USD are estimated from the text\n", u)
 	}
+	for _, why := range s.Unpriced {
+		fmt.Fprintf(w, "note: no USD for %s\n", why)
+	}
 	if c := s.Cache; c != nil {
 		if c.Error != "" {
 			fmt.Fprintf(w, "note: cache: %s\n", c.Error)
@@ -86,7 +90,7 @@ func TableWith(w io.Writer, s *results.Summary, o TableOptions) error {
 	}
 	_, err := fmt.Fprintf(w, "\n%d cases · %d judge calls (%d requests, %s%d HTTP attempts) · %d tokens · %s · judge errors %d · plugin errors %d · metric errors %d · %s\n",
 		s.Cases, s.Judge.Calls, s.Judge.Requests, answeredWithoutCalls(s.Judge), s.Judge.Attempts,
-		s.Judge.InputTokens+s.Judge.OutputTokens, usd(s.Judge.USD),
+		s.Judge.InputTokens+s.Judge.OutputTokens, runUSD(s),
 		s.JudgeErrors, s.PluginErrors, s.MetricErrors, o.paint(strings.ToUpper(s.Verdict), verdictClass(s.Verdict)))
 	return err
 }
@@ -120,6 +124,36 @@ func pct(v *float64) string {
 }
 
 func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
+
+// metricUSD is a metric's USD, marked "+" when some of its calls had no
+// price (it is then a lower bound).
+func metricUSD(m results.MetricSummary) string {
+	if m.Judge.Unpriced > 0 {
+		return usd(m.Judge.USD) + "+"
+	}
+	return usd(m.Judge.USD)
+}
+
+// runUSD is the run's USD with its cached share, marked as metricUSD does.
+func runUSD(s *results.Summary) string {
+	out := usd(s.Judge.USD)
+	if s.Judge.Unpriced > 0 {
+		out += "+ (some calls unpriced)"
+	}
+	if c := s.CachedInputShare; c != nil && s.Judge.CachedInputTokens > 0 {
+		out += fmt.Sprintf(" · %.1f%% of input cached", *c*100)
+	}
+	return out
+}
+
+// perCase is a USD per verified case, to six decimals (a cheap judge's
+// is a fraction of a cent).
+func perCase(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("$%.6f", *v)
+}
 
 func modes(m map[string]int) string {
 	if len(m) == 0 {

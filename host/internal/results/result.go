@@ -114,6 +114,25 @@ type JudgeUsage struct {
 	OutputTokens int     `json:"output_tokens"`
 	USD          float64 `json:"usd"`
 	UsageUnknown int     `json:"usage_unknown,omitzero"`
+	// CachedInputTokens of InputTokens were served from the provider's
+	// prompt cache and CacheWriteInputTokens written to it, as the
+	// provider reported them; USD priced each at its rate.
+	CachedInputTokens     int `json:"cached_input_tokens,omitzero"`
+	CacheWriteInputTokens int `json:"cache_write_input_tokens,omitzero"`
+	// Unpriced counts requests that made calls on a judge without a price
+	// (a model not in the price table, no price: in its config): USD
+	// leaves them out, so it is then a lower bound.
+	Unpriced int `json:"unpriced,omitzero"`
+}
+
+// CachedShare is the share of input tokens served from the provider's
+// prompt cache, rounded to four decimals; nil when no input was counted.
+func (u JudgeUsage) CachedShare() *float64 {
+	if u.InputTokens <= 0 {
+		return nil
+	}
+	v := Round4(float64(u.CachedInputTokens) / float64(u.InputTokens))
+	return &v
 }
 
 // Add counts one response; replayed says its judge answers from a
@@ -134,6 +153,11 @@ func (u *JudgeUsage) Add(r abi.Usage, replayed bool) {
 	u.InputTokens += r.InputTokens
 	u.OutputTokens += r.OutputTokens
 	u.USD += r.USD
+	u.CachedInputTokens += r.CachedInputTokens
+	u.CacheWriteInputTokens += r.CacheWriteInputTokens
+	if r.Unpriced {
+		u.Unpriced++
+	}
 }
 
 // Merge adds o's counts to u's.
@@ -147,6 +171,9 @@ func (u *JudgeUsage) Merge(o JudgeUsage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.USD += o.USD
+	u.CachedInputTokens += o.CachedInputTokens
+	u.CacheWriteInputTokens += o.CacheWriteInputTokens
+	u.Unpriced += o.Unpriced
 }
 
 // Spread is how one judge's repeated scorings of a case (samples: N) fall.

@@ -33,14 +33,23 @@ type Summary struct {
 	// Unverified says why the gate could not verify the run.
 	Unverified []string `json:"unverified,omitempty"`
 	// Incomplete is set when the run stopped before the dataset's end.
-	Incomplete *Incomplete      `json:"incomplete,omitempty"`
-	Metrics    []MetricSummary  `json:"metrics"`
-	Judge      JudgeUsage       `json:"judge"`
-	Judges     []JudgeReport    `json:"judges,omitempty"`
-	Prepare    []PrepareSummary `json:"prepare,omitempty"`
-	Cache      *CacheReport     `json:"cache,omitempty"`
-	Resume     *ResumeReport    `json:"resume,omitempty"`
-	FieldGaps  []FieldGap       `json:"field_gaps,omitempty"`
+	Incomplete *Incomplete     `json:"incomplete,omitempty"`
+	Metrics    []MetricSummary `json:"metrics"`
+	Judge      JudgeUsage      `json:"judge"`
+	// CachedInputShare is the share of the run's input tokens the
+	// providers served from their prompt caches (Judge's
+	// cached_input_tokens over input_tokens); absent when no input was
+	// counted.
+	CachedInputShare *float64 `json:"cached_input_share,omitempty"`
+	// Unpriced says, per judge whose calls have no USD (its model is not
+	// in the price table and its config sets no price:), why: the run's
+	// and its metrics' USD are then lower bounds.
+	Unpriced  []string         `json:"unpriced,omitempty"`
+	Judges    []JudgeReport    `json:"judges,omitempty"`
+	Prepare   []PrepareSummary `json:"prepare,omitempty"`
+	Cache     *CacheReport     `json:"cache,omitempty"`
+	Resume    *ResumeReport    `json:"resume,omitempty"`
+	FieldGaps []FieldGap       `json:"field_gaps,omitempty"`
 	// Graphs outline each dag metric's graph, so a report draws it and the
 	// path each case took without the config.
 	Graphs []dag.Outline `json:"graphs,omitempty"`
@@ -87,6 +96,27 @@ type JudgeReport struct {
 	// Note is the operator-facing line about it (what the recording is, how
 	// to configure the judge).
 	Note string `json:"note,omitempty"`
+	// Price is where the judge's USD comes from.
+	Price *JudgePrice `json:"price,omitempty"`
+}
+
+// JudgePrice is a judge's price: USD per million tokens and where it
+// comes from.
+type JudgePrice struct {
+	// Source is "table" (the built-in price table's row), "config" (the
+	// judge's price:) or "none" (no price: no USD is counted; Why says
+	// why).
+	Source                string  `json:"source"`
+	InputPerMillion       float64 `json:"input_per_million,omitzero"`
+	CachedInputPerMillion float64 `json:"cached_input_per_million,omitzero"`
+	CacheWritePerMillion  float64 `json:"cache_write_per_million,omitzero"`
+	OutputPerMillion      float64 `json:"output_per_million,omitzero"`
+	// TableModel, URL and AsOf are the table row's model, the page its
+	// price is read from and the date it is known to hold.
+	TableModel string `json:"table_model,omitempty"`
+	URL        string `json:"url,omitempty"`
+	AsOf       string `json:"as_of,omitempty"`
+	Why        string `json:"why,omitempty"`
 }
 
 // CacheReport is the state of the judge cache over the run.
@@ -103,7 +133,11 @@ type CacheReport struct {
 // retries will not fix, so it outranks unverified); unverified if a gated
 // metric verified nothing or errored above its max_error_rate, or the
 // dataset had no cases; passed otherwise.
+//
+// It also derives the run's cached-input share from its judge totals, as
+// they stand once the caller has merged all the run's work into them.
 func (s *Summary) Decide(incomplete *Incomplete) {
+	s.CachedInputShare = s.Judge.CachedShare()
 	s.Incomplete = incomplete
 	failed := false
 	s.Unverified = nil
@@ -179,6 +213,13 @@ type MetricSummary struct {
 	// Judge is the metric's judge work: its cases' and its once-per-run
 	// prepare's (G-Eval's steps), as estimate's row counts it.
 	Judge JudgeUsage `json:"judge"`
+	// USDPerVerifiedCase is Judge's USD over the cases scored (verified:
+	// passed or failed against the threshold, or scored ungated); absent
+	// when nothing was scored or some calls had no price (Unpriced).
+	USDPerVerifiedCase *float64 `json:"usd_per_verified_case,omitempty"`
+	// CachedInputShare is the share of Judge's input tokens served from
+	// the providers' prompt caches; absent when no input was counted.
+	CachedInputShare *float64 `json:"cached_input_share,omitempty"`
 	// SkipReason is why the first skipped case was skipped (a missing
 	// field, or no judge configured).
 	SkipReason string `json:"skip_reason,omitempty"`
@@ -392,7 +433,17 @@ func (ms *MetricSummary) finish() {
 	ms.finishCascade()
 	ms.scores = nil
 	ms.gate()
+	ms.CachedInputShare = ms.Judge.CachedShare()
+	ms.USDPerVerifiedCase = nil
+	if ms.Scored > 0 && ms.Judge.Unpriced == 0 {
+		v := RoundUSD(ms.Judge.USD / float64(ms.Scored))
+		ms.USDPerVerifiedCase = &v
+	}
 }
+
+// RoundUSD rounds a derived USD figure to a millionth of a dollar: four
+// decimals would round a cheap judge's cost per case to zero.
+func RoundUSD(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // Round4 rounds v to four decimals, as every figure a result or a summary
 // derives is rounded.

@@ -34,11 +34,13 @@ type Completion struct {
 }
 
 // Usage is the server's token count. PromptTokens includes the tokens it
-// served from its prompt cache (OpenAI's usage.prompt_tokens_details.
-// cached_tokens is a part of it, not an addition).
+// served from its prompt cache: CachedTokens (OpenAI's and Azure's
+// usage.prompt_tokens_details.cached_tokens is a part of prompt_tokens,
+// not an addition).
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
+	CachedTokens     int
 }
 
 // Choice is one generated reply.
@@ -83,8 +85,11 @@ type tokenList interface {
 type wireCompletion[L tokenList] struct {
 	Choices []wireChoice[L] `json:"choices"`
 	Usage   *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	// Error is set by servers that report a failure with HTTP 200.
 	Error jsontext.Value `json:"error"`
@@ -116,6 +121,9 @@ func decode[L tokenList](body []byte) (Completion, error) {
 	c := Completion{Choices: make([]Choice, len(w.Choices))}
 	if w.Usage != nil {
 		c.Usage = &Usage{PromptTokens: w.Usage.PromptTokens, CompletionTokens: w.Usage.CompletionTokens}
+		if d := w.Usage.PromptTokensDetails; d != nil {
+			c.Usage.CachedTokens = d.CachedTokens
+		}
 	}
 	// Servers need not return choices in index order.
 	slices.SortStableFunc(w.Choices, func(a, b wireChoice[L]) int { return a.Index - b.Index })

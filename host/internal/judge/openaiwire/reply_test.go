@@ -291,7 +291,9 @@ func TestDecodeUsage(t *testing.T) {
 		body string
 		want *Usage
 	}{
-		{`{` + choices + `, "usage": {"prompt_tokens": 412, "completion_tokens": 36, "total_tokens": 448, "prompt_tokens_details": {"cached_tokens": 384, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}}`, &Usage{PromptTokens: 412, CompletionTokens: 36}},
+		{`{` + choices + `, "usage": {"prompt_tokens": 412, "completion_tokens": 36, "total_tokens": 448, "prompt_tokens_details": {"cached_tokens": 384, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}}`, &Usage{PromptTokens: 412, CompletionTokens: 36, CachedTokens: 384}},
+		{`{` + choices + `, "usage": {"prompt_tokens": 412, "completion_tokens": 36, "prompt_tokens_details": null}}`, &Usage{PromptTokens: 412, CompletionTokens: 36}},
+		{`{` + choices + `, "usage": {"prompt_tokens": 412, "completion_tokens": 36, "prompt_tokens_details": {}}}`, &Usage{PromptTokens: 412, CompletionTokens: 36}},
 		{`{` + choices + `, "usage": {"prompt_tokens": 3}}`, &Usage{PromptTokens: 3}},
 		{`{` + choices + `, "usage": {}}`, &Usage{}},
 		{`{` + choices + `, "usage": null}`, nil},
@@ -305,6 +307,9 @@ func TestDecodeUsage(t *testing.T) {
 	}
 	if _, err := Decode([]byte(`{`+choices+`, "usage": {"prompt_tokens": 1.5}}`), NeedScore); err == nil {
 		t.Error("a fractional token count was taken")
+	}
+	if _, err := Decode([]byte(`{`+choices+`, "usage": {"prompt_tokens": 4, "prompt_tokens_details": {"cached_tokens": "2"}}}`), NeedScore); err == nil {
+		t.Error("a cached_tokens string was taken")
 	}
 }
 
