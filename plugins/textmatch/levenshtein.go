@@ -2,19 +2,19 @@ package textmatch
 
 import "fmt"
 
-// MaxLevenshteinRunes bounds each side of a Levenshtein comparison, after
-// their common prefix and suffix are set aside: the table costs time in
-// the product of the lengths (10^7.4 cells at the bound), and a Wasm
-// guest's time is metered, so a longer text is refused with an error that
-// says so rather than left to run into the call's deadline.
-const MaxLevenshteinRunes = 5000
+// MaxLevenshteinCells bounds a Levenshtein comparison's table: one cell
+// per pair of characters of the two texts, after their common prefix and
+// suffix are set aside (5000 × 5000). Its time grows with the product and
+// a Wasm guest's time is metered, so a larger comparison is refused with
+// an error that says so rather than left to run into the call's deadline.
+const MaxLevenshteinCells = 5000 * 5000
 
 // Levenshtein is the edit distance between a and b in characters
 // (runes): the fewest single-character insertions, deletions and
 // substitutions that turn one into the other. n is the longer one's length
 // in characters, so 1 − d/n is their normalised similarity (and d ≤ n).
-// It fails when a side, less the common prefix and suffix, is longer than
-// MaxLevenshteinRunes.
+// It fails when the texts, less their common prefix and suffix, need a
+// table of more than MaxLevenshteinCells.
 func Levenshtein(a, b string) (d, n int, err error) {
 	ra, rb := []rune(a), []rune(b)
 	n = max(len(ra), len(rb))
@@ -26,9 +26,12 @@ func Levenshtein(a, b string) (d, n int, err error) {
 	for len(ra) > 0 && len(rb) > 0 && ra[len(ra)-1] == rb[len(rb)-1] {
 		ra, rb = ra[:len(ra)-1], rb[:len(rb)-1]
 	}
-	if len(ra) > MaxLevenshteinRunes || len(rb) > MaxLevenshteinRunes {
-		return 0, n, fmt.Errorf("texts differ over %d and %d characters; the limit is %d on a side (the table grows with their product)",
-			len(ra), len(rb), MaxLevenshteinRunes)
+	if len(ra) == 0 || len(rb) == 0 {
+		return len(ra) + len(rb), n, nil // insert or delete the rest
+	}
+	if int64(len(ra))*int64(len(rb)) > MaxLevenshteinCells {
+		return 0, n, fmt.Errorf("texts differ over %d and %d characters, a table of %d cells; the limit is %d (5000 × 5000)",
+			len(ra), len(rb), int64(len(ra))*int64(len(rb)), MaxLevenshteinCells)
 	}
 	if len(ra) < len(rb) {
 		ra, rb = rb, ra // the row is the shorter side

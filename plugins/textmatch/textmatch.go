@@ -6,8 +6,8 @@
 //
 // Invariants: nothing here allocates or runs in proportion to more than
 // its inputs, and the costly operations are bounded: a pattern is at most
-// MaxPatternBytes, the Levenshtein table at most MaxLevenshteinRunes on a
-// side (past it an error, never a slow answer). Offsets and lengths are
+// MaxPatternBytes, the Levenshtein table at most MaxLevenshteinCells
+// (past it an error, never a slow answer). Offsets and lengths are
 // counted in characters (runes) where a reader sees them, and invalid
 // UTF-8 counts one character per bad byte, as Go's range loop does. The
 // package is linked into Wasm guests, so it uses only the standard

@@ -47,8 +47,11 @@ func TestLevenshteinBound(t *testing.T) {
 	if d, n, err := Levenshtein(long+"x"+long, long+"y"+long); err != nil || d != 1 || n != 200_001 {
 		t.Errorf("long texts, one substitution: %d, %d, %v; want 1, 200001, nil", d, n, err)
 	}
-	a, b := strings.Repeat("ab", MaxLevenshteinRunes), strings.Repeat("ba", MaxLevenshteinRunes)
-	if _, _, err := Levenshtein(a, b); err == nil || !strings.Contains(err.Error(), "limit is 5000") {
+	if d, n, err := Levenshtein(long, "b"); err != nil || d != 100_000 || n != 100_000 {
+		t.Errorf("a long text and a short one: %d, %d, %v; want 100000, 100000, nil", d, n, err)
+	}
+	a, b := strings.Repeat("ab", 3000), strings.Repeat("ba", 3000)
+	if _, _, err := Levenshtein(a, b); err == nil || !strings.Contains(err.Error(), "a table of 36000000 cells; the limit is 25000000") {
 		t.Errorf("two long different texts: err %v; want the limit named", err)
 	}
 }
@@ -220,5 +223,16 @@ func TestClip(t *testing.T) {
 	}
 	if got := Clip("short", 5); got != "short" {
 		t.Errorf("Clip = %q", got)
+	}
+}
+
+// BenchmarkLevenshteinBound: the largest comparison Levenshtein accepts,
+// two 5000-character texts that share no end.
+func BenchmarkLevenshteinBound(b *testing.B) {
+	x, y := strings.Repeat("ab", 2500), strings.Repeat("ba", 2500)
+	for b.Loop() {
+		if _, _, err := Levenshtein(x, y); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
