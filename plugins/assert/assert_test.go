@@ -19,7 +19,9 @@ func measure(kind, cfg string, threshold float64, c abi.TestCase) *abi.MeasureRe
 
 func out(s string) abi.TestCase { return abi.TestCase{ID: "c1", ActualOutput: s} }
 
-func outExp(s, e string) abi.TestCase { return abi.TestCase{ID: "c1", ActualOutput: s, ExpectedOutput: e} }
+func outExp(s, e string) abi.TestCase {
+	return abi.TestCase{ID: "c1", ActualOutput: s, ExpectedOutput: e}
+}
 
 // TestTextKinds: each kind's score on hand-picked cases, worked out from
 // its definition (docs/metrics.md), with the reason it gives.
