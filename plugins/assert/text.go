@@ -109,9 +109,12 @@ func containsKind(name string, fold bool) *sdk.MetricKind[ValueConfig] {
 		Prepare:        checkOnly[ValueConfig],
 		Measure: func(_ context.Context, _ sdk.Host, c *ValueConfig, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
 			ok := textmatch.Contains(req.Case.ActualOutput, c.Value, fold)
-			reason := "actual_output contains " + textmatch.Quote([]byte(textmatch.Clip(c.Value, 80)))
+			reason := "actual_output " + how + " " + textmatch.Quote([]byte(textmatch.Clip(c.Value, 80)))
 			if !ok {
 				reason = "actual_output does not contain " + textmatch.Quote([]byte(textmatch.Clip(c.Value, 80)))
+				if fold {
+					reason += ", ignoring case"
+				}
 			}
 			return result(req, binaryScore(ok), false, reason, nil)
 		},
