@@ -65,3 +65,31 @@ func TestJSONCorrectnessDetails(t *testing.T) {
 		t.Errorf("reason %q", res.Reason)
 	}
 }
+
+// FuzzJSONCorrectness: whatever actual_output holds, json_correctness
+// scores 0 or 1 and never errs; 1 only for text that is one JSON value
+// satisfying the schema, which is_json then calls JSON too.
+func FuzzJSONCorrectness(f *testing.F) {
+	for _, s := range []string{`{"city":"Paris","population":1}`, `{"city":"Paris","population":1,"population":2}`, `[`, `"\ud800"`,
+		"{\"city\":\"\xff\",\"population\":1}", `{"city":"P","population":1e400}`, `{"city":"P","population":1.0}`, ` {"city":"P","population":0} `} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if text == "" {
+			return // a case without actual_output is skipped, not measured
+		}
+		res := measure(assert.KindJSONCorrectness, citySchema, 0.5, out(text))
+		if res.Error != nil || res.Score == nil || (*res.Score != 0 && *res.Score != 1) {
+			t.Fatalf("%q: score %v error %+v", text, res.Score, res.Error)
+		}
+		if *res.Score == 1 {
+			if !json.Valid([]byte(text)) || !strings.Contains(text, "city") {
+				t.Fatalf("%q satisfies the schema but is not JSON with a city", text)
+			}
+		}
+		isJSON := measure(assert.KindIsJSON, `{}`, 0.5, out(text))
+		if *res.Score == 1 && *isJSON.Score != 1 {
+			t.Fatalf("%q satisfies the schema but is_json says %v", text, *isJSON.Score)
+		}
+	})
+}
