@@ -39,7 +39,7 @@ const maxTools = 1000
 // ToolCorrectnessConfig configures tool_correctness. Every field is
 // optional; the threshold is the metric's threshold.
 type ToolCorrectnessConfig struct {
-	EvaluationParams       []string `json:"evaluation_params,omitempty" jsonschema_description:"What is compared besides the tool's name (which always is): input_parameters (the calls' arguments; partial credit for the share of matching keys, as DeepEval) and output (the calls' outputs, equal or not). \"tool\" may be listed and changes nothing."`
+	EvaluationParams       []string `json:"evaluation_params,omitempty" jsonschema:"enum=tool,enum=input_parameters,enum=output" jsonschema_description:"What is compared besides the tool's name (which always is): input_parameters (the calls' arguments; partial credit for the share of matching keys, as DeepEval) and output (the calls' outputs, equal or not). \"tool\" may be listed and changes nothing."`
 	ShouldConsiderOrdering bool     `json:"should_consider_ordering,omitempty" jsonschema_description:"Score the expected tools called in the expected order: the weighted longest common subsequence of the two lists over the number of expected tools."`
 	ShouldExactMatch       bool     `json:"should_exact_match,omitempty" jsonschema_description:"Score 1 only when the calls are exactly the expected ones in the same order (names and every compared evaluation_param), else 0. Takes precedence over should_consider_ordering."`
 	StrictMode             bool     `json:"strict_mode,omitempty" jsonschema_description:"Score 1 only when the score would be 1, else 0; the threshold is forced to 1."`
