@@ -74,4 +74,16 @@ func TestAssertionsExample(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "bad", "results.jsonl")); err == nil {
 		t.Error("a run with a bad pattern wrote results")
 	}
+
+	// A schema that refers outside itself is refused by validate, naming
+	// the field; nothing is fetched (the URL is a closed loopback port).
+	cfg = strings.Replace(string(mustRead(t, filepath.Join(dir, "anvil.yaml"))), "        type: object\n", "        $ref: 'http://127.0.0.1:9/city.json'\n", 1)
+	if err := os.WriteFile(filepath.Join(dir, "ref.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := runBinary(t, dir, nil, "validate", "-c", "ref.yaml")
+	if v.code == exitOK || !strings.Contains(v.stderr, `metric answer-schema: params.schema: schema does not compile`) ||
+		!strings.Contains(v.stderr, `reference to "http://127.0.0.1:9/city.json" outside the schema`) {
+		t.Errorf("remote $ref: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
 }
