@@ -2,6 +2,7 @@ package assert_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -189,4 +190,21 @@ func FuzzToolCorrectness(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkToolCorrectnessBound: the largest lists tool_correctness
+// accepts (1000 a side, one name, arguments compared), ordered — the
+// table's every cell is a pair to compare.
+func BenchmarkToolCorrectnessBound(b *testing.B) {
+	list := make([]abi.ToolCall, 1000)
+	for i := range list {
+		list[i] = call("search", `{"q":"paris","page":`+strconv.Itoa(i)+`}`)
+	}
+	c := toolCase(list, list)
+	for b.Loop() {
+		res := measure(assert.KindToolCorrectness, `{"should_consider_ordering":true,"evaluation_params":["input_parameters"]}`, 0.5, c)
+		if res.Error != nil || *res.Score != 1 {
+			b.Fatalf("%+v", res)
+		}
+	}
 }
