@@ -2,10 +2,12 @@ package assert
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -143,23 +145,19 @@ func JSONCorrectnessKind() *sdk.MetricKind[JSONCorrectnessConfig] {
 }
 
 // schemaErrors lists the leaves of a validation error — the keywords
-// that failed, not the subschemas holding them — at most maxSchemaErrors
-// of them, in the library's order.
+// that failed, not the subschemas holding them — sorted by instance
+// location, keyword location and message (the library visits an
+// object's properties in map order, which varies from run to run), at
+// most maxSchemaErrors of them.
 func schemaErrors(ve *jsonschema.ValidationError) (out []SchemaError, truncated bool) {
 	p := message.NewPrinter(language.English)
-	var walk func(e *jsonschema.ValidationError) bool
-	walk = func(e *jsonschema.ValidationError) bool {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				if !walk(c) {
-					return false
-				}
-			}
-			return true
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		for _, c := range e.Causes {
+			walk(c)
 		}
-		if len(out) == maxSchemaErrors {
-			truncated = true
-			return false
+		if len(e.Causes) > 0 {
+			return
 		}
 		kw := ""
 		if _, frag, ok := strings.Cut(e.SchemaURL, "#"); ok {
@@ -170,10 +168,16 @@ func schemaErrors(ve *jsonschema.ValidationError) (out []SchemaError, truncated 
 			KeywordLocation:  kw + pointer(e.ErrorKind.KeywordPath()),
 			Message:          e.ErrorKind.LocalizedString(p),
 		})
-		return true
 	}
 	walk(ve)
-	return out, truncated
+	slices.SortFunc(out, func(a, b SchemaError) int {
+		return cmp.Or(strings.Compare(a.InstanceLocation, b.InstanceLocation),
+			strings.Compare(a.KeywordLocation, b.KeywordLocation), strings.Compare(a.Message, b.Message))
+	})
+	if len(out) > maxSchemaErrors {
+		return out[:maxSchemaErrors], true
+	}
+	return out, false
 }
 
 // pointer writes tokens as a JSON pointer (RFC 6901).

@@ -93,3 +93,20 @@ func FuzzJSONCorrectness(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONCorrectnessDeterministic: the violations are listed in one
+// order on every call, though the validator visits an object's
+// properties in map order.
+func TestJSONCorrectnessDeterministic(t *testing.T) {
+	schema := `{"schema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"},"d":{"type":"string"},"e":{"type":"string"}}}}`
+	first := measure(assert.KindJSONCorrectness, schema, 0.5, out(`{"a":1,"b":2,"c":3,"d":4,"e":5}`))
+	for range 50 {
+		again := measure(assert.KindJSONCorrectness, schema, 0.5, out(`{"a":1,"b":2,"c":3,"d":4,"e":5}`))
+		if again.Reason != first.Reason || string(again.Details) != string(first.Details) {
+			t.Fatalf("two calls differ:\n%s\n%s", first.Details, again.Details)
+		}
+	}
+	if !strings.HasPrefix(first.Reason, "actual_output does not satisfy the schema: at /a:") {
+		t.Errorf("reason %q; want /a first", first.Reason)
+	}
+}
