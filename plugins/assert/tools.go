@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -347,7 +348,10 @@ func compareArgs(exp, got any) float64 {
 		return 1
 	}
 	score := 0.0
-	for k, ev := range em {
+	// Keys in order: floating-point sums depend on the order of their
+	// terms, and map order varies from run to run.
+	for _, k := range slices.Sorted(maps.Keys(em)) {
+		ev := em[k]
 		gv, ok := gm[k]
 		if !ok {
 			continue

@@ -208,3 +208,20 @@ func BenchmarkToolCorrectnessBound(b *testing.B) {
 		}
 	}
 }
+
+// TestToolCorrectnessDeterministic: a score summed over argument keys
+// is the same on every call (the keys are summed in order, not in map
+// order, whose floating-point sums can differ in the last bit).
+func TestToolCorrectnessDeterministic(t *testing.T) {
+	// 3 keys equal, 7 objects matching in 1 of 3, 7, 9, 11, 13, 6 and 17 keys.
+	exp := `{"e0":0,"e1":1,"e2":2,"n0":{"k0":0,"k1":1,"k2":2},"n1":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6},"n2":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8},"n3":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10},"n4":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12},"n5":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5},"n6":{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16}}`
+	got := `{"e0":0,"e1":1,"e2":2,"n0":{"k0":0,"k1":-1,"k2":-1},"n1":{"k0":0,"k1":-1,"k2":-1,"k3":-1,"k4":-1,"k5":-1,"k6":-1},"n2":{"k0":0,"k1":-1,"k2":-1,"k3":-1,"k4":-1,"k5":-1,"k6":-1,"k7":-1,"k8":-1},"n3":{"k0":0,"k1":-1,"k2":-1,"k3":-1,"k4":-1,"k5":-1,"k6":-1,"k7":-1,"k8":-1,"k9":-1,"k10":-1},"n4":{"k0":0,"k1":-1,"k2":-1,"k3":-1,"k4":-1,"k5":-1,"k6":-1,"k7":-1,"k8":-1,"k9":-1,"k10":-1,"k11":-1,"k12":-1},"n5":{"k0":0,"k1":-1,"k2":-1,"k3":-1,"k4":-1,"k5":-1},"n6":{"k0":0,"k1":-1,"k2":-1,"k3":-1,"k4":-1,"k5":-1,"k6":-1,"k7":-1,"k8":-1,"k9":-1,"k10":-1,"k11":-1,"k12":-1,"k13":-1,"k14":-1,"k15":-1,"k16":-1}}`
+	c := toolCase(tools(call("s", exp)), tools(call("s", got)))
+	first := measure(assert.KindToolCorrectness, `{"evaluation_params":["input_parameters"]}`, 0.5, c)
+	for range 200 {
+		again := measure(assert.KindToolCorrectness, `{"evaluation_params":["input_parameters"]}`, 0.5, c)
+		if *again.Score != *first.Score || string(again.Details) != string(first.Details) {
+			t.Fatalf("two calls differ: %v %v", *first.Score, *again.Score)
+		}
+	}
+}
