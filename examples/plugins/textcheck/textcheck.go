@@ -1,5 +1,7 @@
 // Package textcheck is a deterministic, judge-free Anvil plugin written the
-// way a third party would write one: only against package sdk. It provides
+// way a third party would write one: against package sdk, with the text
+// logic it shares with the first-party assertion kinds (plugins/assert)
+// from package plugins/textmatch, so the two never disagree. It provides
 // the metric kinds exact_match and json_valid and the DAG code-node kinds
 // json_valid, regex_match and contains_all (verdicts "false"/"true").
 //
@@ -9,18 +11,14 @@
 package textcheck
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/textmatch"
 	"github.com/agentanvil/anvil/sdk"
 )
 
@@ -64,15 +62,11 @@ func exactMatch() *sdk.MetricKind[ExactMatchConfig] {
 			if cfg.Trim {
 				got, want = strings.TrimSpace(got), strings.TrimSpace(want)
 			}
-			equal := got == want
-			if cfg.IgnoreCase {
-				equal = strings.EqualFold(got, want)
-			}
-			if equal {
+			if textmatch.Equal(got, want, cfg.IgnoreCase) {
 				return binary(req, 1, "actual_output equals expected_output", nil), nil
 			}
-			at := firstDifference(got, want, cfg.IgnoreCase)
-			reason := mismatchReason(at, excerpt(got, at), excerpt(want, at))
+			at := textmatch.FirstDifference(got, want, cfg.IgnoreCase)
+			reason := mismatchReason(at, textmatch.Excerpt(got, at), textmatch.Excerpt(want, at))
 			res := binary(req, 0, reason, nil)
 			// what json.Marshal(map[string]any{"first_difference": at}) writes
 			res.Details = json.RawMessage(`{"first_difference":` + strconv.Itoa(at) + `}`)
@@ -92,12 +86,12 @@ func jsonValidMetric() *sdk.MetricKind[JSONValidMetricConfig] {
 		Description:    "1 when actual_output is valid JSON (with the required top-level keys), else 0",
 		RequiredFields: []string{abi.FieldActualOutput},
 		Measure: func(_ context.Context, _ sdk.Host, cfg *JSONValidMetricConfig, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
-			ok, reason, details := checkJSON(req.Case.ActualOutput, abi.FieldActualOutput, cfg.RequiredKeys)
+			c := textmatch.CheckJSON(req.Case.ActualOutput, abi.FieldActualOutput, cfg.RequiredKeys)
 			score := 0.0
-			if ok {
+			if c.OK {
 				score = 1
 			}
-			return binary(req, score, reason, details), nil
+			return binary(req, score, c.Reason, c.Details), nil
 		},
 	}
 }
@@ -117,8 +111,8 @@ func jsonValidNode() *sdk.NodeKind[JSONValidNodeConfig] {
 		Run: func(_ context.Context, _ sdk.Host, cfg *JSONValidNodeConfig, req *abi.NodeRequest) (*abi.NodeResult, error) {
 			field := fieldOr(cfg.Field)
 			text, _ := req.Case.Field(field)
-			ok, reason, details := checkJSON(text, field, cfg.RequiredKeys)
-			return verdict(ok, reason, details), nil
+			c := textmatch.CheckJSON(text, field, cfg.RequiredKeys)
+			return verdict(c.OK, c.Reason, c.Details), nil
 		},
 	}
 }
@@ -139,20 +133,23 @@ func regexMatchNode() *sdk.NodeKind[RegexMatchConfig] {
 			if c.Pattern == "" {
 				return &abi.Error{Code: abi.CodeInvalidConfig, Field: "pattern", Message: "pattern is required"}
 			}
-			if _, err := regexp.Compile(c.Pattern); err != nil {
-				return &abi.Error{Code: abi.CodeInvalidConfig, Field: "pattern", Message: "pattern: " + err.Error()}
+			if _, err := textmatch.CompilePattern(c.Pattern); err != nil {
+				return &abi.Error{Code: abi.CodeInvalidConfig, Field: "pattern", Message: "pattern " + err.Error()}
 			}
 			return nil
 		},
 		Run: func(_ context.Context, _ sdk.Host, cfg *RegexMatchConfig, req *abi.NodeRequest) (*abi.NodeResult, error) {
 			field := fieldOr(cfg.Field)
 			text, _ := req.Case.Field(field)
-			re := regexp.MustCompile(cfg.Pattern) // validated above
+			re, err := textmatch.CompilePattern(cfg.Pattern)
+			if err != nil { // validated before Run; kept for a caller that skips it
+				return nil, &abi.Error{Code: abi.CodeInvalidConfig, Field: "pattern", Message: "pattern " + err.Error()}
+			}
 			loc := re.FindStringIndex(text)
 			if loc == nil {
 				return verdict(false, fmt.Sprintf("%s does not match /%s/", field, cfg.Pattern), nil), nil
 			}
-			return verdict(true, fmt.Sprintf("%s matches /%s/ at %d: %q", field, cfg.Pattern, loc[0], clip(text[loc[0]:loc[1]], 80)),
+			return verdict(true, fmt.Sprintf("%s matches /%s/ at %d: %q", field, cfg.Pattern, loc[0], textmatch.Clip(text[loc[0]:loc[1]], 80)),
 				map[string]any{"match_start": loc[0], "match_end": loc[1]}), nil
 		},
 	}
@@ -186,20 +183,7 @@ func containsAllNode() *sdk.NodeKind[ContainsAllConfig] {
 		Run: func(_ context.Context, _ sdk.Host, cfg *ContainsAllConfig, req *abi.NodeRequest) (*abi.NodeResult, error) {
 			field := fieldOr(cfg.Field)
 			text, _ := req.Case.Field(field)
-			hay := text
-			if cfg.IgnoreCase {
-				hay = strings.ToLower(hay)
-			}
-			var missing []string
-			for _, s := range cfg.Substrings {
-				needle := s
-				if cfg.IgnoreCase {
-					needle = strings.ToLower(needle)
-				}
-				if !strings.Contains(hay, needle) {
-					missing = append(missing, s)
-				}
-			}
+			_, missing := textmatch.Partition(text, cfg.Substrings, cfg.IgnoreCase)
 			if len(missing) > 0 {
 				return verdict(false, fmt.Sprintf("%s lacks %d of %d substrings: %q", field, len(missing), len(cfg.Substrings), missing),
 					map[string]any{"missing": missing}), nil
@@ -207,46 +191,6 @@ func containsAllNode() *sdk.NodeKind[ContainsAllConfig] {
 			return verdict(true, fmt.Sprintf("%s contains all %d substrings", field, len(cfg.Substrings)), nil), nil
 		},
 	}
-}
-
-// checkJSON reports whether text is JSON and, when keys are given, an
-// object with all of them.
-func checkJSON(text, field string, keys []string) (ok bool, reason string, details map[string]any) {
-	if !json.Valid([]byte(text)) {
-		var v any
-		err := json.Unmarshal([]byte(text), &v)
-		msg := "invalid JSON"
-		if err != nil {
-			msg = err.Error()
-		}
-		d := map[string]any{"error": msg}
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			d["offset"] = se.Offset
-		}
-		return false, fmt.Sprintf("%s is not valid JSON: %s", field, msg), d
-	}
-	if len(keys) == 0 {
-		return true, field + " is valid JSON", nil
-	}
-	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
-	if err := dec.Decode(&obj); err != nil || obj == nil {
-		return false, fmt.Sprintf("%s is valid JSON but not an object, so it cannot have keys %q", field, keys),
-			map[string]any{"missing_keys": keys}
-	}
-	var missing []string
-	for _, k := range keys {
-		if _, ok := obj[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return false, fmt.Sprintf("%s is a JSON object without keys %q", field, missing),
-			map[string]any{"missing_keys": missing}
-	}
-	return true, fmt.Sprintf("%s is a JSON object with keys %q", field, keys), nil
 }
 
 // binary builds the result of a 0/1 metric. The pass mark is the configured
@@ -282,48 +226,6 @@ func fieldOr(f string) string {
 	return f
 }
 
-// firstDifference is the index, in characters (runes), of the first
-// position where a and b differ.
-func firstDifference(a, b string, fold bool) int {
-	i := 0
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb && !(fold && strings.EqualFold(string(ra), string(rb))) {
-			return i
-		}
-		a, b = a[na:], b[nb:]
-		i++
-	}
-	return i
-}
-
-// excerpt quotes up to 20 characters of s starting at character at, or
-// says the text ended there.
-func excerpt(s string, at int) string {
-	// Rune by rune up to what is quoted, not the whole text: as
-	// string([]rune(s)[at:at+20]) would give, invalid bytes as U+FFFD.
-	i := 0
-	for n := 0; n < at && i < len(s); n++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	if i >= len(s) {
-		return "end of text"
-	}
-	var quoted []byte
-	for n := 0; n < 20 && i < len(s); n++ {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		quoted = utf8.AppendRune(quoted, r)
-		i += size
-	}
-	suffix := ""
-	if i < len(s) {
-		suffix = "…"
-	}
-	return quote(quoted) + suffix
-}
-
 // mismatchReason is exact_match's reason for a difference:
 //
 //	fmt.Sprintf("actual_output differs from expected_output at character %d: got %s, want %s", at, got, want)
@@ -333,24 +235,4 @@ func excerpt(s string, at int) string {
 // History, "Wasm path: direct I/O and the pool").
 func mismatchReason(at int, got, want string) string {
 	return "actual_output differs from expected_output at character " + strconv.Itoa(at) + ": got " + got + ", want " + want
-}
-
-// quote is fmt's %q of b (strconv.Quote): as is between quotes when every
-// byte is printable ASCII other than '"' and '\\', which is the common
-// case, strconv.Quote otherwise. FuzzExcerpt holds it to fmt.
-func quote(b []byte) string {
-	for _, c := range b {
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return strconv.Quote(string(b))
-		}
-	}
-	return `"` + string(b) + `"`
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/internal/testkit"
@@ -231,7 +232,9 @@ func TestCoordinatorRefusesForeignResults(t *testing.T) {
 		{"other ABI", func(m *ResultMessage) { m.ABIMinor = 9 }, "ABI 1.9"},
 		{"built-in kind of other source", func(m *ResultMessage) {
 			m.Kinds = slices.Clone(m.Kinds)
-			m.Kinds[0].Digest = "sha256:" + strings.Repeat("0", 64)
+			// By name, not position: the list is sorted, and more kinds than dag sort before it.
+			i := slices.IndexFunc(m.Kinds, func(k identity.Kind) bool { return k.Name == "dag" })
+			m.Kinds[i].Digest = "sha256:" + strings.Repeat("0", 64)
 		}, "built-in kinds of other source: built-in kind dag digest: run sha256:"},
 		{"other judge identity", func(m *ResultMessage) { m.Result.Identity = "0123456789abcdef" }, "identity"},
 		{"other plugin digest", func(m *ResultMessage) {

@@ -129,6 +129,17 @@ func TestFirstPartyPass(t *testing.T) {
 				"metric/answer_relevancy/judge/call-budget": "max_judge_calls 1 (the kind makes 2): error budget_exhausted",
 				"metric/faithfulness/judge/call-budget":     "error budget_exhausted, no crash",
 			}},
+		{name: "assert", path: wasmPath("assert"), configs: "assert.yaml", transport: plugin.TransportWasm,
+			want: map[string]string{
+				"metric/regex/prepare":                   "valid against prepare_result.json",
+				"metric/regex/all-fields":                "score 1",
+				"metric/contains_all/all-fields":         "score 1",
+				"metric/json_correctness/large-input":    "score 0",
+				"metric/tool_correctness/missing-fields": "missing_field for each of expected_tools",
+				"metric/equals/missing-fields":           "missing_field for each of actual_output",
+				"metric/levenshtein/determinism":         "same input twice gave the same output",
+				"metric/is_json/judge/not-asked":         "no judge call",
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

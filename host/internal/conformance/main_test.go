@@ -20,6 +20,7 @@ var wasmSources = map[string]string{
 	"geval":     "../../../plugins/geval/wasm",
 	"dag":       "../../../plugins/dag/wasm",
 	"rag":       "../../../plugins/rag/wasm",
+	"assert":    "../../../plugins/assert/wasm",
 	"garbage":   "../plugin/testdata/zoo/garbage",
 	"dupdesc":   "../plugin/testdata/zoo/dupdesc",
 	"hostile":   "../plugin/testdata/zoo/hostile",

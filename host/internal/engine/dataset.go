@@ -391,13 +391,37 @@ func setField(dec *jsontext.Decoder, c *abi.TestCase, field string) error {
 			if err != nil {
 				return err
 			}
-			if err := json.Unmarshal(val, dst); err != nil {
+			// DeepEval's ToolCall names the arguments input_parameters
+			// (inputParameters when exported): read as arguments, not
+			// dropped as an unknown member — tool_correctness would then
+			// compare no arguments and find them equal.
+			var items []struct {
+				Name                 string         `json:"name"`
+				Arguments            jsontext.Value `json:"arguments"`
+				InputParameters      jsontext.Value `json:"input_parameters"`
+				InputParametersCamel jsontext.Value `json:"inputParameters"`
+				Output               jsontext.Value `json:"output"`
+			}
+			if err := json.Unmarshal(val, &items); err != nil {
 				return fmt.Errorf("want a list of {name, arguments, output}: %w", err)
 			}
-			for i, t := range *dst {
+			*dst = make([]abi.ToolCall, len(items))
+			for i, t := range items {
 				if t.Name == "" {
 					return fmt.Errorf("item %d has no name", i)
 				}
+				given := func(v jsontext.Value) bool { return len(v) > 0 && string(v) != "null" }
+				args := t.Arguments
+				for _, alias := range []jsontext.Value{t.InputParameters, t.InputParametersCamel} {
+					if !given(alias) {
+						continue
+					}
+					if given(args) {
+						return fmt.Errorf("item %d gives its arguments twice (arguments, input_parameters, inputParameters)", i)
+					}
+					args = alias
+				}
+				(*dst)[i] = abi.ToolCall{Name: t.Name, Arguments: stdjson.RawMessage(args), Output: stdjson.RawMessage(t.Output)}
 			}
 			return nil
 		}

@@ -10,9 +10,11 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/plugins/assert"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
 	"github.com/agentanvil/anvil/plugins/rag"
+	"github.com/agentanvil/anvil/plugins/textmatch"
 	"github.com/agentanvil/anvil/score"
 	"github.com/agentanvil/anvil/sdk"
 )
@@ -30,6 +32,7 @@ func builtins() []builtin {
 		{geval.Plugin(), []fs.FS{geval.Source(), sdk.Source(), score.Source()}},
 		{dagkinds.Plugin(), []fs.FS{dagkinds.Source(), sdk.Source()}},
 		{rag.Plugin(), []fs.FS{rag.Source(), sdk.Source()}},
+		{assert.Plugin(), []fs.FS{assert.Source(), textmatch.Source(), sdk.Source()}},
 	}
 }
 
