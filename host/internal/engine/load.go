@@ -24,6 +24,9 @@ type kindRef struct {
 	plugin plugin.Plugin
 	desc   abi.KindDescriptor
 	source string // config plugin name, or "builtin"
+	// builtin: a first-party kind linked into the host, which a
+	// configured plugin providing the same kind replaces.
+	builtin bool
 }
 
 // New loads a configuration: judges, store, plugins (digests verified),

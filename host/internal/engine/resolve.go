@@ -26,23 +26,30 @@ const KindDAG = "dag"
 // configured plugin, verifying its digest before compiling it.
 func (e *Engine) loadPlugins(ctx context.Context) error {
 	var errs []error
-	register := func(p plugin.Plugin, source string) {
+	// A kind is provided once. A configured plugin may provide a kind
+	// the host links (a first-party kind pulled from a registry at a
+	// pinned version): the configured one, the config's explicit choice,
+	// replaces the linked one.
+	register := func(p plugin.Plugin, source string, builtin bool) {
 		for _, k := range p.Info().Descriptor.Kinds {
 			if prev, dup := e.kinds[kindKey(k.Role, k.Name)]; dup {
-				errs = append(errs, fmt.Errorf("%s kind %q is provided by both %s and %s", k.Role, k.Name, prev.source, source))
-				continue
+				if !prev.builtin || builtin {
+					errs = append(errs, fmt.Errorf("%s kind %q is provided by both %s and %s", k.Role, k.Name, prev.source, source))
+					continue
+				}
+				e.logger.Info("a configured plugin replaces a built-in kind", "kind", string(k.Role)+"/"+k.Name, "plugin", source, "replaces", prev.source)
 			}
 			if k.Name == KindDAG {
 				errs = append(errs, fmt.Errorf("%s: kind name %q is reserved for the host's DAG metric", source, k.Name))
 				continue
 			}
-			e.kinds[kindKey(k.Role, k.Name)] = kindRef{plugin: p, desc: k, source: source}
+			e.kinds[kindKey(k.Role, k.Name)] = kindRef{plugin: p, desc: k, source: source, builtin: builtin}
 		}
 	}
 	for _, sp := range append(FirstParty(), e.opts.extraPlugins...) {
 		p := plugin.Inproc(sp, plugin.Options{Grants: plugin.Grants{Judge: true}})
 		e.plugins[sp.Name] = p
-		register(p, "builtin plugin "+sp.Name)
+		register(p, "builtin plugin "+sp.Name, true)
 	}
 	if len(e.cfg.Plugins) == 0 {
 		return errors.Join(errs...)
@@ -118,7 +125,7 @@ func (e *Engine) loadPlugins(ctx context.Context) error {
 		}
 		e.plugins[name] = p
 		e.digests[name] = p.Info().Digest
-		register(p, fmt.Sprintf("plugin %s (%s)", name, p.Info().ID()))
+		register(p, fmt.Sprintf("plugin %s (%s)", name, p.Info().ID()), false)
 	}
 	return errors.Join(errs...)
 }
