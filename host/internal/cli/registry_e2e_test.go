@@ -334,6 +334,49 @@ func TestRegistryE2E(t *testing.T) {
 		_, stderr, code = e.anvil(teamB, nil, "lock", "-c", "untested.yaml")
 		wantRefusal(t, "lock with only mallory's attestation", stderr, code, 2, "rule trust.require_conformance", "signed only by keys that are not trusted publishers")
 	})
+	t.Run("the catalog by reference", func(t *testing.T) {
+		// examples/catalog as its comment runs it: the catalog's assert
+		// plugin built from source and published by scripts/publish-catalog,
+		// then pulled, locked and verified by the example's config.
+		e.t = t
+		dir := filepath.Join(work, "catalog")
+		if err := os.MkdirAll(filepath.Join(work, "assertions"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, "../../../examples/assertions/cases.jsonl", filepath.Join(work, "assertions", "cases.jsonl"))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "anvil.yaml"), strings.ReplaceAll(readString(t, "../../../examples/catalog/anvil.yaml"), "127.0.0.1:5000", reg.addr))
+		e.must(dir, "plugin", "keygen", "catalog")
+		script, err := filepath.Abs("../../../scripts/publish-catalog")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, code := e.bash(dir, "ANVIL="+binary+" "+script+" oci://"+reg.addr+" catalog.key assert")
+		if code != 0 || !strings.Contains(out, "assert: published oci://"+reg.addr+"/anvil/assert:1.0.0@sha256:") {
+			t.Fatalf("publish-catalog exited %d:\n%s", code, out)
+		}
+		found := e.must(dir, "plugin", "search", "tool", "--registry", "oci://"+reg.addr)
+		if !strings.Contains(found, "anvil/assert:1.0.0") || !strings.Contains(found, "passed, attested by anvil (ed25519:") {
+			t.Errorf("search for the catalog's tool kinds:\n%s", found)
+		}
+		e.must(dir, "lock")
+		validated := e.must(dir, "validate", "--json")
+		if !strings.Contains(validated, `"ref": "oci://`+reg.addr+`/anvil/assert:1.0.0@sha256:`) || !strings.Contains(validated, "attested by anvil (ed25519:") {
+			t.Errorf("validate --json: the catalog plugin is not the pinned, attested one:\n%s", validated)
+		}
+		_, stderr, code := e.anvil(dir, nil, "run", "-o", "out")
+		if code != 1 { // the example's third case fails the gate, as it should
+			t.Errorf("run exited %d, want 1 (a failing case):\n%s", code, stderr)
+		}
+		summary := readString(t, filepath.Join(dir, "out", "summary.json"))
+		for _, want := range []string{`"metric": "tools-in-order"`, `"kind": "tool_correctness"`} {
+			if !strings.Contains(summary, want) {
+				t.Errorf("summary.json lacks %s:\n%s", want, summary)
+			}
+		}
+	})
 	t.Run("registry down", func(t *testing.T) {
 		e.t = t
 		reg.stop()
