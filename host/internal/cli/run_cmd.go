@@ -244,6 +244,10 @@ process writes the same outputs; see docs/cluster.md.
 			if err := positiveFlags(cmd, "limit", "concurrency"); err != nil {
 				return err
 			}
+			mode, err := progressMode(cmd, progressFlag, noProgress, stderr)
+			if err != nil {
+				return err
+			}
 			if name := cf.orphan(cmd); name != "" {
 				return usageErr(fmt.Errorf("--%s needs --cluster", name))
 			}
@@ -271,10 +275,6 @@ process writes the same outputs; see docs/cluster.md.
 			}
 			if ro.OutputDir == "" {
 				ro.OutputDir = eng.OutputDir()
-			}
-			mode, err := progressMode(cmd, progressFlag, noProgress, stderr)
-			if err != nil {
-				return err
 			}
 			tracker := progress.NewTracker(nil)
 			var bar *progress.Bar
