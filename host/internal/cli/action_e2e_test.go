@@ -187,6 +187,12 @@ func TestActionRunAndReport(t *testing.T) {
 		if strings.Contains(sum, "[l](") || strings.Contains(sum, "<b>") || strings.Contains(sum, "artifact `") {
 			t.Errorf("job summary has live Markdown or HTML from the case, or an artifact not uploaded:\n%s", sum)
 		}
+		// A JSON-array dataset: the line of the case's "id" member.
+		os.WriteFile(filepath.Join(dir, "evals", "cases.json"), []byte("[\n  {\"id\": \"fr\"},\n  {\n    \"input\": \"Capital of Australia?\",\n    \"id\": \"au,x:y [l](http://e.x) <b>\"\n  }\n]\n"), 0o644)
+		code, out = e.run(t, "report.py", append(env, "ANVIL_DATASET=evals/cases.json")...)
+		if code != 0 || !strings.HasPrefix(out, "::error file=evals/cases.json,line=5,title=") {
+			t.Errorf("annotation into a JSON array: exit %d\n%s", code, out)
+		}
 		// At most max-annotations, and a notice of the rest.
 		code, out = e.run(t, "report.py", append(env, "ANVIL_MAX_ANNOTATIONS=0")...)
 		if code != 0 || strings.Contains(out, "::error") || !strings.Contains(out, "::notice title=anvil::1 failing case(s) are not annotated (max-annotations 0)") {
