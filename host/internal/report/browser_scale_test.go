@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/calibrate"
 	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/results"
@@ -16,12 +17,16 @@ import (
 
 // The search box of a report of 2,100 cases (1,000 on the page) in a real
 // browser: it finds a case by words of its id, its input, the end of its
-// output and of its reason (past the table's preview), with the status
-// filter too, and finds nothing of a case the page left out.
+// output, of its reason and of its error message (past the table's
+// preview), with the status filter too, and finds nothing of a case the
+// page left out.
 func TestReportSearchInARealBrowser(t *testing.T) {
 	testkit.Long(t, "minutes, or external programs")
 	ctx := browser(t)
 	s, cases := scaleRun(2100, 50)
+	m := &cases[5].Metrics[0]
+	m.Status, m.Score, m.Reason = results.StatusError, nil, ""
+	m.Error = &abi.Error{Code: abi.CodeJudge, Message: "judge returned 503 " + strings.Repeat("and more ", 40) + "error-marker-00005"}
 	page := writeScaleReport(t, s, cases)
 	watch := watchConsole(ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(fileURL(page))); err != nil {
@@ -54,9 +59,10 @@ func TestReportSearchInARealBrowser(t *testing.T) {
 	}{
 		{q: "", status: "all", cases: 1000, count: "1000 of 1000 rows · 1000 of 1000 cases"},
 		{q: "case-00100", status: "all", cases: 1, first: "case-00100"},
-		{q: "answer-marker-00007", status: "all", cases: 1, first: "case-00007"}, // the output's end, past the preview
-		{q: "REASON-marker-00150", status: "all", cases: 1, first: "case-00150"}, // the reason's end, any case
-		{q: "777 about question", status: "all", cases: 1, first: "case-00777"},  // words of the input, in any order
+		{q: "answer-marker-00007", status: "all", cases: 1, first: "case-00007"},  // the output's end, past the preview
+		{q: "REASON-marker-00150", status: "all", cases: 1, first: "case-00150"},  // the reason's end, any case
+		{q: "error-marker-00005", status: "error", cases: 1, first: "case-00005"}, // an error's message, past its preview
+		{q: "777 about question", status: "all", cases: 1, first: "case-00777"},   // words of the input, in any order
 		{q: "topic", status: "failed", cases: 42, count: "42 of 1000 rows · 42 of 1000 cases"},
 		{q: "answer-marker-02099", status: "all", cases: 0, count: "0 of 1000 rows · 0 of 1000 cases"}, // left out of the page
 	}
