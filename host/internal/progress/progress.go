@@ -30,16 +30,18 @@ import (
 // Counts is a run's progress at one moment.
 type Counts struct {
 	Done, Total int // Total 0 while unknown
-	// Passed, Failed and Errors partition the done cases by their worst
-	// metric: any error makes an error case, else any failure (gated or
-	// not) a failed one; Skipped counts cases whose metrics all skipped.
+	// Passed, Failed, Errors and Skipped partition the done cases by
+	// their worst metric: any error makes an error case, else any failure
+	// (gated or not) a failed one, else every metric skipped a skipped
+	// one; the rest passed.
 	Passed, Failed, Errors, Skipped int
 	// Calls and USD are the judge work of the done cases (upstream calls,
 	// cache hits excluded; the once-per-run preparation is not a case's).
 	Calls int
 	USD   float64
 	// ETA is the time left at the rate since the first case this process
-	// wrote; unknown (ok false) until a second batch of cases is durable.
+	// wrote; unknown (HasETA false) until a second batch of cases is
+	// durable.
 	ETA    time.Duration
 	HasETA bool
 }
