@@ -10,15 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/agentanvil/anvil/host/internal/cluster"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/progress"
 	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/results"
 )
@@ -180,10 +181,37 @@ func runFailure(stdout, stderr io.Writer, asJSON bool, err error) error {
 	}
 }
 
+// progressMode is how run shows its progress on stderr: the --progress
+// value, else none with --no-progress, else a bar on a terminal and plain
+// lines elsewhere (a CI log).
+func progressMode(cmd *cobra.Command, flag string, noProgress bool, stderr io.Writer) (string, error) {
+	if d, _ := cmd.Flags().GetDuration("progress-interval"); d <= 0 {
+		return "", usageErr(fmt.Errorf("--progress-interval %s: must be positive", d))
+	}
+	switch flag {
+	case "":
+		if noProgress {
+			return "none", nil
+		}
+		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return "bar", nil
+		}
+		return "plain", nil
+	case "bar", "plain", "none":
+		if noProgress && flag != "none" {
+			return "", usageErr(fmt.Errorf("--no-progress and --progress %s disagree", flag))
+		}
+		return flag, nil
+	}
+	return "", usageErr(fmt.Errorf("--progress %q: want bar, plain or none", flag))
+}
+
 func newRunCmd() *cobra.Command {
 	var lf loadFlags
 	var ro engine.RunOptions
 	var noProgress, asJSON bool
+	var progressFlag string
+	var progressEvery time.Duration
 	var cf clusterFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -216,6 +244,10 @@ process writes the same outputs; see docs/cluster.md.
 			if err := positiveFlags(cmd, "limit", "concurrency"); err != nil {
 				return err
 			}
+			mode, err := progressMode(cmd, progressFlag, noProgress, stderr)
+			if err != nil {
+				return err
+			}
 			if name := cf.orphan(cmd); name != "" {
 				return usageErr(fmt.Errorf("--%s needs --cluster", name))
 			}
@@ -244,23 +276,28 @@ process writes the same outputs; see docs/cluster.md.
 			if ro.OutputDir == "" {
 				ro.OutputDir = eng.OutputDir()
 			}
-			var bar *progressbar.ProgressBar
-			if f, ok := stderr.(*os.File); ok && !noProgress && term.IsTerminal(int(f.Fd())) {
-				ro.Progress = func(done, total int) {
-					if bar == nil {
-						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
-							progressbar.OptionSetDescription("cases"), progressbar.OptionShowCount(),
-							progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-					}
-					bar.Set(done)
-				}
+			tracker := progress.NewTracker(nil)
+			var bar *progress.Bar
+			stopTicks := func() {}
+			switch mode {
+			case "bar":
+				bar = progress.NewBar(tracker, stderr)
+				ro.Progress = bar.Update
+			case "plain":
+				plain := progress.NewPlain(tracker, stderr, progressEvery)
+				ro.Progress = plain.Update
+				// Lines come on time while no case finishes (start-up, a
+				// slow judge); none after the run ends.
+				stop, stopped := make(chan struct{}), make(chan struct{})
+				go func() { defer close(stopped); plain.Run(stop) }()
+				stopTicks = sync.OnceFunc(func() { close(stop); <-stopped })
+				defer stopTicks()
 			}
 			// The reports are built as the cases are written, so nothing
 			// reads results.jsonl back.
 			reports := report.NewBuilder(ro.OutputDir)
 			defer reports.Close()
-			ro.Sink = reports
+			ro.Sink = results.Sinks{reports, tracker}
 			var s *results.Summary
 			if co != nil {
 				s, err = co.Run(ctx, eng, ro)
@@ -270,6 +307,7 @@ process writes the same outputs; see docs/cluster.md.
 			if bar != nil {
 				bar.Finish()
 			}
+			stopTicks()
 			if err != nil {
 				return runFailure(cmd.OutOrStdout(), stderr, asJSON, err)
 			}
@@ -304,7 +342,10 @@ process writes the same outputs; see docs/cluster.md.
 	f.IntVar(&ro.Limit, "limit", 0, "evaluate only the first N cases of the dataset")
 	f.IntVar(&ro.Concurrency, "concurrency", 0, "cases in flight (judges throttle calls with their own limits); default from config, else twice the largest judge max_concurrency, at least 8")
 	f.BoolVar(&ro.Resume, "resume", false, "skip cases already in results.jsonl under the same config hash; those with an error marked retryable (a judge outage, a lost cluster worker) are evaluated again")
-	f.BoolVar(&noProgress, "no-progress", false, "no progress bar even on a terminal")
+	f.StringVar(&progressFlag, "progress", "", "progress on stderr: bar (a terminal's progress bar), plain (a line every --progress-interval and at each 10%, for a CI log) or none; default bar on a terminal, else plain")
+	f.DurationVar(&progressEvery, "progress-interval", 30*time.Second, "with --progress plain: the longest time between two progress lines")
+	f.BoolVar(&noProgress, "no-progress", false, "same as --progress none")
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"bar", "plain", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout instead of the table (the exit code is the same)")
 	cf.register(cmd, true)
 	return cmd

@@ -186,6 +186,11 @@ func TestJudgeOnlyMetricJudgesWhileAPluginCompiles(t *testing.T) {
 				t.Fatalf("case %s metric %s: error %v", id, m.Metric, m.Error)
 			}
 			scores[m.Metric] = *m.Score
+			// Only the Wasm metric can wait for a compile, and its wait is
+			// part of its latency.
+			if m.CompileWaitMS < 0 || m.CompileWaitMS > m.LatencyMS || (m.Metric != "exact" && m.CompileWaitMS != 0) {
+				t.Errorf("case %s metric %s: compile wait %v ms of latency %v ms", id, m.Metric, m.CompileWaitMS, m.LatencyMS)
+			}
 		}
 		if !near(scores["exact"], exact) || !near(scores["correctness"], 0.79) {
 			t.Errorf("case %s: scores %v, want exact %v and correctness 0.79", id, scores, exact)

@@ -29,6 +29,9 @@ type dagRunner struct {
 	mu    sync.Mutex
 	usage results.JudgeUsage
 	fuel  uint64
+	// compileWait is the nodes' and children's waits for plugins still
+	// compiling.
+	compileWait waits
 }
 
 func (r *dagRunner) spent(u results.JudgeUsage) {
@@ -43,6 +46,7 @@ func (r *dagRunner) RunNode(ctx context.Context, n *dag.Node, inputs []abi.NodeI
 		return dag.NodeOutcome{}, fmt.Errorf("no plugin provides node kind %q", n.Kind)
 	}
 	start := time.Now()
+	r.compileWait.add(start, awaitCompile(ctx, ref.plugin))
 	svc := r.e.scoringServices(r.sc, r.dry)
 	res, err := ref.plugin.Node(ctx, svc, &abi.NodeRequest{
 		Kind: n.Kind, NodeID: n.ID, Config: n.RequestConfig(), Inputs: inputs,
@@ -67,7 +71,9 @@ func (r *dagRunner) RunMetric(ctx context.Context, name string) (dag.MetricOutco
 	if child == nil {
 		return dag.MetricOutcome{}, fmt.Errorf("no metric %q", name)
 	}
+	start := time.Now()
 	mr := r.e.measure(ctx, child, r.c, r.dry)
+	r.compileWait.add(start, time.Duration(mr.CompileWaitMS*float64(time.Millisecond)))
 	r.spent(mr.Usage)
 	out := dag.MetricOutcome{Reason: mr.Reason, ScoreMode: mr.ScoreMode, Details: mr.Details, Error: mr.Error,
 		Success: mr.Status == results.StatusPassed,
@@ -89,6 +95,7 @@ func (e *Engine) measureDAG(ctx context.Context, m *metric, c *abi.TestCase, dry
 	res, err := dag.Evaluate(ctx, m.graph, runner)
 	r.Usage = runner.usage // Evaluate has returned: no node is running
 	r.Fuel = runner.fuel
+	r.CompileWaitMS += ms(runner.compileWait.total())
 	if res != nil {
 		res.Mermaid = dag.Render(m.graph, res)
 		r.Details, _ = json.Marshal(res)

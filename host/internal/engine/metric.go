@@ -134,6 +134,11 @@ func (e *Engine) measure(ctx context.Context, m *metric, c *abi.TestCase, dry *d
 		r.Error = &abi.Error{Code: abi.CodeMissingField, Field: missing[0], Message: r.Reason}
 		return r
 	}
+	// The plugin's compile first: prepare waits for it too, and the time
+	// is the compile's, not the metric's.
+	if m.plugin != nil {
+		r.CompileWaitMS = ms(awaitCompile(ctx, m.plugin))
+	}
 	if m.prepareDone != nil {
 		select {
 		case <-m.prepareDone:

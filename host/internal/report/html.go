@@ -56,6 +56,7 @@ func writeHTML(w io.Writer, s *results.Summary, cases []results.CaseResult, extr
 			}
 		}
 	}
+	p.LeftOut = extras.leftOut
 	addQuality(p, s, extras)
 	if err := htmlTemplate.Execute(w, p); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
@@ -104,6 +105,9 @@ type page struct {
 	Counts       statusCounts
 	Rows         int
 	Groups       []caseView
+	// LeftOut is what the page says of the cases it does not hold (more
+	// than MaxReportCases); nil when it holds them all.
+	LeftOut *leftOut
 	// Quality is each metric's charts (html_quality.go).
 	Quality []qualityCard
 	// Compare is this run against another (comparison.go).
@@ -111,6 +115,13 @@ type page struct {
 }
 
 type statusCounts struct{ Passed, Failed, Error, Skipped int }
+
+// leftOut counts the run's cases the page holds and those it left out,
+// by whether every metric passed.
+type leftOut struct {
+	Shown, Total        int
+	Passing, NotPassing int
+}
 
 type metricView struct {
 	Name, Kind, Anchor       string
@@ -184,8 +195,12 @@ type rowView struct {
 	Calls     int
 	CallsText string
 	Tokens    int
-	Latency   string
-	HasMore   bool
+	// USD is the judge's cost; Latency the metric's own time, without
+	// CompileWait, the time the case waited for its plugin's compile.
+	USD         string
+	Latency     string
+	CompileWait string
+	HasMore     bool
 }
 
 type errorView struct {
@@ -436,7 +451,10 @@ func rowOf(caseID string, mr results.MetricResult) rowView {
 		Metric: mr.Metric, Kind: mr.Kind, Status: mr.Status, Gated: mr.Gated,
 		Score: num(mr.Score), Threshold: fmt.Sprintf("%.2f", mr.Threshold), Mode: mr.ScoreMode,
 		Reason: mkText(mr.Reason), Calls: mr.Usage.Calls, CallsText: calls(mr.Usage.Calls), Tokens: mr.Usage.InputTokens + mr.Usage.OutputTokens,
-		Latency: latency(mr.LatencyMS),
+		Latency: latency(mr.LatencyMS - mr.CompileWaitMS), CompileWait: latency(mr.CompileWaitMS),
+	}
+	if mr.Usage.Calls > 0 || mr.Usage.USD > 0 {
+		rv.USD = usd(mr.Usage.USD)
 	}
 	switch mr.Status {
 	case results.StatusPassed:

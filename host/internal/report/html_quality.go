@@ -22,6 +22,9 @@ type pageExtras struct {
 	// config is the run's config file as a path from the output
 	// directory, for the dag render commands; "" when not known.
 	config string
+	// leftOut is the run's cases the page was not given (the Builder's
+	// bound); nil when none were left out.
+	leftOut *leftOut
 }
 
 // addQuality adds what the page shows of judgement quality: each metric's

@@ -21,6 +21,7 @@ type htmlPicker struct {
 	f                 *os.File // the chosen cases, one after another
 	size              int64    // bytes in f
 	n                 int      // results seen
+	nNotPassed        int      // of which not all passed
 	notPassed, passed []picked // chosen, in results order
 	err               error    // the first error; nothing is added after it
 }
@@ -40,6 +41,7 @@ func (p *htmlPicker) add(c *results.CaseResult) {
 		return
 	}
 	if !allPassed(c) {
+		p.nNotPassed++
 		if len(p.notPassed) == p.limit {
 			return
 		}
@@ -118,4 +120,14 @@ func shownCase(c *results.CaseResult) results.CaseResult {
 		out.Case = trimCase(c.Case)
 	}
 	return out
+}
+
+// leftOut is what the page holds of the results seen, nil when all.
+func (p *htmlPicker) leftOut() *leftOut {
+	shown := len(p.notPassed) + len(p.passed)
+	if p.n <= shown {
+		return nil
+	}
+	np := p.nNotPassed - len(p.notPassed)
+	return &leftOut{Shown: shown, Total: p.n, NotPassing: np, Passing: p.n - shown - np}
 }

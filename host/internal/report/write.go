@@ -73,6 +73,7 @@ func (b *Builder) Write(s *results.Summary, configPath string) error {
 	attachCases(b.dir, shown)
 	var extras pageExtras
 	extras.config = configFrom(b.dir, configPath)
+	extras.leftOut = b.pick.leftOut()
 	extras.calibration, extras.note = readCalibration(b.dir)
 	extras.comparison, extras.compareNote = readComparison(b.dir, s)
 	return writeFile(filepath.Join(b.dir, "report.html"), func(w *bufio.Writer) error { return writeHTML(w, s, shown, extras) })

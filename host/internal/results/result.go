@@ -57,7 +57,12 @@ type MetricResult struct {
 	Error       *abi.Error      `json:"error,omitempty"`
 	Details     json.RawMessage `json:"details,omitempty"`
 	Usage       JudgeUsage      `json:"usage"`
-	LatencyMS   float64         `json:"latency_ms"`
+	// LatencyMS is the metric's time on the case, CompileWaitMS included.
+	LatencyMS float64 `json:"latency_ms"`
+	// CompileWaitMS is the part of LatencyMS the case waited for a Wasm
+	// plugin still compiling in the background (a run's first cases);
+	// the metric's own time is the rest.
+	CompileWaitMS float64 `json:"compile_wait_ms,omitzero"`
 	// Fuel is the work a Wasm plugin's guest did for this result: one
 	// unit per Wasm instruction, bulk memory and table operations by
 	// their size; the same on every machine (max_fuel bounds it per call).
