@@ -49,6 +49,7 @@ type Server struct {
 	// azure, when set, makes the server Azure OpenAI (Azure).
 	azure     *azureSpec
 	anthropic bool
+	gemini    bool
 	tls       bool
 
 	ts   *httptest.Server // set by New
@@ -131,8 +132,8 @@ func (s *Server) Start(addr string) (string, error) {
 
 // basePath is what the base URL adds to the server's root.
 func (s *Server) basePath() string {
-	if s.azure != nil || s.anthropic {
-		return "" // an Azure resource endpoint, Anthropic's API: the root
+	if s.azure != nil || s.anthropic || s.gemini {
+		return "" // an Azure resource endpoint, Anthropic's or Gemini's API: the root
 	}
 	return "/v1"
 }
@@ -195,6 +196,10 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.anthropic {
 		mux.HandleFunc("/", s.serveAnthropic)
+		return mux
+	}
+	if s.gemini {
+		mux.HandleFunc("/", s.serveGemini)
 		return mux
 	}
 	mux.HandleFunc("POST "+CompletionsPath, s.serveCompletion)

@@ -84,7 +84,7 @@ func assertNoCanary(t *testing.T, dir, out string, r result) {
 func echoKeys(srv *judgetest.Server) {
 	srv.SetDefault(judgetest.ReplyFunc(func(r judgetest.RecordedRequest) judgetest.Reply {
 		return judgetest.Reply{Status: 400, ErrorMessage: "bad credentials: " + r.Header.Get("Authorization") + " " +
-			r.Header.Get("Api-Key") + " " + r.Header.Get("X-Api-Key") + " " + r.Header.Get("X-Gateway-Key")}
+			r.Header.Get("Api-Key") + " " + r.Header.Get("X-Api-Key") + " " + r.Header.Get("X-Goog-Api-Key") + " " + r.Header.Get("X-Gateway-Key")}
 	}))
 }
 
@@ -179,5 +179,32 @@ func TestProviderAnthropicE2E(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "out", "results.jsonl"))
 	if !bytes.Contains(b, []byte("provider anthropic returns none")) {
 		t.Error("results do not record why scores are not weighted")
+	}
+}
+
+// TestProviderGeminiE2E: the Gemini API through google.golang.org/genai;
+// scores weighted by the logprobs it returns, structured output as
+// responseJsonSchema.
+func TestProviderGeminiE2E(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Gemini(), judgetest.WithAPIKey(canaryKey))
+	judge := "    provider: gemini\n    base_url: " + srv.URL() + "\n    model: gemini-2.5-flash\n" +
+		"    supports_logprobs: true\n    max_top_logprobs: 5\n    headers: {X-Gateway-Key: \"${GATEWAY_KEY}\"}\n"
+	dir := providerE2E(t, srv, judge, []string{"GEMINI_API_KEY=" + canaryKey}, func(t *testing.T, reqs []judgetest.RecordedRequest) {
+		schemas := 0
+		for _, r := range reqs {
+			if r.Header.Get("X-Goog-Api-Key") != canaryKey || r.Header.Get("X-Gateway-Key") != canaryHeader {
+				t.Fatal("a request without the key in x-goog-api-key or the configured header")
+			}
+			if r.ResponseFormat != nil && r.ResponseFormat.Type == "json_schema" {
+				schemas++
+			}
+		}
+		if schemas == 0 {
+			t.Errorf("none of %d requests carried responseJsonSchema", len(reqs))
+		}
+	})
+	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
+	if c := metricOf(t, s, "correctness"); c.ScoreModes["weighted"] != 12 {
+		t.Errorf("correctness score modes %v; want 12 weighted", c.ScoreModes)
 	}
 }

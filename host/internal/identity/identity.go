@@ -26,6 +26,10 @@ func APIOf(p judgeconfig.Provider) string {
 		return "azure-openai-chat-completions"
 	case judgeconfig.ProviderAnthropic:
 		return "anthropic-messages"
+	case judgeconfig.ProviderGemini:
+		return "gemini-generate-content"
+	case judgeconfig.ProviderBedrock:
+		return "bedrock-converse"
 	}
 	return API
 }

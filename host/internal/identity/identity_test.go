@@ -39,6 +39,16 @@ func TestAzureIdentityNamesDeployment(t *testing.T) {
 	if j := OfJudge(judgeconfig.Config{Provider: judgeconfig.ProviderAnthropic, Model: "claude-sonnet-4-5"}.WithDefaults(), SourceAPI, ""); j.API != "anthropic-messages" {
 		t.Errorf("anthropic API %q", j.API)
 	}
+	br := func(region string) Judge {
+		return OfJudge(judgeconfig.Config{Name: "b", Provider: judgeconfig.ProviderBedrock, Model: "amazon.nova-pro-v1:0",
+			Region: region, BaseURL: "http://127.0.0.1:9"}.WithDefaults(), SourceAPI, "")
+	}
+	if j := br("us-east-1"); j.API != "bedrock-converse" || digest(j) == digest(br("eu-west-3")) {
+		t.Errorf("bedrock API %q; regions behind one endpoint told apart: %v", j.API, digest(j) != digest(br("eu-west-3")))
+	}
+	if j := OfJudge(judgeconfig.Config{Provider: judgeconfig.ProviderGemini, Model: "gemini-2.5-flash"}.WithDefaults(), SourceAPI, ""); j.API != "gemini-generate-content" {
+		t.Errorf("gemini API %q", j.API)
+	}
 }
 
 // TestEveryJudgeSettingIsClassified: each field of a judge's
@@ -74,6 +84,9 @@ func TestEveryJudgeSettingIsClassified(t *testing.T) {
 		"APIVersion": func(c *judgeconfig.Config) {
 			c.Provider, c.Deployment, c.APIVersion = judgeconfig.ProviderAzure, "d", "2024-10-21"
 		},
+		// A Bedrock judge's region is where the model runs (the
+		// endpoint's ?region=, also behind an endpoint override).
+		"Region": func(c *judgeconfig.Config) { c.Provider, c.Region = judgeconfig.ProviderBedrock, "eu-west-3" },
 	}
 	same := map[string]func(*judgeconfig.Config){
 		// Which variable holds the key, not which model answers.

@@ -254,8 +254,9 @@ func (j *Judge) classify(ctx context.Context, httpResp *http.Response, err error
 		// only OpenAI's error shape, and a proxy's text page, a FastAPI
 		// detail list or a bare {"error": "…"} would lose the server's
 		// words.
+		var body []byte
 		if httpResp != nil && httpResp.Body != nil {
-			body, _ := io.ReadAll(io.LimitReader(httpResp.Body, maxErrorBodyBytes))
+			body, _ = io.ReadAll(io.LimitReader(httpResp.Body, maxErrorBodyBytes))
 			f.detail = serverWords(body)
 		}
 		if f.detail == "" && apiMessage != "" {
@@ -263,6 +264,9 @@ func (j *Judge) classify(ctx context.Context, httpResp *http.Response, err error
 		}
 		if httpResp != nil {
 			f.retryAfter, f.hasRetryAfter = retryAfter(httpResp.Header, j.clock.Now())
+		}
+		if !f.hasRetryAfter {
+			f.retryAfter, f.hasRetryAfter = googleRetryDelay(body)
 		}
 		switch {
 		case status == http.StatusUnauthorized:

@@ -63,7 +63,15 @@ func (j *Judge) failureError(f *failure, attempts int) *abi.Error {
 				hint += " ($" + j.cfg.APIKeyEnv + " is empty)"
 			}
 		}
-		return j.errorf(abi.CodeJudge, false, "authentication failed (HTTP 401): %s%s", hint, detail())
+		status := "HTTP 401"
+		switch f.status {
+		case 0:
+			status = "no request sent"
+		case 401:
+		default: // the Gemini API's 400 API_KEY_INVALID
+			status = fmt.Sprintf("HTTP %d", f.status)
+		}
+		return j.errorf(abi.CodeJudge, false, "authentication failed (%s): %s%s", status, hint, detail())
 	case failForbidden:
 		return j.errorf(abi.CodeJudge, false, "permission denied (HTTP 403)%s", detail())
 	case failNotFound:

@@ -36,6 +36,8 @@ func newProvider(cfg Config, httpClient *http.Client, apiKey string, headers htt
 		return newAzureProvider(cfg, httpClient, apiKey, headers), nil
 	case judgeconfig.ProviderAnthropic:
 		return newAnthropicProvider(cfg, httpClient, apiKey, headers), nil
+	case judgeconfig.ProviderGemini:
+		return newGeminiProvider(cfg, httpClient, apiKey, headers), nil
 	}
 	return nil, fmt.Errorf("judge %q: provider: %q is not implemented by this build", cfg.Name, cfg.Provider)
 }

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"math/rand/v2"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
 )
@@ -122,4 +125,33 @@ func rateLimitReset(h http.Header, now time.Time) (time.Duration, bool) {
 		wait = max(wait, at.Sub(now))
 	}
 	return max(wait, 0), found
+}
+
+// googleRetryDelay reads the wait a Google API asks for in its error body
+// rather than a header (the Gemini API's 429 RESOURCE_EXHAUSTED): the
+// retryDelay of a google.rpc.RetryInfo among error.details ("37s").
+func googleRetryDelay(body []byte) (time.Duration, bool) {
+	if !bytes.Contains(body, []byte("google.rpc.RetryInfo")) {
+		return 0, false
+	}
+	var e struct {
+		Error struct {
+			Details []struct {
+				Type       string `json:"@type"`
+				RetryDelay string `json:"retryDelay"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e, lenientJSON) != nil {
+		return 0, false
+	}
+	for _, d := range e.Error.Details {
+		if d.Type != "type.googleapis.com/google.rpc.RetryInfo" {
+			continue
+		}
+		if wait, err := time.ParseDuration(strings.TrimSpace(d.RetryDelay)); err == nil && wait >= 0 {
+			return wait, true
+		}
+	}
+	return 0, false
 }

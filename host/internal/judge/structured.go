@@ -35,7 +35,8 @@ const (
 // enforces the schema), which it has with every model.
 func (j *Judge) schemaMode() schemaMode {
 	switch {
-	case j.cfg.Provider == judgeconfig.ProviderAnthropic:
+	case j.cfg.Provider == judgeconfig.ProviderAnthropic, j.cfg.Provider == judgeconfig.ProviderGemini,
+		j.cfg.Provider == judgeconfig.ProviderBedrock:
 		return modeJSONSchema
 	case j.cfg.SupportsJSONSchema:
 		return modeJSONSchema
@@ -94,9 +95,14 @@ func formatRejected(mode schemaMode, f *failure) bool {
 		// that takes no tools names them.
 		return strings.Contains(d, "json_schema") || strings.Contains(d, "json schema") ||
 			strings.Contains(d, "structured output") || strings.Contains(d, "guided_json") ||
-			strings.Contains(d, "tool_choice") || strings.Contains(d, "input_schema") || strings.Contains(d, "tools")
+			strings.Contains(d, "tool_choice") || strings.Contains(d, "input_schema") || strings.Contains(d, "tools") ||
+			// Gemini's generationConfig, Bedrock's toolConfig.
+			strings.Contains(d, "responsejsonschema") || strings.Contains(d, "response_json_schema") ||
+			strings.Contains(d, "responseschema") || strings.Contains(d, "response_schema") ||
+			strings.Contains(d, "toolconfig") || strings.Contains(d, "toolchoice")
 	}
-	return strings.Contains(d, "json_object") || strings.Contains(d, "json mode") || strings.Contains(d, "json_mode")
+	return strings.Contains(d, "json_object") || strings.Contains(d, "json mode") || strings.Contains(d, "json_mode") ||
+		strings.Contains(d, "responsemimetype") || strings.Contains(d, "response_mime_type")
 }
 
 // degrade makes the judge send the mode after from for the rest of its

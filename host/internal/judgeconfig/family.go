@@ -42,6 +42,12 @@ func DefaultMaxInputTokens(model string) int {
 		return 1_048_576
 	case has("llama-3.1", "llama-3.2", "llama-3.3", "llama3.1", "llama3.2", "llama3.3"):
 		return 128_000
+	case has("llama3-1", "llama3-2", "llama3-3"): // Bedrock's meta.llama3-1-70b-instruct-v1:0
+		return 128_000
+	case has("nova-pro", "nova-lite", "nova-premier"):
+		return 300_000
+	case has("nova-micro"):
+		return 128_000
 	case m == "llama3" || m == "llama-3" || has("llama-3-", "llama3-"):
 		return 8_192
 	case has("llama-2", "llama2"):
@@ -73,6 +79,20 @@ func familyName(model string) string {
 	}
 	if i := strings.IndexByte(m, ':'); i >= 0 {
 		m = m[:i]
+	}
+	// Bedrock's model IDs: a cross-region profile's geography, then the
+	// vendor ("us.anthropic.claude-…", "amazon.nova-pro-v1:0").
+	for _, geo := range []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca."} {
+		if rest, ok := strings.CutPrefix(m, geo); ok {
+			m = rest
+			break
+		}
+	}
+	for _, vendor := range []string{"amazon.", "anthropic.", "meta.", "mistral.", "cohere.", "ai21.", "deepseek.", "qwen.", "openai.", "writer."} {
+		if rest, ok := strings.CutPrefix(m, vendor); ok {
+			m = rest
+			break
+		}
 	}
 	return strings.TrimPrefix(m, "meta-")
 }

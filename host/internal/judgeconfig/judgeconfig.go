@@ -38,7 +38,8 @@ type Config struct {
 	// Name is how metrics and requests refer to this judge.
 	Name string `yaml:"name" json:"name"`
 	// Provider is the API the judge speaks (Providers): openai (the
-	// default, any OpenAI-compatible server), azure or anthropic.
+	// default, any OpenAI-compatible server), azure, anthropic, gemini or
+	// bedrock.
 	Provider Provider `yaml:"provider,omitempty" json:"provider,omitempty"`
 	// BaseURL of the API, e.g. "https://api.openai.com/v1",
 	// "http://localhost:11434/v1", an Azure resource endpoint
@@ -61,6 +62,10 @@ type Config struct {
 	// {base_url}/openai/deployments/{deployment}/chat/completions?api-version={api_version}.
 	Deployment string `yaml:"deployment,omitempty" json:"deployment,omitempty"`
 	APIVersion string `yaml:"api_version,omitempty" json:"api_version,omitempty"`
+	// Region (bedrock only) is the AWS region the model is called in:
+	// the endpoint bedrock-runtime.{region}.amazonaws.com (unless base_url
+	// overrides it) and the region requests are signed for.
+	Region string `yaml:"region,omitempty" json:"region,omitempty"`
 	// Headers are sent with every request (an organisation, a gateway's
 	// key). A value may take parts from the environment as ${VAR}
 	// ("Bearer ${GATEWAY_TOKEN}"); those parts are secrets like the key:
@@ -182,6 +187,9 @@ func (c Config) WithDefaults() Config {
 	if c.BaseURL == "" {
 		c.BaseURL = c.Provider.DefaultBaseURL()
 	}
+	if c.BaseURL == "" && c.Provider == ProviderBedrock && validRegion(c.Region) {
+		c.BaseURL = BedrockEndpoint(c.Region)
+	}
 	if c.Name == "" {
 		c.Name = c.Model
 	}
@@ -207,7 +215,9 @@ func (c Config) Validate() error {
 	}
 	c.validateProvider(bad)
 	if c.BaseURL == "" {
-		bad("base_url", "required (e.g. %s)", c.Provider.ExampleBaseURL())
+		if c.Provider != ProviderBedrock { // its base_url comes from region, named missing above
+			bad("base_url", "required (e.g. %s)", c.Provider.ExampleBaseURL())
+		}
 	} else if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("base_url", "%q is not an http(s) URL", c.BaseURL)
 	}

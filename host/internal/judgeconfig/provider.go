@@ -19,23 +19,38 @@ const (
 	ProviderAzure Provider = "azure"
 	// ProviderAnthropic is Anthropic's Messages API.
 	ProviderAnthropic Provider = "anthropic"
+	// ProviderGemini is Google's Gemini API (generateContent), with an API
+	// key.
+	ProviderGemini Provider = "gemini"
+	// ProviderBedrock is Amazon Bedrock's Converse API in a region, with
+	// credentials from the standard AWS chain (no api_key_env).
+	ProviderBedrock Provider = "bedrock"
 )
 
 // Providers are the providers a judge may name, in the order docs list them.
-var Providers = []Provider{ProviderOpenAI, ProviderAzure, ProviderAnthropic}
+var Providers = []Provider{ProviderOpenAI, ProviderAzure, ProviderAnthropic, ProviderGemini, ProviderBedrock}
 
 // plannedProviders are named by the configuration's documentation as
 // coming; naming one says so rather than "unknown".
-var plannedProviders = []Provider{"gemini", "bedrock"}
+var plannedProviders = []Provider{}
 
 // DefaultBaseURL is where the provider's own service is, or "" when there
 // is no one place (Azure: each resource has its endpoint). The openai
 // default is applied by the engine (it reads OPENAI_BASE_URL first).
 func (p Provider) DefaultBaseURL() string {
-	if p == ProviderAnthropic {
+	switch p {
+	case ProviderAnthropic:
 		return "https://api.anthropic.com"
+	case ProviderGemini:
+		return "https://generativelanguage.googleapis.com"
 	}
 	return ""
+}
+
+// BedrockEndpoint is Bedrock's runtime endpoint in region, the base URL a
+// bedrock judge without one is called at (and named by in its identity).
+func BedrockEndpoint(region string) string {
+	return "https://bedrock-runtime." + region + ".amazonaws.com"
 }
 
 // ExampleBaseURL is a base URL the provider takes, for messages.
@@ -45,6 +60,10 @@ func (p Provider) ExampleBaseURL() string {
 		return "https://<resource>.openai.azure.com"
 	case ProviderAnthropic:
 		return "https://api.anthropic.com"
+	case ProviderGemini:
+		return "https://generativelanguage.googleapis.com"
+	case ProviderBedrock:
+		return "https://bedrock-runtime.us-east-1.amazonaws.com"
 	}
 	return "https://api.openai.com/v1"
 }
@@ -57,9 +76,19 @@ func (p Provider) DefaultAPIKeyEnv() string {
 		return "AZURE_OPENAI_API_KEY"
 	case ProviderAnthropic:
 		return "ANTHROPIC_API_KEY"
+	case ProviderGemini:
+		return "GEMINI_API_KEY"
+	case ProviderBedrock:
+		return "" // the AWS credential chain
 	}
 	return "OPENAI_API_KEY"
 }
+
+// UsesAPIKey says the provider's credential is a key read from an
+// environment variable (api_key_env); bedrock's comes from the AWS
+// credential chain (environment, shared config and profiles, SSO, web
+// identity, container and instance roles), resolved at the first call.
+func (p Provider) UsesAPIKey() bool { return p != ProviderBedrock }
 
 // CredentialEnv names the environment variable holding the judge's
 // credential: entra_token_env when set (azure), else api_key_env.
@@ -70,11 +99,13 @@ func (c Config) CredentialEnv() string {
 	return c.APIKeyEnv
 }
 
-// HasLogprobs says the provider's API can return token log-probabilities.
-func (p Provider) HasLogprobs() bool { return p != ProviderAnthropic }
+// HasLogprobs says the provider's API can return token log-probabilities
+// (Gemini's with the models that support responseLogprobs).
+func (p Provider) HasLogprobs() bool { return p != ProviderAnthropic && p != ProviderBedrock }
 
-// HasN says the provider's API can return several choices in one call.
-func (p Provider) HasN() bool { return p != ProviderAnthropic }
+// HasN says the provider's API can return several choices in one call
+// (Gemini's candidateCount).
+func (p Provider) HasN() bool { return p != ProviderAnthropic && p != ProviderBedrock }
 
 // validateProvider checks the provider and the settings it needs or
 // refuses.
@@ -102,14 +133,24 @@ func (c Config) validateProvider(bad func(field, format string, args ...any)) {
 		if c.BaseURL != "" && strings.Contains(c.BaseURL, "/openai") {
 			bad("base_url", "%q: give the resource endpoint (https://<resource>.openai.azure.com); the /openai/deployments/… path is added from deployment", c.BaseURL)
 		}
-	case ProviderAnthropic:
+	case ProviderAnthropic, ProviderGemini, ProviderBedrock:
 		for field, v := range map[string]string{"deployment": c.Deployment, "api_version": c.APIVersion, "entra_token_env": c.EntraTokenEnv} {
 			if v != "" {
-				bad(field, "only for provider azure (this judge's provider is anthropic)")
+				bad(field, "only for provider azure (this judge's provider is %s)", c.Provider)
 			}
 		}
-		if c.Temperature != nil && *c.Temperature > 1 {
+		if c.Provider == ProviderAnthropic && c.Temperature != nil && *c.Temperature > 1 {
 			bad("temperature", "%g is outside 0..1, Anthropic's range", *c.Temperature)
+		}
+		if c.Provider == ProviderBedrock {
+			if c.Region == "" {
+				bad("region", "required for provider bedrock: the AWS region the model is served in (e.g. \"us-east-1\")")
+			} else if !validRegion(c.Region) {
+				bad("region", "%q is not an AWS region name (e.g. \"us-east-1\")", c.Region)
+			}
+			if c.APIKeyEnv != "" {
+				bad("api_key_env", "not for provider bedrock: its credentials come from the AWS chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, a role)")
+			}
 		}
 	default:
 		if slices.Contains(plannedProviders, c.Provider) {
@@ -119,12 +160,31 @@ func (c Config) validateProvider(bad func(field, format string, args ...any)) {
 		}
 		return
 	}
+	if c.Region != "" && c.Provider != ProviderBedrock {
+		bad("region", "only for provider bedrock (this judge's provider is %s)", c.Provider)
+	}
 	if !c.Provider.HasLogprobs() && c.SupportsLogprobs {
 		bad("supports_logprobs", "provider %s returns no log-probabilities; scores are sampled instead (samples > 1) or read as written", c.Provider)
 	}
 	if !c.Provider.HasN() && c.SupportsN {
 		bad("supports_n", "provider %s returns one reply per call", c.Provider)
 	}
+}
+
+// validRegion is an AWS region's shape: lower-case letters, digits and
+// dashes ("us-east-1", "us-gov-west-1"). It becomes part of a host name.
+func validRegion(s string) bool {
+	if s == "" || len(s) > 32 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func providerList() string {
@@ -264,8 +324,13 @@ func (c Config) Identity() Identity {
 	if id.Provider == "" {
 		id.Provider = ProviderOpenAI
 	}
-	if c.Provider == ProviderAzure {
+	switch c.Provider {
+	case ProviderAzure:
 		id.Endpoint += "/openai/deployments/" + url.PathEscape(c.Deployment) + "?api-version=" + url.QueryEscape(c.APIVersion)
+	case ProviderBedrock:
+		// The region decides where the model runs and signs the request,
+		// also behind an endpoint override.
+		id.Endpoint += "?region=" + url.QueryEscape(c.Region)
 	}
 	return id
 }

@@ -36,8 +36,25 @@ func TestValidateProviders(t *testing.T) {
 		{"anthropic logprobs", Config{Provider: ProviderAnthropic, Model: "c", SupportsLogprobs: true, SupportsN: true},
 			[]string{"supports_logprobs: provider anthropic returns no log-probabilities", "supports_n: provider anthropic"}},
 		{"anthropic temperature", Config{Provider: ProviderAnthropic, Model: "c", Temperature: &hot}, []string{"temperature: 1.5 is outside 0..1"}},
-		{"planned provider", Config{Provider: "gemini", Model: "gemini-2.5-pro", BaseURL: "https://x"}, []string{`provider: "gemini" is not supported by this build yet`}},
-		{"unknown provider", Config{Provider: "openia", Model: "m", BaseURL: "https://x"}, []string{`provider: "openia" is not a provider; want one of openai, azure, anthropic`}},
+		{"gemini", Config{Provider: ProviderGemini, Model: "gemini-2.5-flash", SupportsLogprobs: true, SupportsN: true}, nil},
+		{"gemini without model", Config{Provider: ProviderGemini}, []string{"model: required"}},
+		{"gemini refuses azure keys", Config{Provider: ProviderGemini, Model: "gemini-2.5-flash", Deployment: "d"},
+			[]string{"deployment: only for provider azure (this judge's provider is gemini)"}},
+		{"gemini refuses region", Config{Provider: ProviderGemini, Model: "gemini-2.5-flash", Region: "us-east-1"},
+			[]string{"region: only for provider bedrock (this judge's provider is gemini)"}},
+		{"bedrock", Config{Provider: ProviderBedrock, Model: "anthropic.claude-3-5-haiku-20241022-v1:0", Region: "us-east-1"}, nil},
+		{"bedrock endpoint override", Config{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0", Region: "eu-west-3", BaseURL: "http://127.0.0.1:9"}, nil},
+		{"bedrock without region", Config{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0"},
+			[]string{"region: required for provider bedrock"}},
+		{"bedrock without model", Config{Provider: ProviderBedrock, Region: "us-east-1"}, []string{"model: required"}},
+		{"bedrock bad region", Config{Provider: ProviderBedrock, Model: "m", Region: "us-east-1.evil.example/"},
+			[]string{`region: "us-east-1.evil.example/" is not an AWS region name`}},
+		{"bedrock api key", Config{Provider: ProviderBedrock, Model: "m", Region: "us-east-1", APIKeyEnv: "AWS_SECRET_ACCESS_KEY"},
+			[]string{"api_key_env: not for provider bedrock"}},
+		{"bedrock logprobs", Config{Provider: ProviderBedrock, Model: "m", Region: "us-east-1", SupportsLogprobs: true, SupportsN: true},
+			[]string{"supports_logprobs: provider bedrock returns no log-probabilities", "supports_n: provider bedrock"}},
+		{"openai refuses region", Config{Model: "m", BaseURL: "http://x/v1", Region: "us-east-1"}, []string{"region: only for provider bedrock"}},
+		{"unknown provider", Config{Provider: "openia", Model: "m", BaseURL: "https://x"}, []string{`provider: "openia" is not a provider; want one of openai, azure, anthropic, gemini, bedrock`}},
 		{"bad header name", Config{Model: "m", BaseURL: "http://x", Headers: map[string]string{"X Team": "a"}}, []string{"headers.X Team: not a valid HTTP header name"}},
 		{"reserved header", Config{Model: "m", BaseURL: "http://x", Headers: map[string]string{"content-length": "1"}}, []string{"headers.content-length: set by the client"}},
 		{"unclosed reference", Config{Model: "m", BaseURL: "http://x", Headers: map[string]string{"X-K": "${KEY"}}, []string{"headers.X-K:", "without its closing }"}},
@@ -76,6 +93,19 @@ func TestProviderDefaults(t *testing.T) {
 	if an.BaseURL != "https://api.anthropic.com" || an.MaxInputTokens != 200_000 {
 		t.Errorf("anthropic defaults: %+v", an)
 	}
+	ge := Config{Provider: ProviderGemini, Model: "gemini-2.5-flash"}.WithDefaults()
+	if ge.BaseURL != "https://generativelanguage.googleapis.com" || ge.MaxInputTokens != 1_048_576 || ge.NumberTokens.Resolve(ge.Model) != NumbersDigits {
+		t.Errorf("gemini defaults: %+v", ge)
+	}
+	br := Config{Provider: ProviderBedrock, Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Region: "eu-central-1"}.WithDefaults()
+	if br.BaseURL != "https://bedrock-runtime.eu-central-1.amazonaws.com" || br.MaxInputTokens != 200_000 {
+		t.Errorf("bedrock defaults: %+v", br)
+	}
+	for model, want := range map[string]int{"amazon.nova-pro-v1:0": 300_000, "meta.llama3-1-70b-instruct-v1:0": 128_000, "mistral.mistral-large-2407-v1:0": 128_000} {
+		if got := DefaultMaxInputTokens(model); got != want {
+			t.Errorf("DefaultMaxInputTokens(%q) = %d; want %d", model, got, want)
+		}
+	}
 	if p := (Config{Model: "m"}).WithDefaults().Provider; p != ProviderOpenAI {
 		t.Errorf("default provider %q", p)
 	}
@@ -112,6 +142,12 @@ func TestIdentity(t *testing.T) {
 			Identity{Provider: ProviderAzure, Model: "prod 4o", Endpoint: "https://acme.openai.azure.com/openai/deployments/prod%204o?api-version=2024-10-21"}},
 		{Config{Provider: ProviderAnthropic, Model: "claude-sonnet-4-5"},
 			Identity{Provider: ProviderAnthropic, Model: "claude-sonnet-4-5", Endpoint: "https://api.anthropic.com"}},
+		{Config{Provider: ProviderGemini, Model: "gemini-2.5-flash"},
+			Identity{Provider: ProviderGemini, Model: "gemini-2.5-flash", Endpoint: "https://generativelanguage.googleapis.com"}},
+		{Config{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0", Region: "us-west-2"},
+			Identity{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0", Endpoint: "https://bedrock-runtime.us-west-2.amazonaws.com?region=us-west-2"}},
+		{Config{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0", Region: "us-west-2", BaseURL: "https://vpce-1.bedrock-runtime.us-west-2.vpce.amazonaws.com"},
+			Identity{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0", Endpoint: "https://vpce-1.bedrock-runtime.us-west-2.vpce.amazonaws.com?region=us-west-2"}},
 	}
 	for _, tc := range tests {
 		if got := tc.cfg.WithDefaults().Identity(); got != tc.want {

@@ -1,0 +1,79 @@
+package judge
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+)
+
+// An SDK that decodes every reply itself (genai, the AWS SDK) gives the
+// judge neither the raw body nor, on success, the HTTP response: the
+// judge needs both, to decode a reply strictly (a repeated name or
+// invalid UTF-8 is an unparseable reply, not the last value wins), to keep
+// the server's own words when it is not one, and to read the status and
+// the rate-limit headers. captureTransport keeps them, for the request
+// whose context carries a *captured, while the SDK still sends the
+// request and reads the same bytes.
+
+// captured is one attempt's HTTP response and its body (at most
+// maxReplyBytes, else readErr).
+type captured struct {
+	resp    *http.Response
+	body    []byte
+	readErr error
+}
+
+type captureKey struct{}
+
+// withCapture returns ctx carrying c.
+func withCapture(ctx context.Context, c *captured) context.Context {
+	return context.WithValue(ctx, captureKey{}, c)
+}
+
+// captureTransport reads the body of a response to a request with a
+// *captured in its context into it, and hands the SDK the same bytes.
+type captureTransport struct {
+	base http.RoundTripper
+}
+
+func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	c, _ := req.Context().Value(captureKey{}).(*captured)
+	if err != nil || c == nil || resp == nil {
+		return resp, err
+	}
+	limitBody(resp, maxReplyBytes)
+	body, readErr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.resp, c.body, c.readErr = resp, body, readErr
+	if readErr != nil {
+		// The SDK fails to read it too, and the judge reports the
+		// capture's error.
+		return nil, readErr
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
+
+// capturingClient is httpClient whose transport captures.
+func capturingClient(httpClient *http.Client) *http.Client {
+	base := httpClient.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c := *httpClient
+	c.Transport = captureTransport{base: base}
+	return &c
+}
+
+// response is the captured response with its body readable again, for
+// Judge.classify (which reads an error body for the server's words).
+func (c *captured) response() *http.Response {
+	if c.resp == nil {
+		return nil
+	}
+	r := *c.resp
+	r.Body = io.NopCloser(bytes.NewReader(c.body))
+	return &r
+}
