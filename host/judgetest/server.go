@@ -50,6 +50,7 @@ type Server struct {
 	azure     *azureSpec
 	anthropic bool
 	gemini    bool
+	bedrock   *bedrockSpec
 	tls       bool
 
 	ts   *httptest.Server // set by New
@@ -132,8 +133,8 @@ func (s *Server) Start(addr string) (string, error) {
 
 // basePath is what the base URL adds to the server's root.
 func (s *Server) basePath() string {
-	if s.azure != nil || s.anthropic || s.gemini {
-		return "" // an Azure resource endpoint, Anthropic's or Gemini's API: the root
+	if s.azure != nil || s.anthropic || s.gemini || s.bedrock != nil {
+		return "" // an Azure resource endpoint, Anthropic's, Gemini's or Bedrock's API: the root
 	}
 	return "/v1"
 }
@@ -200,6 +201,10 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.gemini {
 		mux.HandleFunc("/", s.serveGemini)
+		return mux
+	}
+	if s.bedrock != nil {
+		mux.HandleFunc("/", s.serveBedrock)
 		return mux
 	}
 	mux.HandleFunc("POST "+CompletionsPath, s.serveCompletion)

@@ -208,3 +208,51 @@ func TestProviderGeminiE2E(t *testing.T) {
 		t.Errorf("correctness score modes %v; want 12 weighted", c.ScoreModes)
 	}
 }
+
+// canaryAccessKeyID is a Bedrock judge's access key ID: it travels in
+// every request's Authorization header (the secret never does), and must
+// appear in no output either.
+const canaryAccessKeyID = "AKIDCANARY7c1e9b3f5a"
+
+// TestProviderBedrockE2E: Bedrock's Converse API through aws-sdk-go-v2,
+// credentials from the AWS chain (here the environment), every request's
+// SigV4 signature verified by the fake; scores read as written (no
+// logprobs), with the cause recorded.
+func TestProviderBedrockE2E(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Bedrock("eu-west-3", canaryAccessKeyID, canaryKey))
+	judge := "    provider: bedrock\n    region: eu-west-3\n    base_url: " + srv.URL() + "\n" +
+		"    model: anthropic.claude-3-5-haiku-20241022-v1:0\n    max_tokens: 1024\n    headers: {X-Gateway-Key: \"${GATEWAY_KEY}\"}\n"
+	env := []string{"AWS_ACCESS_KEY_ID=" + canaryAccessKeyID, "AWS_SECRET_ACCESS_KEY=" + canaryKey, "AWS_EC2_METADATA_DISABLED=true"}
+	dir := providerE2E(t, srv, judge, env, func(t *testing.T, reqs []judgetest.RecordedRequest) {
+		tools := 0
+		for _, r := range reqs {
+			if r.ToolChoice != "" {
+				tools++
+			}
+			if r.Header.Get("X-Gateway-Key") != canaryHeader {
+				t.Fatal("a request without the configured header")
+			}
+		}
+		if tools == 0 {
+			t.Errorf("none of %d requests forced the structured-output tool", len(reqs))
+		}
+	})
+	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
+	if c := metricOf(t, s, "correctness"); c.ScoreModes["raw"] != 12 {
+		t.Errorf("correctness score modes %v; want 12 raw (no logprobs)", c.ScoreModes)
+	}
+	for _, out := range []string{"out", "fail", ".anvil"} {
+		filepath.WalkDir(filepath.Join(dir, out), func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(canaryAccessKeyID)) {
+					t.Errorf("the access key ID appears in %s", path)
+				}
+			}
+			return nil
+		})
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "out", "results.jsonl"))
+	if !bytes.Contains(b, []byte("provider bedrock returns none")) {
+		t.Error("results do not record why scores are not weighted")
+	}
+}

@@ -186,7 +186,10 @@ func (e *Engine) buildJudges() error {
 				jopts = append(jopts, judge.WithLimiter(l))
 			}
 		}
-		if forced || (key == "" && !isLocal(jc.BaseURL) && e.cacheMode() != "replay") {
+		// A bedrock judge's credentials come from the AWS chain, resolved
+		// at its first call: it is never short of a key here.
+		noKey := key == "" && jc.Provider.UsesAPIKey()
+		if forced || (noKey && !isLocal(jc.BaseURL) && e.cacheMode() != "replay") {
 			if jc.OfflineRecording != "" {
 				path := e.cfg.Resolve(jc.OfflineRecording)
 				rec, err := loadRecording(path)

@@ -38,7 +38,28 @@ type captureTransport struct {
 }
 
 func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
+	return capture(req, t.base.RoundTrip)
+}
+
+// doer is an SDK's HTTP client (aws.HTTPClient).
+type doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// captureDoer is captureTransport around a client rather than a
+// transport.
+type captureDoer struct {
+	next doer
+}
+
+func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
+	return capture(req, d.next.Do)
+}
+
+// capture sends req with send and keeps the response as captureTransport
+// says.
+func capture(req *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := send(req)
 	c, _ := req.Context().Value(captureKey{}).(*captured)
 	if err != nil || c == nil || resp == nil {
 		return resp, err

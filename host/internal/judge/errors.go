@@ -27,6 +27,11 @@ func (j *Judge) redact(s string) string {
 	for _, secret := range j.secrets {
 		s = strings.ReplaceAll(s, secret, "[redacted]")
 	}
+	if p, ok := j.provider.(interface{ extraSecrets() []string }); ok {
+		for _, secret := range p.extraSecrets() {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
 	return s
 }
 
@@ -57,7 +62,9 @@ func (j *Judge) failureError(f *failure, attempts int) *abi.Error {
 		if j.cfg.APIKeyEnv != "" {
 			hint = "check the key in $" + j.cfg.APIKeyEnv
 		}
-		if j.apiKey == "" {
+		if j.cfg.Provider == judgeconfig.ProviderBedrock {
+			hint = "check the AWS credentials (the standard chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, a role)"
+		} else if j.apiKey == "" {
 			hint = "no API key was given"
 			if j.cfg.APIKeyEnv != "" {
 				hint += " ($" + j.cfg.APIKeyEnv + " is empty)"
@@ -76,8 +83,11 @@ func (j *Judge) failureError(f *failure, attempts int) *abi.Error {
 		return j.errorf(abi.CodeJudge, false, "permission denied (HTTP 403)%s", detail())
 	case failNotFound:
 		check := "base_url and model"
-		if j.cfg.Provider == judgeconfig.ProviderAzure {
+		switch j.cfg.Provider {
+		case judgeconfig.ProviderAzure:
 			check = "base_url, deployment and api_version"
+		case judgeconfig.ProviderBedrock:
+			check = "region and model (a model ID, or an inference profile where the model needs one)"
 		}
 		return j.errorf(abi.CodeJudge, false, "not found (HTTP 404) at %s: check %s%s", j.cfg.BaseURL, check, detail())
 	case failRejected:

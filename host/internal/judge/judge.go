@@ -83,6 +83,15 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 	if len(o.apiKey) >= minSecretLen {
 		secrets = append(secrets, o.apiKey)
 	}
+	if cfg.Provider == judgeconfig.ProviderBedrock {
+		// The chain's credentials from the environment; those it finds
+		// elsewhere are scrubbed once resolved (bedrock.go).
+		for _, name := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"} {
+			if v := o.getenv(name); len(v) >= minSecretLen {
+				secrets = append(secrets, v)
+			}
+		}
+	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}

@@ -183,7 +183,7 @@ func (j *Judge) resolve(req abi.JudgeRequest, sample int, withKey bool) (*plan, 
 		p.schema = cs
 		p.schemaName = schemaName(req.SchemaName)
 		p.mode = j.schemaMode()
-		if j.cfg.Provider == judgeconfig.ProviderAnthropic && !toolSchema(cs.canonical) {
+		if (j.cfg.Provider == judgeconfig.ProviderAnthropic || j.cfg.Provider == judgeconfig.ProviderBedrock) && !toolSchema(cs.canonical) {
 			// A tool's input_schema is an object schema; any other
 			// schema travels in the prompt.
 			p.mode = modePrompt

@@ -38,6 +38,9 @@ func newProvider(cfg Config, httpClient *http.Client, apiKey string, headers htt
 		return newAnthropicProvider(cfg, httpClient, apiKey, headers), nil
 	case judgeconfig.ProviderGemini:
 		return newGeminiProvider(cfg, httpClient, apiKey, headers), nil
+	case judgeconfig.ProviderBedrock:
+		// The AWS SDK's HTTP client, not httpClient (bedrock.go).
+		return newBedrockProvider(cfg, headers), nil
 	}
 	return nil, fmt.Errorf("judge %q: provider: %q is not implemented by this build", cfg.Name, cfg.Provider)
 }
