@@ -47,7 +47,9 @@ func bedrockHarness(t *testing.T, edit func(*Config), opts ...judgetest.Option) 
 		if edit != nil {
 			edit(c)
 		}
-	}, WithGetenv(func(k string) string { return map[string]string{"AWS_ACCESS_KEY_ID": testAccessKeyID, "AWS_SECRET_ACCESS_KEY": testSecretAccessKey}[k] }))
+	}, WithGetenv(func(k string) string {
+		return map[string]string{"AWS_ACCESS_KEY_ID": testAccessKeyID, "AWS_SECRET_ACCESS_KEY": testSecretAccessKey}[k]
+	}))
 }
 
 // The request is a Converse call signed for bedrock in the judge's region
