@@ -10,6 +10,19 @@ import (
 type azureSpec struct {
 	deployment, apiVersion string
 	entra                  bool
+	// embedDeployment serves /embeddings (AzureEmbeddings).
+	embedDeployment string
+}
+
+// AzureEmbeddings makes an Azure server serve embeddings from deployment
+// (POST /openai/deployments/{deployment}/embeddings); another deployment
+// is DeploymentNotFound there as for completions.
+func AzureEmbeddings(deployment string) Option {
+	return func(s *Server) {
+		if s.azure != nil {
+			s.azure.embedDeployment = deployment
+		}
+	}
 }
 
 // Azure makes the server an Azure OpenAI resource serving deployment at
@@ -33,7 +46,11 @@ func AzureEntra() Option {
 }
 
 func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
-	const prefix, suffix = "/openai/deployments/", "/chat/completions"
+	const prefix = "/openai/deployments/"
+	suffix := "/chat/completions"
+	if strings.HasSuffix(r.URL.Path, "/embeddings") {
+		suffix = "/embeddings"
+	}
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, prefix) || !strings.HasSuffix(r.URL.Path, suffix) {
 		s.calls.Add(1)
 		writeAzureError(w, http.StatusNotFound, "404", "Resource not found")
@@ -56,10 +73,18 @@ func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if deployment := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, prefix), suffix); deployment != s.azure.deployment {
+	want := s.azure.deployment
+	if suffix == "/embeddings" {
+		want = s.azure.embedDeployment
+	}
+	if deployment := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, prefix), suffix); deployment != want || want == "" {
 		s.calls.Add(1)
 		writeAzureError(w, http.StatusNotFound, "DeploymentNotFound",
 			"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.")
+		return
+	}
+	if suffix == "/embeddings" {
+		s.serveEmbeddings(w, r)
 		return
 	}
 	s.serveCompletion(w, r)

@@ -31,6 +31,23 @@ import (
 // CompletionsPath is the endpoint the server answers.
 const CompletionsPath = "/v1/chat/completions"
 
+// EmbeddingsPath is the OpenAI embeddings endpoint.
+const EmbeddingsPath = "/v1/embeddings"
+
+func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
+	s.calls.Add(1)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "cannot read body: "+err.Error(), "invalid_request_error", "")
+		return
+	}
+	if s.apiKey != "" && s.azure == nil && strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") != s.apiKey {
+		writeError(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+		return
+	}
+	s.serveOpenAIEmbeddings(w, r, body)
+}
+
 // Server is a fake OpenAI-compatible judge.
 type Server struct {
 	mu       sync.Mutex
@@ -52,6 +69,7 @@ type Server struct {
 	gemini    bool
 	bedrock   *bedrockSpec
 	tls       bool
+	embedFn   func(model, text string) []float64
 
 	ts   *httptest.Server // set by New
 	http *http.Server     // set by Start
@@ -208,6 +226,7 @@ func (s *Server) Handler() http.Handler {
 		return mux
 	}
 	mux.HandleFunc("POST "+CompletionsPath, s.serveCompletion)
+	mux.HandleFunc("POST "+EmbeddingsPath, s.serveEmbeddings)
 	return mux
 }
 
@@ -438,6 +457,10 @@ type RecordedRequest struct {
 	// cache_control, by path: "tools.0", "system.0",
 	// "messages.1.content.0".
 	CacheBreakpoints []string
+	// Embedding marks an embeddings request; Inputs are its texts (also
+	// in Messages, as user messages, for the matchers).
+	Embedding bool
+	Inputs    []string
 }
 
 // ResponseFormat is the request's response_format.

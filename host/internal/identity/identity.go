@@ -69,6 +69,8 @@ type Judge struct {
 	SupportsN          bool     `json:"supports_n,omitzero"`
 	// NumberTokens is the resolved rule (whole or digits), never auto.
 	NumberTokens string `json:"number_tokens"`
+	// EmbeddingModel answers the judge's embeddings (similarity scores).
+	EmbeddingModel string `json:"embedding_model,omitempty"`
 }
 
 // OfJudge is the identity of judge cfg as resolved (defaults and
@@ -81,7 +83,8 @@ func OfJudge(cfg judgeconfig.Config, source, recording string) Judge {
 		SupportsLogprobs: cfg.SupportsLogprobs, MaxTopLogprobs: cfg.MaxTopLogprobs,
 		SupportsJSONSchema: cfg.SupportsJSONSchema, JSONSchemaStrict: cfg.JSONSchemaStrict,
 		SupportsJSONMode: cfg.SupportsJSONMode, SupportsN: cfg.SupportsN,
-		NumberTokens: string(cfg.NumberTokens.Resolve(cfg.Model)),
+		NumberTokens:   string(cfg.NumberTokens.Resolve(cfg.Model)),
+		EmbeddingModel: cfg.EmbeddingModel,
 	}
 	if cfg.Temperature != nil {
 		t := *cfg.Temperature
@@ -115,8 +118,14 @@ func (j Judge) fields() []field {
 		{"supports_json_schema", b(j.SupportsJSONSchema)}, {"json_schema_strict", b(j.JSONSchemaStrict)},
 		{"supports_json_mode", b(j.SupportsJSONMode)}, {"supports_n", b(j.SupportsN)},
 		{"number_tokens", j.NumberTokens},
+		{"embedding_model", j.EmbeddingModel},
 	}
 }
+
+// digestOmitsEmpty are fields added after identities were first recorded:
+// left out of the digest when empty, so a judge without them keeps the
+// digest it had (and a run recorded before them resumes).
+var digestOmitsEmpty = map[string]bool{"embedding_model": true}
 
 // Kind is a first-party plugin linked into the host: its name, version
 // and the digest of the source it was compiled from.
@@ -164,6 +173,9 @@ func (r Run) digest() string {
 		put("judge")
 		put(j.Name)
 		for _, f := range j.fields() {
+			if f.value == "" && digestOmitsEmpty[f.name] {
+				continue
+			}
 			put(f.name)
 			put(f.value)
 		}

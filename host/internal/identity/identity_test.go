@@ -84,6 +84,8 @@ func TestEveryJudgeSettingIsClassified(t *testing.T) {
 		"APIVersion": func(c *judgeconfig.Config) {
 			c.Provider, c.Deployment, c.APIVersion = judgeconfig.ProviderAzure, "d", "2024-10-21"
 		},
+		// The embeddings' model decides similarity scores.
+		"EmbeddingModel": func(c *judgeconfig.Config) { c.EmbeddingModel = "text-embedding-3-small" },
 		// A Bedrock judge's region is where the model runs (the
 		// endpoint's ?region=, also behind an endpoint override).
 		"Region": func(c *judgeconfig.Config) { c.Provider, c.Region = judgeconfig.ProviderBedrock, "eu-west-3" },

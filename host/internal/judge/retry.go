@@ -31,24 +31,39 @@ const (
 // connection only once) and nothing else: not 4xx, not a host that does
 // not exist, not a TLS failure. It returns the completion or the last failure, and the attempts made.
 func (j *Judge) withRetry(ctx context.Context, body []byte, need openaiwire.Need) (completion, int, *failure) {
+	var c completion
+	attempts, f := j.retrying(ctx, func(actx context.Context) *failure {
+		var f *failure
+		c, f = j.attempt(actx, body, need)
+		return f
+	})
+	if f != nil {
+		return completion{}, attempts, f
+	}
+	return c, attempts, nil
+}
+
+// retrying makes the attempts of one call (try, each under the
+// per-attempt timeout) as withRetry says, for any kind of call.
+func (j *Judge) retrying(ctx context.Context, try func(context.Context) *failure) (int, *failure) {
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, j.cfg.Timeout.Std())
-		c, f := j.attempt(actx, body, need)
+		f := try(actx)
 		cancel()
 		if f == nil {
-			return c, attempt, nil
+			return attempt, nil
 		}
 		if ctx.Err() != nil {
-			return completion{}, attempt, &failure{kind: failCancelled, detail: ctx.Err().Error()}
+			return attempt, &failure{kind: failCancelled, detail: ctx.Err().Error()}
 		}
 		if !f.retryable() || attempt > f.maxRetries(j.cfg.MaxRetries) {
-			return completion{}, attempt, f
+			return attempt, f
 		}
 		delay := backoff(attempt)
 		if f.hasRetryAfter {
 			if f.retryAfter > maxRetryAfter {
 				f.detail = strings.TrimSpace(f.detail + " (server asked to retry after " + f.retryAfter.String() + ", longer than anvil waits)")
-				return completion{}, attempt, f
+				return attempt, f
 			}
 			delay = f.retryAfter
 		}
@@ -63,7 +78,7 @@ func (j *Judge) withRetry(ctx context.Context, body []byte, need openaiwire.Need
 			slog.Int("attempt", attempt), slog.Int("status", f.status),
 			slog.String("problem", j.redact(f.summary())), slog.Duration("wait", delay))
 		if err := j.clock.Sleep(ctx, delay); err != nil {
-			return completion{}, attempt, &failure{kind: failCancelled, detail: err.Error()}
+			return attempt, &failure{kind: failCancelled, detail: err.Error()}
 		}
 	}
 }

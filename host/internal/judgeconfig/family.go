@@ -66,6 +66,23 @@ func DefaultMaxInputTokens(model string) int {
 	return 0
 }
 
+// DefaultMaxEmbeddingTokens is the input limit, in tokens, of one text
+// to an embedding model of a family Anvil knows, or 0 (no check).
+func DefaultMaxEmbeddingTokens(model string) int {
+	m := familyName(model)
+	switch {
+	case strings.HasPrefix(m, "text-embedding-3"), strings.HasPrefix(m, "text-embedding-ada"):
+		return 8_191
+	case strings.HasPrefix(m, "gemini-embedding"), strings.HasPrefix(m, "text-embedding-004"), strings.HasPrefix(m, "embedding-001"):
+		return 2_048
+	case strings.HasPrefix(m, "titan-embed"):
+		return 8_192
+	case strings.HasPrefix(m, "embed-"): // Cohere's, on Bedrock: cohere.embed-english-v3
+		return 512
+	}
+	return 0
+}
+
 // familyName reduces a model name to what its family is recognised by:
 // lower case, without provider prefixes ("openai/", "meta-llama/"), the
 // "ft:" of OpenAI fine-tunes, Ollama tags (":8b") or a leading "meta-".

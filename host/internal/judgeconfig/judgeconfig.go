@@ -66,6 +66,11 @@ type Config struct {
 	// the endpoint bedrock-runtime.{region}.amazonaws.com (unless base_url
 	// overrides it) and the region requests are signed for.
 	Region string `yaml:"region,omitempty" json:"region,omitempty"`
+	// EmbeddingModel is the model the judge's embeddings call asks for
+	// (similarity metrics): an OpenAI embedding model, for azure its
+	// deployment, a Gemini embedding model, a Bedrock Titan or Cohere
+	// embed model ID. Empty: the judge makes no embeddings.
+	EmbeddingModel string `yaml:"embedding_model,omitempty" json:"embedding_model,omitempty"`
 	// Headers are sent with every request (an organisation, a gateway's
 	// key). A value may take parts from the environment as ${VAR}
 	// ("Bearer ${GATEWAY_TOKEN}"); those parts are secrets like the key:
@@ -143,11 +148,18 @@ type Price struct {
 	// prompt cache (Anthropic's cache_creation_input_tokens); 0 prices
 	// them as input.
 	CacheWritePerMillion float64 `yaml:"cache_write_per_million,omitempty" json:"cache_write_per_million,omitempty"`
+	// EmbeddingPerMillion prices the embeddings call's input tokens.
+	EmbeddingPerMillion float64 `yaml:"embedding_per_million,omitempty" json:"embedding_per_million,omitempty"`
 }
 
 // Set says the price sets a rate: a configured price replaces the price
 // table's row.
-func (p Price) Set() bool { return p != Price{} }
+func (p Price) Set() bool {
+	// The embeddings' price is not the table's to give: setting it alone
+	// leaves the completions' rates to the table.
+	p.EmbeddingPerMillion = 0
+	return p != Price{}
+}
 
 // WithDefaults is the price with the cached and cache-write rates the
 // input rate where they are not set.
@@ -254,6 +266,12 @@ func (c Config) Validate() error {
 	}
 	if c.Price.CacheWritePerMillion < 0 {
 		bad("price.cache_write_per_million", "must not be negative")
+	}
+	if c.Price.EmbeddingPerMillion < 0 {
+		bad("price.embedding_per_million", "must not be negative")
+	}
+	if c.EmbeddingModel != "" && !c.Provider.HasEmbeddings() {
+		bad("embedding_model", "provider %s has no embeddings API", c.Provider)
 	}
 	if c.MaxTopLogprobs < 0 || c.MaxTopLogprobs > 20 {
 		bad("max_top_logprobs", "%d is outside 0..20", c.MaxTopLogprobs)

@@ -103,6 +103,10 @@ func (c Config) CredentialEnv() string {
 // (Gemini's with the models that support responseLogprobs).
 func (p Provider) HasLogprobs() bool { return p != ProviderAnthropic && p != ProviderBedrock }
 
+// HasEmbeddings says the provider's API embeds text (Anthropic's does
+// not).
+func (p Provider) HasEmbeddings() bool { return p != ProviderAnthropic }
+
 // HasN says the provider's API can return several choices in one call
 // (Gemini's candidateCount).
 func (p Provider) HasN() bool { return p != ProviderAnthropic && p != ProviderBedrock }
