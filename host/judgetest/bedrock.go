@@ -130,6 +130,9 @@ func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
 	case op == "converse-stream" || op == "invoke-with-response-stream":
 		writeBedrockError(w, http.StatusBadRequest, "ValidationException", "streaming: judgetest serves no streams, and the judge never asks for one")
 		return
+	case op == "invoke":
+		s.serveBedrockEmbeddings(w, r, model, body)
+		return
 	case op != "converse":
 		writeBedrockError(w, http.StatusNotFound, "UnknownOperationException", "")
 		return
@@ -401,4 +404,68 @@ func writeBedrockError(w http.ResponseWriter, status int, typ, message string) {
 		body = map[string]any{"Message": nil}
 	}
 	writeJSON(w, status, body)
+}
+
+// serveBedrockEmbeddings is InvokeModel on an embedding model: Amazon
+// Titan's body (one inputText) or Cohere's (1..96 texts and an
+// input_type), checked as those models check them.
+func (s *Server) serveBedrockEmbeddings(w http.ResponseWriter, r *http.Request, model string, body []byte) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeBedrockError(w, http.StatusUnsupportedMediaType, "UnsupportedMediaTypeException", "Content-Type must be application/json")
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var inputs []string
+	titan := strings.Contains(model, "titan-embed")
+	switch {
+	case titan:
+		var q struct {
+			InputText  *string `json:"inputText"`
+			Dimensions *int    `json:"dimensions"`
+			Normalize  *bool   `json:"normalize"`
+		}
+		if err := dec.Decode(&q); err != nil || q.InputText == nil || *q.InputText == "" {
+			writeBedrockError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: required key [inputText] not found, or an extraneous key")
+			return
+		}
+		inputs = []string{*q.InputText}
+	case strings.Contains(model, "cohere.embed"):
+		var q struct {
+			Texts          []string `json:"texts"`
+			InputType      string   `json:"input_type"`
+			Truncate       string   `json:"truncate"`
+			EmbeddingTypes []string `json:"embedding_types"`
+		}
+		if err := dec.Decode(&q); err != nil {
+			writeBedrockError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
+			return
+		}
+		switch q.InputType {
+		case "search_document", "search_query", "classification", "clustering":
+		default:
+			writeBedrockError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: #/input_type: "+q.InputType+" is not a valid enum value")
+			return
+		}
+		if len(q.Texts) == 0 || len(q.Texts) > 96 || len(q.EmbeddingTypes) > 0 {
+			writeBedrockError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: #/texts: expected 1 to 96 texts (judgetest serves no embedding_types)")
+			return
+		}
+		inputs = q.Texts
+	default:
+		writeBedrockError(w, http.StatusBadRequest, "ValidationException", "judgetest serves the Titan and Cohere embedding models only")
+		return
+	}
+	vectors, done := s.serveEmbedRequest(w, r, model, inputs, body, func(status int, msg string) {
+		writeBedrockError(w, status, map[int]string{429: "ThrottlingException", 500: "InternalServerException"}[status], msg)
+	})
+	if done {
+		return
+	}
+	if titan {
+		writeJSON(w, http.StatusOK, map[string]any{"embedding": vectors[0], "inputTextTokenCount": (len(inputs[0]) + 3) / 4})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": fmt.Sprintf("judgetest-%d", s.ids.Add(1)), "embeddings": vectors,
+		"texts": inputs, "response_type": "embeddings_floats"})
 }

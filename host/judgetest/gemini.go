@@ -87,6 +87,12 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 	case method == "streamGenerateContent" || r.URL.Query().Has("alt"):
 		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "streaming: judgetest serves no streams, and the judge never asks for one")
 		return
+	case method == "batchEmbedContents":
+		if !s.geminiAuth(w, r) {
+			return
+		}
+		s.serveGeminiEmbeddings(w, r, model)
+		return
 	case method != "generateContent":
 		writeGeminiError(w, http.StatusNotFound, "NOT_FOUND", "", fmt.Sprintf("The requested URL %s was not found on this server.", r.URL.Path))
 		return
@@ -94,20 +100,8 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "judgetest refuses a key in the URL (?key=), where logs and proxies keep it: send x-goog-api-key")
 		return
 	}
-	if s.apiKey != "" {
-		switch got := r.Header.Get("X-Goog-Api-Key"); {
-		case got == "":
-			writeGeminiError(w, http.StatusForbidden, "PERMISSION_DENIED", "",
-				"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.")
-			return
-		case got != s.apiKey:
-			msg := "API key not valid. Please pass a valid API key."
-			if s.echoKey {
-				msg += " Got: " + got
-			}
-			writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "API_KEY_INVALID", msg)
-			return
-		}
+	if !s.geminiAuth(w, r) {
+		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "Invalid JSON payload received: Content-Type must be application/json")
@@ -156,6 +150,81 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(statusOr(reply.Status, http.StatusOK))
 	w.Write(out) //nolint:errcheck
+}
+
+// geminiAuth checks the key as the API does, answering when it fails.
+func (s *Server) geminiAuth(w http.ResponseWriter, r *http.Request) bool {
+	if s.apiKey == "" {
+		return true
+	}
+	switch got := r.Header.Get("X-Goog-Api-Key"); {
+	case got == "":
+		writeGeminiError(w, http.StatusForbidden, "PERMISSION_DENIED", "",
+			"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.")
+		return false
+	case got != s.apiKey:
+		msg := "API key not valid. Please pass a valid API key."
+		if s.echoKey {
+			msg += " Got: " + got
+		}
+		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "API_KEY_INVALID", msg)
+		return false
+	}
+	return true
+}
+
+// serveGeminiEmbeddings is batchEmbedContents: every request names the
+// model of the path, at most 100 of them, text parts only.
+func (s *Server) serveGeminiEmbeddings(w http.ResponseWriter, r *http.Request, model string) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "cannot read body: "+err.Error())
+		return
+	}
+	var req struct {
+		Requests []struct {
+			Model                string        `json:"model"`
+			Content              geminiContent `json:"content"`
+			TaskType             string        `json:"taskType"`
+			Title                string        `json:"title"`
+			OutputDimensionality *int          `json:"outputDimensionality"`
+		} `json:"requests"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "Invalid JSON payload received. "+err.Error())
+		return
+	}
+	if len(req.Requests) == 0 || len(req.Requests) > 100 {
+		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch, and at least one")
+		return
+	}
+	inputs := make([]string, len(req.Requests))
+	for i, q := range req.Requests {
+		if q.Model != "models/"+model {
+			writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "",
+				fmt.Sprintf("* BatchEmbedContentsRequest.model: requests[%d].model %q does not match the batch's models/%s", i, q.Model, model))
+			return
+		}
+		text, err := geminiText(q.Content, fmt.Sprintf("requests[%d].content", i))
+		if err != nil {
+			writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", err.Error())
+			return
+		}
+		inputs[i] = text
+	}
+	vectors, done := s.serveEmbedRequest(w, r, model, inputs, body, func(status int, msg string) {
+		writeGeminiError(w, status, map[int]string{429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[status], "", msg)
+	})
+	if done {
+		return
+	}
+	out := make([]any, len(vectors))
+	for i, v := range vectors {
+		out[i] = map[string]any{"values": v}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"embeddings": out})
 }
 
 // parseGemini checks a generateContent request as the API does and

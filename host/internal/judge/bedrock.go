@@ -44,10 +44,12 @@ type bedrockProvider struct {
 	setupErr error
 	// creds records what the chain resolved, so the judge scrubs it too.
 	creds *recordingCredentials
+	// embedBody is the embedding model's body family (embed_bedrock.go).
+	embedBody bedrockEmbedBody
 }
 
 func newBedrockProvider(cfg Config, headers http.Header) *bedrockProvider {
-	b := &bedrockProvider{model: cfg.Model}
+	b := &bedrockProvider{model: cfg.Model, embedBody: embedBodyOf(cfg.EmbeddingModel)}
 	// The AWS SDK's own HTTP client, so the AWS configuration's settings
 	// (AWS_CA_BUNDLE, a profile's ca_bundle) apply, sized as the judge's
 	// default client is. The chain's own calls (SSO, STS, instance

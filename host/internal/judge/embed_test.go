@@ -143,3 +143,77 @@ func TestEmbedAzure(t *testing.T) {
 		t.Errorf("request: model %q", r.Model)
 	}
 }
+
+// Gemini: batchEmbedContents through genai, each request naming the
+// model; no token counts, so the estimate is marked usage_unknown.
+func TestEmbedGemini(t *testing.T) {
+	h := geminiHarness(t, func(c *Config) { c.EmbeddingModel = "gemini-embedding-001" })
+	e := h.judge.Embed(context.Background(), []string{"a", "bb"})
+	wantVectors(t, e, "a", "bb")
+	r := h.srv.Requests()[0]
+	if r.Model != "gemini-embedding-001" || !reflect.DeepEqual(r.Inputs, []string{"a", "bb"}) || r.Header.Get("X-Goog-Api-Key") != testKey {
+		t.Errorf("request: model %q inputs %v", r.Model, r.Inputs)
+	}
+	if !e.Usage.UsageUnknown || e.Usage.InputTokens != 2 || e.Usage.Calls != 1 {
+		t.Errorf("usage = %+v", e.Usage)
+	}
+	h.srv.SetDefault(judgetest.Reply{Status: 429, ErrorMessage: "Resource has been exhausted", RetryAfter: "5"})
+	if e := h.judge.Embed(context.Background(), []string{"c"}); e.Error == nil || !strings.Contains(e.Error.Message, "Resource has been exhausted") {
+		t.Errorf("error = %+v", e.Error)
+	}
+}
+
+// Bedrock: InvokeModel with Titan's body, one text a call, signed; and
+// Cohere's, several texts a call.
+func TestEmbedBedrock(t *testing.T) {
+	h := bedrockHarness(t, func(c *Config) { c.EmbeddingModel = "amazon.titan-embed-text-v2:0" })
+	e := h.judge.Embed(context.Background(), []string{"a", "bb"})
+	wantVectors(t, e, "a", "bb")
+	reqs := h.srv.Requests()
+	if len(reqs) != 2 || reqs[0].Model != "amazon.titan-embed-text-v2:0" || !strings.Contains(reqs[0].Header.Get("Authorization"), "/eu-west-3/bedrock/") {
+		t.Errorf("requests = %d", len(reqs))
+	}
+	if e.Usage.Calls != 2 || e.Usage.UsageUnknown || e.Usage.InputTokens != 2 {
+		t.Errorf("usage = %+v", e.Usage)
+	}
+
+	c := bedrockHarness(t, func(c *Config) { c.EmbeddingModel = "cohere.embed-english-v3" })
+	wantVectors(t, c.judge.Embed(context.Background(), []string{"x", "y", "z"}), "x", "y", "z")
+	if c.srv.Calls() != 1 {
+		t.Errorf("cohere: %d calls; want one for three texts", c.srv.Calls())
+	}
+
+	u := bedrockHarness(t, func(c *Config) { c.EmbeddingModel = "acme.embed-v1" })
+	if e := u.judge.Embed(context.Background(), []string{"x"}); e.Error == nil || !strings.Contains(e.Error.Message, "Titan") || u.srv.Calls() != 0 {
+		t.Errorf("unknown body: %+v", e.Error)
+	}
+}
+
+// FuzzDecodeEmbeddings: no body panics a decoder, and what passes
+// checkVectors is one finite vector per text, of one length.
+func FuzzDecodeEmbeddings(f *testing.F) {
+	f.Add([]byte(`{"data":[{"index":1,"embedding":[0.5]},{"index":0,"embedding":[1]}],"usage":{"prompt_tokens":2}}`))
+	f.Add([]byte(`{"embeddings":[{"values":[1,2]},{"values":[3,4]}]}`))
+	f.Add([]byte(`{"embedding":[1,2],"inputTextTokenCount":3}`))
+	f.Add([]byte(`{"embeddings":[[1],[2]]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		check := func(r embedReply, fail *failure, n int) {
+			if fail != nil || checkVectors(r, n) != nil {
+				return
+			}
+			for _, v := range r.vectors {
+				if len(v) != len(r.vectors[0]) || len(v) == 0 {
+					t.Fatalf("vectors %v passed the check", r.vectors)
+				}
+			}
+		}
+		r, fail := decodeOpenAIEmbeddings("application/json", body, 2)
+		check(r, fail, 2)
+		r, fail = decodeGeminiEmbeddings("application/json", body)
+		check(r, fail, 2)
+		r, fail = decodeBedrockEmbeddings(bodyTitan, body)
+		check(r, fail, 1)
+		r, fail = decodeBedrockEmbeddings(bodyCohere, body)
+		check(r, fail, 2)
+	})
+}
