@@ -1,5 +1,8 @@
 // Package judgetest is a fake judge server: an HTTP server speaking the
-// OpenAI chat-completions wire format (POST /v1/chat/completions), with
+// OpenAI chat-completions wire format (POST /v1/chat/completions) — or, by
+// option, Azure OpenAI's, Anthropic's Messages, the Gemini API's
+// generateContent or Bedrock's SigV4-signed Converse, each checking what
+// the real API checks — and every format's embeddings endpoint, with
 // scripted replies, token log-probabilities, n choices, latency and fault
 // injection. End-to-end tests point a real judge client at it; the load
 // bench runs it as a standalone server through Handler or Start.

@@ -2,8 +2,10 @@
 // one configured endpoint and model of a provider — any OpenAI-compatible
 // server (OpenAI, vLLM, llama.cpp, Ollama, LM Studio) and Azure OpenAI
 // through github.com/openai/openai-go, Anthropic through
-// github.com/anthropics/anthropic-sdk-go — with the middleware every call
-// goes through, one for every provider:
+// github.com/anthropics/anthropic-sdk-go, Gemini through
+// google.golang.org/genai, Amazon Bedrock (Converse) through
+// aws-sdk-go-v2's bedrockruntime — with the middleware every call goes
+// through, one for every provider:
 //
 //	cache → singleflight → budget/accounting → breaker → size check → rate limit → concurrency limit → retry → provider
 //
@@ -63,7 +65,20 @@
 //     never repaired and never used, even when it parses.
 //   - Anthropic's structured output is a tool forced by tool_choice, its
 //     input the reply; it has no logprobs and no n, and max_tokens is
-//     always sent (anthropic.go).
+//     always sent (anthropic.go). Bedrock's is the same through Converse's
+//     toolConfig, signed with SigV4 by credentials from the AWS chain
+//     (bedrock.go). Gemini's is responseJsonSchema, with logprobs and
+//     candidateCount where the model has them (gemini.go). An SDK that
+//     decodes replies itself (genai, the AWS SDK) has the raw reply
+//     captured under it (capture.go), so it is decoded strictly here as
+//     every other; a Google error's RetryInfo is honoured as Retry-After,
+//     and the Gemini API's 400 API_KEY_INVALID is an authentication
+//     failure.
+//   - Embed (embed.go) embeds texts with the judge's embedding_model
+//     (openai, azure, gemini, bedrock) through the same layers: a cache
+//     entry per text keyed by provider, endpoint, model and text; the
+//     spend limit, breaker, rate and concurrency limits and retries;
+//     usage priced at price.embedding_per_million.
 //   - Logprobs are requested only from judges configured to support them,
 //     capped at max_top_logprobs. A score is located and weighted by package
 //     score, never here; judges without logprobs fall back to the raw
