@@ -256,3 +256,21 @@ func TestProviderBedrockE2E(t *testing.T) {
 		t.Error("results do not record why scores are not weighted")
 	}
 }
+
+// TestProviderValidateNamesMissingSettings: validate names what a
+// provider's judge lacks, with the judge and the field.
+func TestProviderValidateNamesMissingSettings(t *testing.T) {
+	for _, tc := range []struct{ judge, want string }{
+		{"    provider: bedrock\n    model: amazon.nova-pro-v1:0\n", `judge "default": region: required for provider bedrock`},
+		{"    provider: bedrock\n    region: us-east-1\n", `judge "default": model: required`},
+		{"    provider: gemini\n", `judge "default": model: required`},
+		{"    provider: bedrock\n    region: us-east-1\n    model: m\n    api_key_env: AWS_SECRET_ACCESS_KEY\n", "api_key_env: not for provider bedrock"},
+		{"    provider: anthropic\n    model: claude-sonnet-4-5\n    embedding_model: e\n", "embedding_model: provider anthropic has no embeddings API"},
+	} {
+		dir := providerQuickstart(t, tc.judge)
+		r := runBinary(t, dir, nil, "validate", "-c", "anvil.yaml", "--no-dataset")
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %q", tc.judge, r.code, r.stderr, tc.want)
+		}
+	}
+}
