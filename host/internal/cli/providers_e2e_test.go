@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -108,6 +110,17 @@ func providerE2E(t *testing.T, srv *judgetest.Server, judge string, env []string
 	}
 	check(t, srv.Requests())
 	assertNoCanary(t, dir, "out", r)
+
+	// estimate counts what run called, and calls nothing.
+	before := srv.Calls()
+	er := runBinary(t, dir, env, "estimate", "-c", "anvil.yaml", "--json")
+	var est engine.EstimateReport
+	if err := json.Unmarshal([]byte(er.stdout), &est); err != nil || er.code != 0 {
+		t.Fatalf("estimate: exit %d %v\n%s", er.code, err, er.stderr)
+	}
+	if got := est.Total.JudgeCalls + est.Total.CachedCalls; int(got) != int(s.Judge.Calls) || srv.Calls() != before {
+		t.Errorf("estimate counts %d calls (%d made while estimating); run made %d", got, srv.Calls()-before, s.Judge.Calls)
+	}
 
 	srv.Reset()
 	echoKeys(srv)
