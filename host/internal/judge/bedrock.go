@@ -347,6 +347,7 @@ func decodeBedrock(contentType string, body []byte) (completion, *failure) {
 		cached := max(u.CacheReadInputTokens, 0)
 		c.inputTokens = max(u.InputTokens, 0) + cached + max(u.CacheWriteInputTokens, 0)
 		c.cachedInputTokens = cached
+		c.cacheWriteInputTokens = max(u.CacheWriteInputTokens, 0)
 		c.outputTokens = max(u.OutputTokens, 0)
 		c.usageKnown = true
 	}
