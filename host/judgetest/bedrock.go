@@ -40,7 +40,7 @@ const BedrockService = "bedrock"
 // (MissingAuthenticationTokenException), another access key
 // (UnrecognizedClientException), another region or service in the
 // credential scope, a signature that does not match or a signing time
-// more than 5 minutes off (InvalidSignatureException). The body is
+// more than 15 minutes off (InvalidSignatureException). The body is
 // checked as the API checks it (400 ValidationException): an unknown
 // field, no messages, a role other than user or assistant, a first
 // message not from the user, roles that do not alternate, a content
@@ -58,8 +58,9 @@ func Bedrock(region, accessKeyID, secretAccessKey string) Option {
 	}
 }
 
-// bedrockSkew is how far a request's signing time may be from now.
-const bedrockSkew = 5 * time.Minute
+// bedrockSkew is how far a request's signing time may be from now (AWS
+// allows 15 minutes).
+const bedrockSkew = 15 * time.Minute
 
 type bedrockContent struct {
 	Text    *string         `json:"text"`
