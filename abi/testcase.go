@@ -23,15 +23,25 @@ const (
 	FieldScenario        = "scenario"
 	FieldExpectedOutcome = "expected_outcome"
 	FieldChatbotRole     = "chatbot_role"
+	// Derived from turns (ABI minor 4): the content of the last user or
+	// assistant turn, so that a kind which reads one text (a DAG node, a
+	// geval) can be pointed at a conversation's last exchange.
+	FieldLastUserTurn      = "last_user_turn"
+	FieldLastAssistantTurn = "last_assistant_turn"
 )
 
-// StandardFields lists the standard fields in their canonical order: the
-// single-turn ones, then the conversational ones (ABI minor 4).
+// StandardFields lists the standard fields, TestCase's members, in their
+// canonical order: the single-turn ones, then the conversational ones
+// (ABI minor 4).
 var StandardFields = []string{
 	FieldInput, FieldActualOutput, FieldExpectedOutput, FieldContext,
 	FieldRetrievalContext, FieldToolsCalled, FieldExpectedTools,
 	FieldTurns, FieldScenario, FieldExpectedOutcome, FieldChatbotRole,
 }
+
+// DerivedFields are the field names Field renders from other fields
+// rather than from a member of their own (ABI minor 4).
+var DerivedFields = []string{FieldLastUserTurn, FieldLastAssistantTurn}
 
 // Turn roles. A conversational case's turns use only these.
 const (
@@ -122,6 +132,10 @@ func (c *TestCase) Field(field string) (text string, ok bool) {
 		return c.ExpectedOutcome, c.ExpectedOutcome != ""
 	case FieldChatbotRole:
 		return c.ChatbotRole, c.ChatbotRole != ""
+	case FieldLastUserTurn:
+		return lastTurn(c.Turns, RoleUser)
+	case FieldLastAssistantTurn:
+		return lastTurn(c.Turns, RoleAssistant)
 	}
 	raw, ok := c.Extra[field]
 	if !ok || len(raw) == 0 || string(raw) == "null" {
@@ -156,6 +170,16 @@ func listText(items []string) (string, bool) {
 		return "", false
 	}
 	return text, true
+}
+
+// lastTurn is the content of the last turn of role with any content.
+func lastTurn(turns []Turn, role string) (string, bool) {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Role == role && turns[i].Content != "" {
+			return turns[i].Content, true
+		}
+	}
+	return "", false
 }
 
 // TurnsText renders turns as prompt text: compact JSON without HTML

@@ -97,6 +97,18 @@ func without(c abi.TestCase, field string) abi.TestCase {
 		c.ExpectedOutcome = ""
 	case abi.FieldChatbotRole:
 		c.ChatbotRole = ""
+	case abi.FieldLastUserTurn, abi.FieldLastAssistantTurn:
+		role := abi.RoleUser
+		if field == abi.FieldLastAssistantTurn {
+			role = abi.RoleAssistant
+		}
+		var keep []abi.Turn
+		for _, t := range c.Turns {
+			if t.Role != role {
+				keep = append(keep, t)
+			}
+		}
+		c.Turns = keep
 	default:
 		extra := map[string]json.RawMessage{}
 		for k, v := range c.Extra {
@@ -114,7 +126,8 @@ func withField(c abi.TestCase, field string) abi.TestCase {
 	switch field {
 	case abi.FieldInput, abi.FieldActualOutput, abi.FieldExpectedOutput, abi.FieldContext,
 		abi.FieldRetrievalContext, abi.FieldToolsCalled, abi.FieldExpectedTools,
-		abi.FieldTurns, abi.FieldScenario, abi.FieldExpectedOutcome, abi.FieldChatbotRole:
+		abi.FieldTurns, abi.FieldScenario, abi.FieldExpectedOutcome, abi.FieldChatbotRole,
+		abi.FieldLastUserTurn, abi.FieldLastAssistantTurn:
 		return c
 	}
 	extra := map[string]json.RawMessage{}

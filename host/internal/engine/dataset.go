@@ -466,6 +466,8 @@ func setField(dec *jsontext.Decoder, c *abi.TestCase, field string) error {
 		return str(&c.ExpectedOutcome)
 	case abi.FieldChatbotRole:
 		return str(&c.ChatbotRole)
+	case abi.FieldLastUserTurn, abi.FieldLastAssistantTurn:
+		return fmt.Errorf("%s is derived from turns (the content of the last such turn); a dataset cannot set it", field)
 	}
 	val, err := dec.ReadValue()
 	if err != nil {

@@ -283,6 +283,7 @@ func TestDatasetConversational(t *testing.T) {
 		{"scenario without turns", `{"input":"q","scenario":"s"}`, []string{`field "scenario"`, "only a conversational case"}},
 		{"chatbot role without turns", `{"chatbot_role":"r"}`, []string{`field "chatbot_role"`}},
 		{"scenario not a string", `{"turns":[` + user + `],"scenario":3}`, []string{`field "scenario"`, "want a string"}},
+		{"derived field set", `{"turns":[` + user + `],"last_user_turn":"x"}`, []string{`field "last_user_turn"`, "derived from turns"}},
 		{"second line named", `{"id":"a"}` + "\n" + `{"turns":[{"role":"user"}]}`, []string{"d.jsonl:2:", "no content"}},
 		{"array element named", "[\n" + `{"id":"a"},` + "\n" + `{"turns":[{"role":"x","content":"y"}]}` + "\n]", []string{"d.jsonl:3: element 1", `role "x"`}},
 	} {
