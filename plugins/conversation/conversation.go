@@ -179,7 +179,7 @@ type Details struct {
 // Knowledge is what one user turn told the assistant.
 type Knowledge struct {
 	// Turn is the user turn's index in the case's turns (0-based).
-	Turn  int               `json:"turn"`
+	Turn  int            `json:"turn"`
 	Facts jsontext.Value `json:"facts"`
 }
 
