@@ -109,3 +109,38 @@ func FuzzEncodeMeasureResult(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeConversation: a 20-turn conversational request through
+// the fast path, and through encoding/json (what a guest built before ABI
+// minor 4 falls back to on the turns member it does not know).
+func BenchmarkDecodeConversation(b *testing.B) {
+	var turns []abi.Turn
+	for i := range 20 {
+		role := []string{abi.RoleUser, abi.RoleAssistant}[i%2]
+		turns = append(turns, abi.Turn{Role: role, Content: strings.Repeat("a sentence of the conversation, ", 8)})
+	}
+	req := abi.MeasureRequest{Kind: "k", Metric: "m", Threshold: 0.5,
+		Case: abi.TestCase{ID: "c", Turns: turns, Scenario: "s", ChatbotRole: "r"}}
+	data, err := json.Marshal(&req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fast", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var r abi.MeasureRequest
+			if err := decodeMeasureRequest(data, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var r abi.MeasureRequest
+			if err := json.Unmarshal(data, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
