@@ -100,6 +100,8 @@ func TestTestCaseField(t *testing.T) {
 		{"no assistant turn", abi.TestCase{Turns: []abi.Turn{{Role: "user", Content: "B"}}}, abi.FieldLastAssistantTurn, "", false},
 		{"last turns of a single-turn case are absent", full, abi.FieldLastUserTurn, "", false},
 		{"empty turns are absent", abi.TestCase{Turns: []abi.Turn{}}, abi.FieldTurns, "", false},
+		{"a turn of tools only writes its empty content", abi.TestCase{Turns: []abi.Turn{{Role: "assistant", ToolsCalled: []abi.ToolCall{{Name: "t"}}}}},
+			abi.FieldTurns, `[{"role":"assistant","content":"","tools_called":[{"name":"t"}]}]`, true},
 		{"extra false is a value", full, "flag", "false", true},
 		{"extra object as JSON", full, "meta", `{"channel":"chat","tags":["a","b"]}`, true},
 		{"extra list as JSON", full, "list", `["x","y"]`, true},
