@@ -287,3 +287,49 @@ func TestDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptsAreStaticFirst: every request's system message (the
+// instructions and the reply's shape) is the same whatever the case, and
+// its user message holds the case's text and none of the instructions, so
+// a provider's prefix cache serves them.
+func TestPromptsAreStaticFirst(t *testing.T) {
+	scriptFor := func() *scripted {
+		return &scripted{replies: []reply{
+			{purpose: "knowledge", content: `{"facts":{"a":"b"}}`},
+			{purpose: "out_of_character", content: `{"out_of_character":[]}`},
+			{purpose: "intentions", content: `{"intentions":["The user wants x."]}`},
+			verdict("retention", "no", "r"), verdict("completeness", "yes", "r"), verdict("relevancy", "yes", "r"),
+		}}
+	}
+	chats := []abi.TestCase{
+		{ID: "a", ChatbotRole: "A clerk.", Turns: turns("user: Hello there, I am Ann.", "assistant: Hi Ann.")},
+		{ID: "b", ChatbotRole: "A pirate.", Turns: turns("user: Ahoy, I am Bob.", "assistant: Arr Bob.")},
+	}
+	systems := map[string]string{}
+	for _, c := range chats {
+		for _, k := range []string{conversation.KindKnowledgeRetention, conversation.KindRoleAdherence, conversation.KindConversationCompleteness, conversation.KindTurnRelevancy} {
+			h := scriptFor()
+			if res := measure(h, k, "", c); res.Error != nil {
+				t.Fatalf("%s: %v", k, res.Error)
+			}
+			for _, b := range h.batches {
+				for _, r := range b {
+					if len(r.Messages) != 2 || r.Messages[0].Role != "system" || r.Messages[1].Role != "user" {
+						t.Fatalf("%s: messages %+v", r.Purpose, r.Messages)
+					}
+					sys, user := r.Messages[0].Content, r.Messages[1].Content
+					if strings.Contains(sys, c.Turns[0].Content) || strings.Contains(user, "Return only a JSON object") {
+						t.Errorf("%s: case text in the system message or instructions in the user message:\n%s\n---\n%s", r.Purpose, sys, user)
+					}
+					if prev, ok := systems[r.Purpose]; ok && prev != sys {
+						t.Errorf("%s: the system message differs between cases", r.Purpose)
+					}
+					systems[r.Purpose] = sys
+				}
+			}
+		}
+	}
+	if len(systems) != 6 {
+		t.Errorf("saw purposes %v, want all six", systems)
+	}
+}
