@@ -17,9 +17,11 @@ package abi
 // Minor 2 added JudgeRequest.OmitTokens (the caller reads the score only).
 // Minor 3 added the optional export anvil_io (direct I/O in the guest's
 // linear memory, v1/README.md §4.1).
+// Minor 4 added the conversational TestCase fields (turns, scenario,
+// expected_outcome, chatbot_role; v1/README.md §8.1).
 const (
 	Major = 1
-	Minor = 3
+	Minor = 4
 )
 
 // Exports a guest module provides. The marker is never called: its presence

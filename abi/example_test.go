@@ -20,10 +20,10 @@ func ExampleTestCase_Field() {
 		},
 		Extra: map[string]json.RawMessage{
 			"customer_tier": json.RawMessage(`"gold"`),
-			"turns":         json.RawMessage(`3`),
+			"attempts":      json.RawMessage(`3`),
 		},
 	}
-	for _, f := range []string{abi.FieldInput, abi.FieldRetrievalContext, abi.FieldToolsCalled, "customer_tier", "turns"} {
+	for _, f := range []string{abi.FieldInput, abi.FieldRetrievalContext, abi.FieldToolsCalled, "customer_tier", "attempts"} {
 		text, _ := c.Field(f)
 		fmt.Printf("%s:\n%s\n", abi.FieldTitle(f), text)
 	}
@@ -38,7 +38,7 @@ func ExampleTestCase_Field() {
 	// [{"name":"create_refund","arguments":{"order_id":"o-5521"}}]
 	// Customer Tier:
 	// gold
-	// Turns:
+	// Attempts:
 	// 3
 	// [expected_output locale]
 }

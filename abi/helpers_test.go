@@ -31,7 +31,8 @@ func fullCase() abi.TestCase {
 			"empty_str":  raw(`""`),
 			"nothing":    raw(`null`),
 			"zero_bytes": raw(``),
-			"turns":      raw(`3`),
+			"attempts":   raw(`3`),
+			"turns":      raw(`"shadowed too"`),
 			"flag":       raw(`false`),
 			"meta":       raw(`{"channel":"chat","tags":["a","b"]}`),
 			"list":       raw(`["x","y"]`),
@@ -42,9 +43,25 @@ func fullCase() abi.TestCase {
 	}
 }
 
+// convCase is a conversational case with every conversational field.
+func convCase() abi.TestCase {
+	return abi.TestCase{
+		ID: "conv",
+		Turns: []abi.Turn{
+			{Role: abi.RoleUser, Content: "Is <b> & ok?"},
+			{Role: abi.RoleAssistant, Content: "Yes.", ToolsCalled: []abi.ToolCall{{Name: "check", Arguments: raw(`{"q":"b"}`)}},
+				RetrievalContext: []string{"b is fine"}},
+		},
+		Scenario:        "Asks about tags.",
+		ExpectedOutcome: "Learns b is fine.",
+		ChatbotRole:     "A helpful HTML tutor.",
+	}
+}
+
 func TestTestCaseField(t *testing.T) {
 	t.Parallel()
 	full := fullCase()
+	conv := convCase()
 	empty := abi.TestCase{
 		ID:               "c2",
 		Context:          []string{},
@@ -69,7 +86,22 @@ func TestTestCaseField(t *testing.T) {
 		{"expected tools", full, abi.FieldExpectedTools, `[{"name":"lookup_order"}]`, true},
 		{"extra string renders unquoted", full, "tier", "gold", true},
 		{"extra string with escapes is decoded", full, "unicode", `café "quoted"`, true},
-		{"extra number as JSON", full, "turns", "3", true},
+		{"extra number as JSON", full, "attempts", "3", true},
+		{"turns never falls back to extra (minor 4)", full, abi.FieldTurns, "", false},
+		{"turns as compact JSON, no HTML escaping", conv, abi.FieldTurns,
+			`[{"role":"user","content":"Is <b> & ok?"},{"role":"assistant","content":"Yes.","tools_called":[{"name":"check","arguments":{"q":"b"}}],"retrieval_context":["b is fine"]}]`, true},
+		{"scenario", conv, abi.FieldScenario, "Asks about tags.", true},
+		{"expected outcome", conv, abi.FieldExpectedOutcome, "Learns b is fine.", true},
+		{"chatbot role", conv, abi.FieldChatbotRole, "A helpful HTML tutor.", true},
+		{"empty scenario is absent", full, abi.FieldScenario, "", false},
+		{"last user turn", conv, abi.FieldLastUserTurn, "Is <b> & ok?", true},
+		{"last assistant turn", conv, abi.FieldLastAssistantTurn, "Yes.", true},
+		{"last assistant turn skips one with tools only", abi.TestCase{Turns: []abi.Turn{{Role: "assistant", Content: "A"}, {Role: "user", Content: "B"}, {Role: "assistant", ToolsCalled: []abi.ToolCall{{Name: "t"}}}}}, abi.FieldLastAssistantTurn, "A", true},
+		{"no assistant turn", abi.TestCase{Turns: []abi.Turn{{Role: "user", Content: "B"}}}, abi.FieldLastAssistantTurn, "", false},
+		{"last turns of a single-turn case are absent", full, abi.FieldLastUserTurn, "", false},
+		{"empty turns are absent", abi.TestCase{Turns: []abi.Turn{}}, abi.FieldTurns, "", false},
+		{"a turn of tools only writes its empty content", abi.TestCase{Turns: []abi.Turn{{Role: "assistant", ToolsCalled: []abi.ToolCall{{Name: "t"}}}}},
+			abi.FieldTurns, `[{"role":"assistant","content":"","tools_called":[{"name":"t"}]}]`, true},
 		{"extra false is a value", full, "flag", "false", true},
 		{"extra object as JSON", full, "meta", `{"channel":"chat","tags":["a","b"]}`, true},
 		{"extra list as JSON", full, "list", `["x","y"]`, true},
@@ -115,7 +147,9 @@ func TestTestCaseMissing(t *testing.T) {
 	}{
 		{"nothing wanted", full, nil, nil},
 		{"empty want", full, nil, []string{}},
-		{"all standard present", full, nil, abi.StandardFields},
+		{"all single-turn standard present", full, nil, abi.StandardFields[:7]},
+		{"all conversational standard present", convCase(), nil, abi.StandardFields[7:]},
+		{"a single-turn case lacks the conversational fields", full, abi.StandardFields[7:], abi.StandardFields[7:]},
 		{"extra fields count", full, nil, []string{"tier", "meta"}},
 		{"absent extras reported", full, []string{"empty_str", "nothing", "nope"}, []string{"tier", "empty_str", "nothing", "nope"}},
 		{"order of want is kept", sparse,

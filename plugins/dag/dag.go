@@ -45,7 +45,7 @@ var BinaryVerdicts = []string{"false", "true"}
 type TaskConfig struct {
 	Instructions string   `json:"instructions" jsonschema:"required,minLength=1" jsonschema_description:"What the judge must produce from the node's inputs (e.g. \"Extract the headings of the actual output\")."`
 	OutputLabel  string   `json:"output_label,omitempty" jsonschema_description:"Name of what the node produces; child nodes see its output under this label (default: the node id)."`
-	Params       []string `json:"params,omitempty" jsonschema_description:"Test-case fields shown to the judge, under their titles (input, actual_output, ... or a free-form field). A case lacking one is recorded as missing_field."`
+	Params       []string `json:"params,omitempty" jsonschema_description:"Test-case fields shown to the judge, under their titles (input, actual_output, ..., a conversation's turns, last_user_turn or last_assistant_turn, or a free-form field). A case lacking one is recorded as missing_field."`
 }
 
 // BinaryConfig configures a binary node.

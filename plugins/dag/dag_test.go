@@ -303,3 +303,36 @@ func TestPromptsAreStaticFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesReadTurns: a node's params may name a conversation's turns
+// (the transcript as JSON), its last user or assistant turn, or its
+// scenario; a single-turn case lacking them is missing_field.
+func TestNodesReadTurns(t *testing.T) {
+	conv := abi.TestCase{ID: "chat", Scenario: "A refund request.", Turns: []abi.Turn{
+		{Role: abi.RoleUser, Content: "Refund my order."},
+		{Role: abi.RoleAssistant, Content: "Done: refund R-1 is open."},
+		{Role: abi.RoleUser, Content: "Thanks!"},
+	}}
+	h := answer(`{"reason":"It does.","verdict":true}`)
+	res := dag.Plugin().Node(context.Background(), h, &abi.NodeRequest{Kind: "binary", NodeID: "n1", Verdicts: dag.BinaryVerdicts, Case: conv,
+		Config: json.RawMessage(`{"criteria":"Did the assistant open a refund?","params":["scenario","turns","last_assistant_turn","last_user_turn"]}`)})
+	if res.Error != nil || res.Verdict != "true" {
+		t.Fatalf("%+v", res)
+	}
+	p := prompt(checkCall(t, h, "binary"))
+	for _, want := range []string{
+		"Scenario:\nA refund request.\n",
+		`Turns:` + "\n" + `[{"role":"user","content":"Refund my order."},{"role":"assistant","content":"Done: refund R-1 is open."},{"role":"user","content":"Thanks!"}]` + "\n",
+		"Last Assistant Turn:\nDone: refund R-1 is open.\n",
+		"Last User Turn:\nThanks!\n",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+	h = answer(`{"reason":"x","verdict":true}`)
+	res = run(h, "binary", `{"criteria":"c","params":["last_assistant_turn"]}`, nil, dag.BinaryVerdicts)
+	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldLastAssistantTurn || len(h.calls) != 0 {
+		t.Errorf("single-turn case: %+v, %d calls", res.Error, len(h.calls))
+	}
+}

@@ -66,7 +66,7 @@ func Plugin() *sdk.Plugin {
 		Name:         PluginName,
 		Version:      Version,
 		Capabilities: []abi.Capability{abi.CapJudge},
-		Kinds:        []sdk.Kind{Kind()},
+		Kinds:        []sdk.Kind{Kind(), ConversationalKind()},
 	}
 }
 

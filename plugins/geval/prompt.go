@@ -3,6 +3,7 @@ package geval
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
@@ -59,7 +60,11 @@ func stepsMessages(criteria string, params []string) []abi.Message {
 	p := paramsText(params)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Given the evaluation criteria below, which say how to judge the %s of a test case, write 3 to 4 concise evaluation steps that a judge will follow to score it.\n", p)
-	fmt.Fprintf(&b, "The steps must make clear how to evaluate the %s in relation to one another, and must refer to them by these names.\n\n", p)
+	fmt.Fprintf(&b, "The steps must make clear how to evaluate the %s in relation to one another, and must refer to them by these names.\n", p)
+	if conversational(params) {
+		b.WriteString(conversationNote)
+	}
+	b.WriteString("\n")
 	b.WriteString("Evaluation criteria:\n")
 	b.WriteString(criteria)
 	b.WriteString("\n\n")
@@ -71,6 +76,14 @@ func stepsMessages(criteria string, params []string) []abi.Message {
 		{Role: "user", Content: b.String()},
 	}
 }
+
+// conversationNote tells the judge how a conversational case reads. It is
+// written only when the evaluation params include turns, so a single-turn
+// metric's prompts stay byte-identical (and its cache entries valid).
+const conversationNote = "The test case is a conversation between a user and an assistant. Its Turns are the messages in order, as a JSON list: each has a role (user, assistant, system or tool) and its content, and an assistant turn may list the tools it called and the passages it retrieved. Judge the assistant's turns in the light of the whole conversation.\n"
+
+// conversational reports whether params show the judge a conversation.
+func conversational(params []string) bool { return slices.Contains(params, abi.FieldTurns) }
 
 // scorePrompt is the scoring prompt of a metric, less its test case.
 // It is laid out static-first: the system message holds everything that is
@@ -104,6 +117,9 @@ func newScorePrompt(s *setup, steps []string) *scorePrompt {
 	b.WriteString(systemPrompt + "\n\n")
 	b.WriteString("You are an evaluator. Score the test case in the user's message by following the evaluation steps, one by one. ")
 	fmt.Fprintf(&b, "Judge only the fields shown (%s).\n", p)
+	if conversational(params) {
+		b.WriteString(conversationNote)
+	}
 	if name := strings.TrimSpace(s.cfg.Name); name != "" {
 		fmt.Fprintf(&b, "\nMetric: %s\n", name)
 	}

@@ -92,6 +92,14 @@ func (d *fastDecoder) testCase(c *abi.TestCase) bool {
 			return d.tools(&c.ToolsCalled)
 		case "expected_tools":
 			return d.tools(&c.ExpectedTools)
+		case "turns":
+			return d.turns(&c.Turns)
+		case "scenario":
+			return d.Str(&c.Scenario)
+		case "expected_outcome":
+			return d.Str(&c.ExpectedOutcome)
+		case "chatbot_role":
+			return d.Str(&c.ChatbotRole)
 		case "extra":
 			return d.extra(&c.Extra)
 		}
@@ -99,7 +107,42 @@ func (d *fastDecoder) testCase(c *abi.TestCase) bool {
 	})
 }
 
+func (d *fastDecoder) turns(out *[]abi.Turn) bool {
+	if *out != nil {
+		return false
+	}
+	list := []abi.Turn{}
+	ok := d.Array(func() bool {
+		var t abi.Turn
+		ok := d.Object(func(key []byte) bool {
+			switch string(key) {
+			case "role":
+				return d.Str(&t.Role)
+			case "content":
+				return d.Str(&t.Content)
+			case "tools_called":
+				return d.tools(&t.ToolsCalled)
+			case "retrieval_context":
+				return d.strings(&t.RetrievalContext)
+			}
+			return false
+		})
+		list = append(list, t)
+		return ok
+	})
+	*out = list
+	return ok
+}
+
+// tools, turns and extra decline a key seen before in the same object:
+// encoding/json decodes the second value into the first (a tool keeps an
+// output only the first had, a map keeps both key sets), which the fast
+// path does not imitate.
+
 func (d *fastDecoder) tools(out *[]abi.ToolCall) bool {
+	if *out != nil {
+		return false
+	}
 	list := []abi.ToolCall{}
 	ok := d.Array(func() bool {
 		var t abi.ToolCall
@@ -134,6 +177,9 @@ func (d *fastDecoder) strings(out *[]string) bool {
 }
 
 func (d *fastDecoder) extra(out *map[string]json.RawMessage) bool {
+	if *out != nil {
+		return false
+	}
 	m := map[string]json.RawMessage{}
 	*out = m
 	if !d.Peek('{') {

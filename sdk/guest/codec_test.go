@@ -19,7 +19,13 @@ var codecSeeds = []string{
 	`{"kind":"k","Kind":"K"}`, `{"kind":null}`, `{"config":null}`, `{"threshold":"1"}`, `{"threshold":1e400}`,
 	`{"unknown":1}`, `{"kind":"a\u0000b"}`, `{"kind":"\x01"}`, `{"kind":"\'"}`, `{"kind":"a"}x`, `{"case":{"context":[1]}}`,
 	`{"case":{"extra":{"a":}}}`, `{"threshold":-0.0}`, `{"threshold":01}`, `{"kind":"` + "\xff\xfe" + `"}`, `[]`, ``,
-	`{"case":{"tools_called":[{"name":"t","extra":1}]}}`, `{"kind":"abcdefgh\"ijklmnop"}`, `{"kind":"abcdefghijklmn\\"}`,
+	`{"case":{"tools_called":[{"name":"t","extra":1}]}}`,
+	`{"kind":"k","case":{"id":"c","turns":[{"role":"user","content":"hi \u00e9"},{"role":"assistant","content":"","tools_called":[{"name":"t","arguments":{"a":1}}],"retrieval_context":["r1","r2"]}],"scenario":"s","expected_outcome":"o","chatbot_role":"r","context":["c"]}}`,
+	`{"case":{"turns":[]}}`, `{"case":{"turns":null}}`, `{"case":{"turns":[null]}}`, `{"case":{"turns":[{"role":null}]}}`,
+	`{"case":{"turns":[{"role":"user","Content":"x"}]}}`, `{"case":{"turns":[{"role":"user","extra":1}]}}`,
+	`{"case":{"turns":[{"role":"user","content":"a"}],"turns":[{"content":"b"}]}}`, `{"case":{"turns":{}}}`,
+	`{"case":{"turns":[{"role":"user","content":"a","tools_called":[{"name":"x"}]}],"turns":[{"role":"assistant"}]}}`,
+	`{"case":{"tools_called":[{"name":"a","output":1}],"tools_called":[{"name":"b"}]}}`, `{"case":{"scenario":1}}`, `{"case":{"extra":{"a":1},"extra":{"b":2}}}`, `{"case":{"chatbot_role":"r","chatbot_role":"s"}}`, `{"kind":"abcdefgh\"ijklmnop"}`, `{"kind":"abcdefghijklmn\\"}`,
 }
 
 // FuzzDecodeMeasureRequest holds the fast path to encoding/json: on any
@@ -53,6 +59,12 @@ func TestDecodeMeasureRequestFastPath(t *testing.T) {
 			Case: abi.TestCase{ID: "c2", Input: long + "\n<b>&\"quoted\"</b>", ActualOutput: "naïve café " + long, ExpectedOutput: long,
 				Context: []string{"x", "y"}, ToolsCalled: []abi.ToolCall{{Name: "t", Arguments: json.RawMessage(`{"a":[1,2]}`)}},
 				Extra: map[string]json.RawMessage{"lang": json.RawMessage(`"en"`)}}},
+		{Kind: "conversational_geval", Metric: "m", Threshold: 0.5,
+			Case: abi.TestCase{ID: "c3", Turns: []abi.Turn{
+				{Role: abi.RoleSystem, Content: "Be brief."},
+				{Role: abi.RoleUser, Content: long},
+				{Role: abi.RoleAssistant, Content: "ok", ToolsCalled: []abi.ToolCall{{Name: "t", Output: json.RawMessage(`[1]`)}}, RetrievalContext: []string{"r"}},
+			}, Scenario: "s", ExpectedOutcome: "o", ChatbotRole: "r", Context: []string{"c"}}},
 	} {
 		b, err := json.Marshal(&req)
 		if err != nil {
@@ -94,6 +106,41 @@ func FuzzEncodeMeasureResult(f *testing.F) {
 		got, gerr := encodeMeasureResult(r)
 		if (werr == nil) != (gerr == nil) || string(want) != string(got) {
 			t.Fatalf("%#v:\njson.Marshal        %s (%v)\nencodeMeasureResult %s (%v)", r, want, werr, got, gerr)
+		}
+	})
+}
+
+// BenchmarkDecodeConversation: a 20-turn conversational request through
+// the fast path, and through encoding/json (what a guest built before ABI
+// minor 4 falls back to on the turns member it does not know).
+func BenchmarkDecodeConversation(b *testing.B) {
+	var turns []abi.Turn
+	for i := range 20 {
+		role := []string{abi.RoleUser, abi.RoleAssistant}[i%2]
+		turns = append(turns, abi.Turn{Role: role, Content: strings.Repeat("a sentence of the conversation, ", 8)})
+	}
+	req := abi.MeasureRequest{Kind: "k", Metric: "m", Threshold: 0.5,
+		Case: abi.TestCase{ID: "c", Turns: turns, Scenario: "s", ChatbotRole: "r"}}
+	data, err := json.Marshal(&req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fast", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var r abi.MeasureRequest
+			if err := decodeMeasureRequest(data, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var r abi.MeasureRequest
+			if err := json.Unmarshal(data, &r); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

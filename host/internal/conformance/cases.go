@@ -3,12 +3,16 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
 )
 
-// fullCase has every standard field set, and one extra field.
+// fullCase has every standard field set, and one extra field: the
+// single-turn ones and the conversational ones (ABI minor 4) together,
+// which no dataset gives (a dataset case is one or the other) but which
+// serves every kind with one case.
 func fullCase(id string) abi.TestCase {
 	return abi.TestCase{
 		ID:               id,
@@ -19,7 +23,18 @@ func fullCase(id string) abi.TestCase {
 		RetrievalContext: []string{"Paris is the capital and largest city of France.", "Paris became the capital under Clovis I around 508."},
 		ToolsCalled:      []abi.ToolCall{{Name: "lookup_capital", Arguments: json.RawMessage(`{"country":"France"}`), Output: json.RawMessage(`"Paris"`)}},
 		ExpectedTools:    []abi.ToolCall{{Name: "lookup_capital"}},
-		Extra:            map[string]json.RawMessage{"customer_tier": json.RawMessage(`"gold"`)},
+		Turns: []abi.Turn{
+			{Role: abi.RoleSystem, Content: "You answer geography questions."},
+			{Role: abi.RoleUser, Content: "What is the capital of France?"},
+			{Role: abi.RoleAssistant, Content: "Paris.", ToolsCalled: []abi.ToolCall{{Name: "lookup_capital", Arguments: json.RawMessage(`{"country":"France"}`)}},
+				RetrievalContext: []string{"Paris is the capital and largest city of France."}},
+			{Role: abi.RoleUser, Content: "And how long has it been?"},
+			{Role: abi.RoleAssistant, Content: "For most of the last thousand years."},
+		},
+		Scenario:        "A student asks about the capital of France.",
+		ExpectedOutcome: "The student learns the capital and how long it has been.",
+		ChatbotRole:     "A concise geography tutor.",
+		Extra:           map[string]json.RawMessage{"customer_tier": json.RawMessage(`"gold"`)},
 	}
 }
 
@@ -32,6 +47,11 @@ func unicodeCase() abi.TestCase {
 	c.ExpectedOutput = "東京"
 	c.Context = []string{"Токио — столица Японии.", "טוקיו היא בירת יפן"}
 	c.RetrievalContext = []string{"東京都は日本の首都である。", "Ελλάδα: Αθήνα"}
+	c.Turns = []abi.Turn{
+		{Role: abi.RoleUser, Content: c.Input},
+		{Role: abi.RoleAssistant, Content: c.ActualOutput},
+	}
+	c.Scenario = "Un utilisateur demande « la capitale » 東京 🗼"
 	c.Extra = map[string]json.RawMessage{"customer_tier": json.RawMessage(`"золото ✨"`)}
 	return c
 }
@@ -48,6 +68,7 @@ func largeCase() abi.TestCase {
 		c.RetrievalContext = append(c.RetrievalContext, fmt.Sprintf("passage %d: ", i)+strings.Repeat(sentence, 4<<10/len(sentence)))
 	}
 	c.Context = c.RetrievalContext[:4]
+	c.Turns = append(slices.Clone(c.Turns), abi.Turn{Role: abi.RoleUser, Content: c.Input}, abi.Turn{Role: abi.RoleAssistant, Content: c.ActualOutput})
 	return c
 }
 
@@ -68,6 +89,26 @@ func without(c abi.TestCase, field string) abi.TestCase {
 		c.ToolsCalled = nil
 	case abi.FieldExpectedTools:
 		c.ExpectedTools = nil
+	case abi.FieldTurns:
+		c.Turns = nil
+	case abi.FieldScenario:
+		c.Scenario = ""
+	case abi.FieldExpectedOutcome:
+		c.ExpectedOutcome = ""
+	case abi.FieldChatbotRole:
+		c.ChatbotRole = ""
+	case abi.FieldLastUserTurn, abi.FieldLastAssistantTurn:
+		role := abi.RoleUser
+		if field == abi.FieldLastAssistantTurn {
+			role = abi.RoleAssistant
+		}
+		var keep []abi.Turn
+		for _, t := range c.Turns {
+			if t.Role != role {
+				keep = append(keep, t)
+			}
+		}
+		c.Turns = keep
 	default:
 		extra := map[string]json.RawMessage{}
 		for k, v := range c.Extra {
@@ -84,7 +125,9 @@ func without(c abi.TestCase, field string) abi.TestCase {
 func withField(c abi.TestCase, field string) abi.TestCase {
 	switch field {
 	case abi.FieldInput, abi.FieldActualOutput, abi.FieldExpectedOutput, abi.FieldContext,
-		abi.FieldRetrievalContext, abi.FieldToolsCalled, abi.FieldExpectedTools:
+		abi.FieldRetrievalContext, abi.FieldToolsCalled, abi.FieldExpectedTools,
+		abi.FieldTurns, abi.FieldScenario, abi.FieldExpectedOutcome, abi.FieldChatbotRole,
+		abi.FieldLastUserTurn, abi.FieldLastAssistantTurn:
 		return c
 	}
 	extra := map[string]json.RawMessage{}

@@ -16,15 +16,16 @@ import (
 // first-party modules and the textcheck example must pass, the zoo's
 // misbehaving guests must not.
 var wasmSources = map[string]string{
-	"textcheck": "../../../examples/plugins/textcheck/wasm",
-	"geval":     "../../../plugins/geval/wasm",
-	"dag":       "../../../plugins/dag/wasm",
-	"rag":       "../../../plugins/rag/wasm",
-	"assert":    "../../../plugins/assert/wasm",
-	"garbage":   "../plugin/testdata/zoo/garbage",
-	"dupdesc":   "../plugin/testdata/zoo/dupdesc",
-	"hostile":   "../plugin/testdata/zoo/hostile",
-	"unasked":   "../plugin/testdata/zoo/unasked",
+	"textcheck":    "../../../examples/plugins/textcheck/wasm",
+	"geval":        "../../../plugins/geval/wasm",
+	"dag":          "../../../plugins/dag/wasm",
+	"rag":          "../../../plugins/rag/wasm",
+	"assert":       "../../../plugins/assert/wasm",
+	"conversation": "../../../plugins/conversation/wasm",
+	"garbage":      "../plugin/testdata/zoo/garbage",
+	"dupdesc":      "../plugin/testdata/zoo/dupdesc",
+	"hostile":      "../plugin/testdata/zoo/hostile",
+	"unasked":      "../plugin/testdata/zoo/unasked",
 }
 
 var buildDir string

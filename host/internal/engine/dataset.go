@@ -10,7 +10,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -316,6 +318,9 @@ func (d *Dataset) parse(raw []byte, where recordPlace, ordinal int) (*abi.TestCa
 	if _, err := d.rec.ReadToken(); err != io.EOF {
 		return nil, notObject(errors.New("data after the record's closing '}'"))
 	}
+	if err := checkShape(c); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
 	if c.ID == "" {
 		c.ID = "case-" + strconv.Itoa(ordinal)
 	}
@@ -449,6 +454,20 @@ func setField(dec *jsontext.Decoder, c *abi.TestCase, field string) error {
 		return tools(&c.ToolsCalled)
 	case abi.FieldExpectedTools:
 		return tools(&c.ExpectedTools)
+	case abi.FieldTurns:
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		return decodeTurns(val, &c.Turns)
+	case abi.FieldScenario:
+		return str(&c.Scenario)
+	case abi.FieldExpectedOutcome:
+		return str(&c.ExpectedOutcome)
+	case abi.FieldChatbotRole:
+		return str(&c.ChatbotRole)
+	case abi.FieldLastUserTurn, abi.FieldLastAssistantTurn:
+		return fmt.Errorf("%s is derived from turns (the content of the last such turn); a dataset cannot set it", field)
 	}
 	val, err := dec.ReadValue()
 	if err != nil {
@@ -477,4 +496,114 @@ func kindOf(k jsontext.Kind) string {
 		return "a number"
 	}
 	return "nothing"
+}
+
+// singleTurnOnly are the fields a conversational case leaves to its turns.
+var singleTurnOnly = []string{
+	abi.FieldInput, abi.FieldActualOutput, abi.FieldExpectedOutput,
+	abi.FieldRetrievalContext, abi.FieldToolsCalled, abi.FieldExpectedTools,
+}
+
+// checkShape holds a case to one shape: single-turn, or conversational
+// (turns) with its input, outputs, retrieval and tools inside the turns.
+// A case giving both is refused rather than read one way: which of input
+// and the first user turn a metric should score is not ours to guess.
+func checkShape(c *abi.TestCase) error {
+	if !c.Conversational() {
+		for _, f := range []string{abi.FieldScenario, abi.FieldExpectedOutcome, abi.FieldChatbotRole} {
+			if c.Has(f) {
+				return fmt.Errorf("field %q: only a conversational case (one with turns) has a %s", f, f)
+			}
+		}
+		return nil
+	}
+	for _, f := range singleTurnOnly {
+		if c.Has(f) {
+			return fmt.Errorf("field %q: a case with turns is conversational and cannot also have %s (put it in a turn, or make two cases)", f, f)
+		}
+	}
+	return nil
+}
+
+// datasetTurn is a turn as a dataset spells it; the pointers tell an
+// absent member from an empty one.
+type datasetTurn struct {
+	Role             *string        `json:"role"`
+	Content          *string        `json:"content"`
+	ToolsCalled      []abi.ToolCall `json:"tools_called"`
+	RetrievalContext []string       `json:"retrieval_context"`
+}
+
+// turnRoles are the roles a turn may have, in the order errors list them.
+var turnRoles = []string{abi.RoleUser, abi.RoleAssistant, abi.RoleSystem, abi.RoleTool}
+
+// decodeTurns reads a dataset's turns strictly: a list of at least one
+// object, each with a known role and a content string (empty only beside
+// tools_called), no member it does not know.
+func decodeTurns(val jsontext.Value, out *[]abi.Turn) error {
+	if val.Kind() == 'n' {
+		return nil
+	}
+	var items []jsontext.Value
+	if val.Kind() != '[' || json.Unmarshal(val, &items) != nil {
+		return fmt.Errorf("want a list of turns {role, content, tools_called, retrieval_context}, got %s", kindOf(val.Kind()))
+	}
+	if len(items) == 0 {
+		return errors.New("empty: a conversational case needs at least one turn (or leave turns out)")
+	}
+	turns := make([]abi.Turn, 0, len(items))
+	for i, item := range items {
+		var t datasetTurn
+		if err := json.Unmarshal(item, &t, json.RejectUnknownMembers(true)); err != nil {
+			return fmt.Errorf("turn %d: %s", i, turnError(item, err))
+		}
+		if t.Role == nil {
+			return fmt.Errorf("turn %d: no role (one of %s)", i, strings.Join(turnRoles, ", "))
+		}
+		if !slices.Contains(turnRoles, *t.Role) {
+			return fmt.Errorf("turn %d: role %q is not one of %s", i, *t.Role, strings.Join(turnRoles, ", "))
+		}
+		if t.Content == nil {
+			return fmt.Errorf("turn %d: no content", i)
+		}
+		if *t.Content == "" && len(t.ToolsCalled) == 0 {
+			return fmt.Errorf("turn %d: empty content (allowed only in a turn with tools_called)", i)
+		}
+		for j, tc := range t.ToolsCalled {
+			if tc.Name == "" {
+				return fmt.Errorf("turn %d: tools_called: item %d has no name", i, j)
+			}
+		}
+		turns = append(turns, abi.Turn{Role: *t.Role, Content: *t.Content, ToolsCalled: t.ToolsCalled, RetrievalContext: t.RetrievalContext})
+	}
+	*out = turns
+	return nil
+}
+
+// turnError says what is wrong with one turn in a dataset author's words
+// rather than a decoder's Go types.
+func turnError(item jsontext.Value, err error) string {
+	if item.Kind() != '{' {
+		return fmt.Sprintf("want an object {role, content, ...}, got %s", kindOf(item.Kind()))
+	}
+	var se *json.SemanticError
+	if errors.As(err, &se) && se.JSONPointer != "" {
+		if errors.Is(err, json.ErrUnknownName) {
+			return fmt.Sprintf("unknown field %q (a turn has role, content, tools_called, retrieval_context)", se.JSONPointer.LastToken())
+		}
+		return fmt.Sprintf("field %q: %s", strings.TrimPrefix(string(se.JSONPointer), "/"), wantOf(string(se.JSONPointer)))
+	}
+	return err.Error()
+}
+
+func wantOf(pointer string) string {
+	switch {
+	case pointer == "/role" || pointer == "/content":
+		return "want a string"
+	case strings.HasPrefix(pointer, "/retrieval_context"):
+		return "want a list of strings"
+	case strings.HasPrefix(pointer, "/tools_called"):
+		return "want a list of {name, arguments, output}"
+	}
+	return "wrong type"
 }

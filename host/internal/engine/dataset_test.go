@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentanvil/anvil/abi"
 )
 
 func readAll(t *testing.T, body string) ([]string, error) {
@@ -108,6 +110,7 @@ func FuzzDataset(f *testing.F) {
 	f.Add([]byte("\xef\xbb\xbf [{\"id\": \"bom\"}]\n"))
 	f.Add([]byte(`[{"id": "a"}] [{"id": "b"}]`))
 	f.Add([]byte(`[{"id": "a"}`))
+	f.Add([]byte(`{"turns": [{"role": "user", "content": "hi", "tools_called": [{"name": "t"}], "retrieval_context": ["r"]}], "scenario": "s", "context": "c"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f.jsonl")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -216,5 +219,84 @@ func BenchmarkDatasetNext(b *testing.B) {
 			}
 		}
 		ds.Close()
+	}
+}
+
+// TestDatasetConversational: turns and the conversational fields are
+// read into the case; every way to get them wrong is an error naming
+// file:line, the field and the turn.
+func TestDatasetConversational(t *testing.T) {
+	ok := `{"id":"chat","turns":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"},` +
+		`{"role":"assistant","content":"","tools_called":[{"name":"greet","arguments":{"to":"you"}}],"retrieval_context":["r"]},` +
+		`{"role":"tool","content":"{\"ok\":true}"},{"role":"assistant","content":"Hello."}],` +
+		`"scenario":"greeting","expected_outcome":"greeted","chatbot_role":"a greeter","context":["c"],"channel":"web"}`
+	path := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := os.WriteFile(path, []byte("\n"+ok+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := OpenDataset(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.Close()
+	c, err := ds.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := abi.TestCase{ID: "chat", Context: []string{"c"},
+		Turns: []abi.Turn{
+			{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"},
+			{Role: "assistant", ToolsCalled: []abi.ToolCall{{Name: "greet", Arguments: json.RawMessage(`{"to":"you"}`)}}, RetrievalContext: []string{"r"}},
+			{Role: "tool", Content: `{"ok":true}`}, {Role: "assistant", Content: "Hello."},
+		},
+		Scenario: "greeting", ExpectedOutcome: "greeted", ChatbotRole: "a greeter",
+		Extra: map[string]json.RawMessage{"channel": json.RawMessage(`"web"`)}}
+	gotJSON, _ := json.Marshal(c)
+	wantJSON, _ := json.Marshal(&want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("read\n%s\nwant\n%s", gotJSON, wantJSON)
+	}
+
+	user := `{"role":"user","content":"Hi"}`
+	for _, tt := range []struct {
+		name, body string
+		wantErr    []string
+	}{
+		{"turns not a list", `{"turns":"hi"}`, []string{"d.jsonl:1:", `field "turns"`, "want a list of turns", "got a string"}},
+		{"turns empty", `{"turns":[]}`, []string{`field "turns"`, "at least one turn"}},
+		{"turn not an object", `{"turns":[` + user + `,"hello"]}`, []string{`field "turns"`, "turn 1", "want an object", "got a string"}},
+		{"turn without role", `{"turns":[{"content":"Hi"}]}`, []string{"turn 0", "no role", "user, assistant, system, tool"}},
+		{"turn without content", `{"turns":[{"role":"user"}]}`, []string{"turn 0", "no content"}},
+		{"turn with empty content", `{"turns":[{"role":"user","content":""}]}`, []string{"turn 0", "empty content"}},
+		{"role not known", `{"turns":[{"role":"bot","content":"Hi"}]}`, []string{"turn 0", `role "bot" is not one of user, assistant, system, tool`}},
+		{"role in other capitals", `{"turns":[{"role":"User","content":"Hi"}]}`, []string{`role "User"`}},
+		{"role not a string", `{"turns":[{"role":1,"content":"Hi"}]}`, []string{"turn 0", `field "role"`, "want a string"}},
+		{"content not a string", `{"turns":[{"role":"user","content":["Hi"]}]}`, []string{`field "content"`, "want a string"}},
+		{"unknown turn member", `{"turns":[{"role":"user","content":"Hi","user_id":"u1"}]}`, []string{"turn 0", `unknown field "user_id"`}},
+		{"member in other capitals", `{"turns":[{"role":"user","Content":"Hi"}]}`, []string{`unknown field "Content"`}},
+		{"member twice", `{"turns":[{"role":"user","content":"Hi","content":"Ho"}]}`, []string{`field "turns"`, `duplicate object member name "content" within "/turns/0"`}},
+		{"tool without name", `{"turns":[{"role":"assistant","content":"","tools_called":[{"arguments":{}}]}]}`, []string{"turn 0", "tools_called: item 0 has no name"}},
+		{"retrieval not strings", `{"turns":[{"role":"assistant","content":"x","retrieval_context":[1]}]}`, []string{`field "retrieval_context/0"`, "want a list of strings"}},
+		{"both input and turns", `{"input":"q","turns":[` + user + `]}`, []string{"d.jsonl:1:", `field "input"`, "conversational", "cannot also have input"}},
+		{"both alias and turns", `{"response":"a","turns":[` + user + `]}`, []string{`field "actual_output"`, "cannot also have"}},
+		{"tools beside turns", `{"tools_called":[{"name":"t"}],"turns":[` + user + `]}`, []string{`field "tools_called"`}},
+		{"scenario without turns", `{"input":"q","scenario":"s"}`, []string{`field "scenario"`, "only a conversational case"}},
+		{"chatbot role without turns", `{"chatbot_role":"r"}`, []string{`field "chatbot_role"`}},
+		{"scenario not a string", `{"turns":[` + user + `],"scenario":3}`, []string{`field "scenario"`, "want a string"}},
+		{"derived field set", `{"turns":[` + user + `],"last_user_turn":"x"}`, []string{`field "last_user_turn"`, "derived from turns"}},
+		{"second line named", `{"id":"a"}` + "\n" + `{"turns":[{"role":"user"}]}`, []string{"d.jsonl:2:", "no content"}},
+		{"array element named", "[\n" + `{"id":"a"},` + "\n" + `{"turns":[{"role":"x","content":"y"}]}` + "\n]", []string{"d.jsonl:3: element 1", `role "x"`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readAll(t, tt.body)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -49,7 +50,7 @@ func checkFields(file string, line int, metric, kind string, params *yaml.Node, 
 			at = line
 		}
 		return fmt.Errorf("%s:%d: metric %s: evaluation_params: %q is not a test-case field: did you mean %s? (fields: %v)",
-			file, at, metric, f, near, abi.StandardFields)
+			file, at, metric, f, near, slices.Concat(abi.StandardFields, abi.DerivedFields))
 	}
 	return nil
 }
@@ -58,7 +59,7 @@ func checkFields(file string, line int, metric, kind string, params *yaml.Node, 
 // maxFieldTypo edits of one, and the nearest such.
 func misspelt(name string) (nearest string, ok bool) {
 	best := maxFieldTypo + 1
-	for _, f := range abi.StandardFields {
+	for _, f := range slices.Concat(abi.StandardFields, abi.DerivedFields) {
 		if f == name {
 			return "", false
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/plugins/assert"
+	"github.com/agentanvil/anvil/plugins/conversation"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
 	"github.com/agentanvil/anvil/plugins/rag"
@@ -33,6 +34,7 @@ func builtins() []builtin {
 		{dagkinds.Plugin(), []fs.FS{dagkinds.Source(), sdk.Source()}},
 		{rag.Plugin(), []fs.FS{rag.Source(), sdk.Source()}},
 		{assert.Plugin(), []fs.FS{assert.Source(), textmatch.Source(), sdk.Source()}},
+		{conversation.Plugin(), []fs.FS{conversation.Source(), sdk.Source()}},
 	}
 }
 

@@ -201,10 +201,11 @@ func TestDeterministicRunHasNoJudgeIdentity(t *testing.T) {
 func TestBuiltinDigestsCoverTheKindsCode(t *testing.T) {
 	const module = "github.com/agentanvil/anvil/"
 	digested := map[string][]string{
-		"geval":  {"plugins/geval", "sdk", "score"},
-		"dag":    {"plugins/dag", "sdk"},
-		"rag":    {"plugins/rag", "sdk"},
-		"assert": {"plugins/assert", "plugins/textmatch", "sdk"},
+		"geval":        {"plugins/geval", "sdk", "score"},
+		"dag":          {"plugins/dag", "sdk"},
+		"rag":          {"plugins/rag", "sdk"},
+		"assert":       {"plugins/assert", "plugins/textmatch", "sdk"},
+		"conversation": {"plugins/conversation", "sdk"},
 	}
 	plumbing := map[string]string{
 		"abi":                 "the ABI's types and names: a change is a new ABI version, which peers compare",

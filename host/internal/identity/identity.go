@@ -259,10 +259,12 @@ func show(v string) string {
 }
 
 // CaseDigest identifies what a test case asks and expects — its id,
-// input, expected output, context and expected tools — and not what the
-// system under test answered (actual output, retrieval context, tools
-// called) nor free-form extras: two runs scored the same question on a
-// case only when its digests agree, whatever their answers.
+// input, expected output, context and expected tools; for a conversation
+// also its user and system turns, scenario, expected outcome and role —
+// and not what the system under test answered (actual output, retrieval
+// context, tools called, assistant and tool turns) nor free-form extras:
+// two runs scored the same question on a case only when its digests
+// agree, whatever their answers.
 func CaseDigest(c *abi.TestCase) string {
 	h := sha256.New()
 	var n [20]byte
@@ -289,6 +291,22 @@ func CaseDigest(c *abi.TestCase) string {
 		put(t.Name)
 		put(compactJSON(t.Arguments))
 		put(compactJSON(t.Output))
+	}
+	// A conversation asks through its user and system turns, its scenario,
+	// expected outcome and role; its assistant and tool turns are the
+	// answers. Hashed only for a conversational case, so a single-turn
+	// case's digest is what it was before conversations existed.
+	if c.Conversational() {
+		h.Write([]byte("turns;"))
+		for _, t := range c.Turns {
+			if t.Role == abi.RoleUser || t.Role == abi.RoleSystem {
+				put(t.Role)
+				put(t.Content)
+			}
+		}
+		put(c.Scenario)
+		put(c.ExpectedOutcome)
+		put(c.ChatbotRole)
 	}
 	sum := h.Sum(nil)
 	return hex.EncodeToString(sum[:8])

@@ -201,6 +201,45 @@ func TestCaseDigestIsTheQuestion(t *testing.T) {
 	}
 }
 
+// TestCaseDigestOfAConversation: a conversation's digest follows its
+// user and system turns, scenario, outcome and role, not the assistant's
+// or tools' turns; a single-turn case's digest is as it was before.
+func TestCaseDigestOfAConversation(t *testing.T) {
+	if got := CaseDigest(&abi.TestCase{ID: "c1", Input: "Capital of Australia?", ExpectedOutput: "Canberra"}); got != "7bc231d4e235d295" {
+		t.Errorf("single-turn digest %s changed", got)
+	}
+	base := func() *abi.TestCase {
+		return &abi.TestCase{ID: "chat", Scenario: "s", ExpectedOutcome: "o", ChatbotRole: "r", Turns: []abi.Turn{
+			{Role: abi.RoleSystem, Content: "Be brief."}, {Role: abi.RoleUser, Content: "Capital of Australia?"},
+			{Role: abi.RoleAssistant, Content: "Sydney."}, {Role: abi.RoleTool, Content: "{}"},
+		}}
+	}
+	ref := CaseDigest(base())
+	if ref == CaseDigest(&abi.TestCase{ID: "chat"}) {
+		t.Error("a conversation digests as a case with only its id")
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*abi.TestCase)
+		same   bool
+	}{
+		{"an assistant turn", func(c *abi.TestCase) { c.Turns[2].Content = "Canberra." }, true},
+		{"a tool turn", func(c *abi.TestCase) { c.Turns[3].Content = `{"x":1}` }, true},
+		{"a user turn", func(c *abi.TestCase) { c.Turns[1].Content = "Capital of Austria?" }, false},
+		{"a system turn", func(c *abi.TestCase) { c.Turns[0].Content = "Be long." }, false},
+		{"another user turn", func(c *abi.TestCase) { c.Turns = append(c.Turns, abi.Turn{Role: abi.RoleUser, Content: "Sure?"}) }, false},
+		{"the scenario", func(c *abi.TestCase) { c.Scenario = "t" }, false},
+		{"the expected outcome", func(c *abi.TestCase) { c.ExpectedOutcome = "p" }, false},
+		{"the role", func(c *abi.TestCase) { c.ChatbotRole = "q" }, false},
+	} {
+		c := base()
+		tc.change(c)
+		if got := CaseDigest(c); (got == ref) != tc.same {
+			t.Errorf("%s: digest %s vs %s: same = %v, want %v", tc.name, got, ref, got == ref, tc.same)
+		}
+	}
+}
+
 // TestIdentityHoldsNoPassword: credentials in a base URL stay out of the
 // identity, which is written and sent to peers.
 func TestIdentityHoldsNoPassword(t *testing.T) {

@@ -36,6 +36,7 @@ var guestSources = map[string]string{
 	"badimport":  "./testdata/zoo/badimport",
 	"badio":      "./testdata/zoo/badio",
 	"oldio":      "./testdata/zoo/oldio",
+	"oldcase":    "./testdata/zoo/oldcase",
 	"badiosig":   "./testdata/zoo/badiosig",
 }
 

@@ -171,7 +171,24 @@ type caseView struct {
 	Fields []fieldView
 	Input  *text
 	Output *text
-	Rows   []rowView
+	// Conversation is set for a conversational case, shown as its turns.
+	Conversation *conversationView
+	Rows         []rowView
+}
+
+type conversationView struct {
+	// LastUser and LastAssistant stand in the case's head where a
+	// single-turn case shows its input and output.
+	LastUser, LastAssistant *text
+	Turns                   []turnView
+}
+
+type turnView struct {
+	N         int
+	Role      string
+	Content   text
+	Tools     string
+	Retrieval string
 }
 
 type fieldView struct {
@@ -372,6 +389,7 @@ func buildPage(s *results.Summary, cases []results.CaseResult) *page {
 				t := mkText(c.Case.ActualOutput)
 				cv.Output = &t
 			}
+			cv.Conversation = conversationOf(c.Case)
 		}
 		for _, mr := range c.Metrics {
 			rv := rowOf(c.CaseID, mr)
@@ -614,6 +632,40 @@ var mermaidEsc = strings.NewReplacer(
 
 func mermaidComment(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
 
+// conversationOf is a conversational case's turns as the page shows
+// them; nil for a single-turn case.
+func conversationOf(c *abi.TestCase) *conversationView {
+	if !c.Conversational() {
+		return nil
+	}
+	cv := &conversationView{}
+	for _, f := range []struct {
+		name string
+		dst  **text
+	}{{abi.FieldLastUserTurn, &cv.LastUser}, {abi.FieldLastAssistantTurn, &cv.LastAssistant}} {
+		if s, ok := c.Field(f.name); ok {
+			t := mkText(s)
+			*f.dst = &t
+		}
+	}
+	for i, t := range c.Turns {
+		tv := turnView{N: i + 1, Role: t.Role, Content: mkText(t.Content)}
+		if len(t.ToolsCalled) > 0 {
+			if b, err := json.MarshalIndent(t.ToolsCalled, "", "  "); err == nil {
+				tv.Tools = unescapeHTMLJSON(string(b))
+			}
+		}
+		for j, r := range t.RetrievalContext {
+			if j > 0 {
+				tv.Retrieval += "\n\n"
+			}
+			tv.Retrieval += fmt.Sprintf("[%d] %s", j+1, r)
+		}
+		cv.Turns = append(cv.Turns, tv)
+	}
+	return cv
+}
+
 func caseFields(c *abi.TestCase) []fieldView {
 	var out []fieldView
 	add := func(name, v string) {
@@ -652,6 +704,9 @@ func caseFields(c *abi.TestCase) []fieldView {
 	list("retrieval_context", c.RetrievalContext)
 	jsonField("tools_called", c.ToolsCalled, len(c.ToolsCalled) == 0)
 	jsonField("expected_tools", c.ExpectedTools, len(c.ExpectedTools) == 0)
+	add("scenario", c.Scenario)
+	add("expected_outcome", c.ExpectedOutcome)
+	add("chatbot_role", c.ChatbotRole)
 	jsonField("extra", c.Extra, len(c.Extra) == 0) // map keys are sorted
 	return out
 }

@@ -206,7 +206,22 @@ func trimCase(c *abi.TestCase) *abi.TestCase {
 	}
 	out := &abi.TestCase{ID: c.ID, Input: str(c.Input), ActualOutput: str(c.ActualOutput), ExpectedOutput: str(c.ExpectedOutput),
 		Context: list(c.Context), RetrievalContext: list(c.RetrievalContext),
-		ToolsCalled: tools(c.ToolsCalled), ExpectedTools: tools(c.ExpectedTools)}
+		ToolsCalled: tools(c.ToolsCalled), ExpectedTools: tools(c.ExpectedTools),
+		Scenario: str(c.Scenario), ExpectedOutcome: str(c.ExpectedOutcome), ChatbotRole: str(c.ChatbotRole)}
+	// A long conversation keeps its first and last turns, with a turn
+	// saying how many were left out between them.
+	const maxTurns = 200
+	keep := func(t abi.Turn) abi.Turn {
+		return abi.Turn{Role: t.Role, Content: str(t.Content), ToolsCalled: tools(t.ToolsCalled), RetrievalContext: list(t.RetrievalContext)}
+	}
+	for i, t := range c.Turns {
+		if len(c.Turns) > maxTurns && i == maxTurns/2 {
+			out.Turns = append(out.Turns, abi.Turn{Role: abi.RoleSystem, Content: fmt.Sprintf("… %d turns omitted from this report", len(c.Turns)-maxTurns)})
+		}
+		if len(c.Turns) <= maxTurns || i < maxTurns/2 || i >= len(c.Turns)-maxTurns/2 {
+			out.Turns = append(out.Turns, keep(t))
+		}
+	}
 	if len(c.Extra) > 0 {
 		out.Extra = make(map[string]json.RawMessage, len(c.Extra))
 		for k, v := range c.Extra {

@@ -171,7 +171,9 @@ def evaluate(
     cases are dicts with the dataset's fields: id, input, actual_output,
     expected_output, context, retrieval_context, tools_called,
     expected_tools, and any other (usable in a metric's
-    evaluation_params). The config's own dataset is not read. Paths in the
+    evaluation_params); a conversation has turns ([{role, content}]),
+    scenario, expected_outcome and chatbot_role instead of input and
+    actual_output. The config's own dataset is not read. Paths in the
     config (plugins, recordings, the judge store) are relative to it.
 
     Returns the Result whether the gate passed or not. Raises AnvilError

@@ -250,6 +250,7 @@ var tweaks = map[string]func(*jsonschema.Schema){
 	"Descriptor.capabilities":        func(s *jsonschema.Schema) { s.UniqueItems = true },
 	"KindDescriptor.capabilities":    func(s *jsonschema.Schema) { s.UniqueItems = true },
 	"ToolCall.name":                  nonEmpty,
+	"Turn.role":                      enum(abi.RoleUser, abi.RoleAssistant, abi.RoleSystem, abi.RoleTool),
 	"JudgeBatch.requests":            nonEmpty,
 	// Type-level constraints.
 	"MeasureResult": func(s *jsonschema.Schema) {
@@ -429,7 +430,17 @@ var docs = map[string]string{
 	"TestCase.retrieval_context": "Passages the system retrieved (\"retrieval_context\"); rendered one per line.",
 	"TestCase.tools_called":      "Tools the agent called (\"tools_called\"); rendered as compact JSON.",
 	"TestCase.expected_tools":    "Tools the agent was expected to call (\"expected_tools\"); rendered as compact JSON.",
+	"TestCase.turns":             "ABI minor 4: the turns of a conversational case, in order (\"turns\"); rendered as compact JSON. A conversational case leaves input, actual_output, expected_output, retrieval_context, tools_called and expected_tools to its turns.",
+	"TestCase.scenario":          "ABI minor 4: what the user in a conversation is trying to do (\"scenario\").",
+	"TestCase.expected_outcome":  "ABI minor 4: what the conversation should come to (\"expected_outcome\").",
+	"TestCase.chatbot_role":      "ABI minor 4: the role the assistant was told to play (\"chatbot_role\").",
 	"TestCase.extra":             "Free-form fields by name, any JSON values, as they were in the dataset. A string renders as itself, anything else as compact JSON.",
+
+	"Turn":                   "ABI minor 4: one message of a conversation.",
+	"Turn.role":              "Who spoke: \"user\", \"assistant\", \"system\" or \"tool\".",
+	"Turn.content":           "What was said; may be empty only for a turn that calls tools.",
+	"Turn.tools_called":      "Tools the assistant called in this turn.",
+	"Turn.retrieval_context": "Passages the assistant retrieved for this turn.",
 
 	"ToolCall":           "A tool an agent called, or was expected to call.",
 	"ToolCall.name":      "Tool name.",
