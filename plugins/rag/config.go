@@ -82,3 +82,16 @@ func resolveFaithfulness(c *FaithfulnessConfig) (*setup, error) {
 		truths: c.ExtractTruths || c.TruthsLimit > 0, truthsLimit: c.TruthsLimit,
 	}, nil
 }
+
+// ContextConfig is the configuration of the retrieval-context kinds
+// (contextual_precision, contextual_recall, contextual_relevancy,
+// hallucination). Every field is optional; the threshold is the metric's
+// threshold.
+type ContextConfig struct {
+	StrictMode bool `json:"strict_mode,omitempty" jsonschema_description:"Score 1 only if the score is 1 (every verdict passes; for contextual_precision, every useful node ranked above every other), else 0; the threshold is forced to 1."`
+	ReasonCall bool `json:"reason_call,omitempty" jsonschema_description:"Make one extra judge call (purpose \"reason\") that writes the reason as prose. Default false: the reason is built deterministically from the verdicts, with no extra call."`
+}
+
+func resolveContext(c *ContextConfig) (*setup, error) {
+	return &setup{strict: c.StrictMode, reasonCall: c.ReasonCall}, nil
+}

@@ -13,19 +13,39 @@ import (
 	"github.com/agentanvil/anvil/sdk"
 )
 
-// spec is what differs between the two kinds once the items are extracted.
+// spec is what differs between the kinds once the items are known.
 type spec struct {
 	kind   string
 	noun   string // "statement", "claim"
 	passes string // what a passing item is: "relevant to the input"
+	// values are the verdicts the judge may give; schema is the verdict
+	// reply's JSON Schema, which lists them.
+	values     []string
+	schema     json.RawMessage
+	schemaName string
+	// pass says whether a verdict counts towards the score.
+	pass func(verdict string, s *setup) bool
 	// reasonIntro opens the reason_call prompt.
 	reasonIntro func(req *abi.MeasureRequest, s *setup) string
 }
+
+// yesIdk is the verdict set of the statement metrics.
+var yesIdk = []string{VerdictYes, VerdictNo, VerdictIdk}
+
+// idkPasses is the pass rule of the statement metrics: "yes", and "idk"
+// unless idk_counts_as is "no".
+func idkPasses(v string, s *setup) bool {
+	return v == VerdictYes || (v == VerdictIdk && s.idkPass)
+}
+
+// yesPasses is the pass rule of the yes/no metrics.
+func yesPasses(v string, _ *setup) bool { return v == VerdictYes }
 
 var relevancySpec = &spec{
 	kind:   KindAnswerRelevancy,
 	noun:   "statement",
 	passes: "relevant to the input",
+	values: yesIdk, schema: verdictsSchema, schemaName: "rag_verdicts", pass: idkPasses,
 	reasonIntro: func(req *abi.MeasureRequest, s *setup) string {
 		return "An AI answered the input below. Its answer was broken into statements, and a judge decided for each whether it is relevant to the input (yes), irrelevant (no) or ambiguous (idk). " +
 			"The score is the share of statements counted as relevant (" + idkRule(s) + ").\n\nInput:\n" + fenced("INPUT", req.Case.Input)
@@ -36,6 +56,7 @@ var faithfulnessSpec = &spec{
 	kind:   KindFaithfulness,
 	noun:   "claim",
 	passes: "faithful to the retrieval context",
+	values: yesIdk, schema: verdictsSchema, schemaName: "rag_verdicts", pass: idkPasses,
 	reasonIntro: func(_ *abi.MeasureRequest, s *setup) string {
 		return "An AI's answer was broken into factual claims, and a judge decided for each whether the retrieval context supports it (yes), contradicts it (no) or does not mention it (idk). " +
 			"The score is the share of claims counted as faithful (" + idkRule(s) + ")."
@@ -168,6 +189,13 @@ func request(purpose string, msgs []abi.Message, schema json.RawMessage) abi.Jud
 	}
 }
 
+// verdictRequest is the kind's verdict call: its schema, under its name.
+func (r *run) verdictRequest(msgs []abi.Message) abi.JudgeRequest {
+	q := request(PurposeVerdicts, msgs, r.sp.schema)
+	q.SchemaName = r.sp.schemaName
+	return q
+}
+
 // judge sends one batch and returns its responses, or the first fault as
 // the *abi.Error the host gave (so its code survives). The usage of every
 // answered request is recorded.
@@ -230,9 +258,10 @@ func (r *run) list(resp *abi.JudgeResponse, key string) ([]string, error) {
 	return items, nil
 }
 
-// parseVerdicts decodes a verdict reply for n items. problem is empty when
-// the reply is valid, else says what is wrong, naming the counts.
-func parseVerdicts(raw []byte, items []string, noun string) (vs []Verdict, problem string) {
+// parseVerdicts decodes a verdict reply for n items, each verdict one of
+// values. problem is empty when the reply is valid, else says what is
+// wrong, naming the counts.
+func parseVerdicts(raw []byte, items []string, noun string, values []string) (vs []Verdict, problem string) {
 	var out struct {
 		Verdicts *[]struct {
 			Verdict string  `json:"verdict"`
@@ -246,45 +275,84 @@ func parseVerdicts(raw []byte, items []string, noun string) (vs []Verdict, probl
 		return nil, fmt.Sprintf("%s for %s", plural(got, "verdict"), plural(want, noun))
 	}
 	for i, v := range *out.Verdicts {
-		val := strings.TrimRight(strings.ToLower(strings.TrimSpace(v.Verdict)), ".")
-		switch val {
-		case VerdictYes, VerdictNo, VerdictIdk:
-		default:
-			return nil, fmt.Sprintf("verdict %d is %q, not \"yes\", \"no\" or \"idk\"", i+1, v.Verdict)
+		val, ok := normVerdict(v.Verdict, values)
+		if !ok {
+			return nil, fmt.Sprintf("verdict %d is %q, not %s", i+1, v.Verdict, oneOf(values))
 		}
-		reason := ""
-		if v.Reason != nil {
-			reason = strings.TrimSpace(*v.Reason)
-		}
-		vs = append(vs, Verdict{Item: items[i], Verdict: val, Reason: reason})
+		vs = append(vs, Verdict{Item: items[i], Verdict: val, Reason: trimPtr(v.Reason)})
 	}
 	return vs, ""
+}
+
+// normVerdict normalises a verdict (" Yes." is "yes") and says whether it
+// is one of values. Score and reason are built from the same normalised
+// value, so they cannot disagree about a verdict.
+func normVerdict(v string, values []string) (string, bool) {
+	val := strings.TrimRight(strings.ToLower(strings.TrimSpace(v)), ".")
+	for _, ok := range values {
+		if val == ok {
+			return val, true
+		}
+	}
+	return val, false
+}
+
+// oneOf renders values as `"yes", "no" or "idk"`.
+func oneOf(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = strconv.Quote(v)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+func trimPtr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return strings.TrimSpace(*s)
 }
 
 // verdicts makes the one batched verdict call for all items and checks the
 // reply; an invalid reply gets one repair attempt with the problem stated.
 func (r *run) verdicts(ctx context.Context, msgs []abi.Message, items []string) ([]Verdict, error) {
-	resps, err := r.judge(ctx, []abi.JudgeRequest{request(PurposeVerdicts, msgs, verdictsSchema)})
+	var vs []Verdict
+	err := r.checked(ctx, msgs, func(raw []byte) string {
+		var problem string
+		vs, problem = parseVerdicts(raw, items, r.sp.noun, r.sp.values)
+		return problem
+	}, fmt.Sprintf("exactly %d verdicts, one per %s, in the order of the numbered list, each verdict %s", len(items), r.sp.noun, oneOf(r.sp.values)))
+	return vs, err
+}
+
+// checked makes one verdict call whose reply parse checks (it returns
+// the problem, or "" when the reply is valid). An invalid reply gets one
+// repair attempt that shows the judge its reply, the problem and what is
+// wanted ("exactly 3 verdicts, …"); a second invalid reply is a
+// judge_error naming both problems.
+func (r *run) checked(ctx context.Context, msgs []abi.Message, parse func(raw []byte) string, want string) error {
+	resps, err := r.judge(ctx, []abi.JudgeRequest{r.verdictRequest(msgs)})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	raw := replyJSON(&resps[0])
-	vs, problem := parseVerdicts(raw, items, r.sp.noun)
+	problem := parse(raw)
 	if problem == "" {
-		return vs, nil
+		return nil
 	}
 	r.d.Repaired, r.d.RepairCause = true, problem
 	r.h.Log(ctx, slog.LevelInfo, r.sp.kind+": invalid verdict reply, repairing: "+problem, "metric", r.req.Metric, "case", r.req.Case.ID)
-	resps, err = r.judge(ctx, []abi.JudgeRequest{request(PurposeVerdicts,
-		repairMessages(msgs, string(raw), problem, len(items), r.sp.noun), verdictsSchema)})
+	resps, err = r.judge(ctx, []abi.JudgeRequest{r.verdictRequest(repairMessages(msgs, string(raw), problem, want))})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	vs, again := parseVerdicts(replyJSON(&resps[0]), items, r.sp.noun)
-	if again != "" {
-		return nil, r.judgeErr("invalid verdicts after one repair attempt: first reply: %s; repair reply: %s", problem, again)
+	if again := parse(replyJSON(&resps[0])); again != "" {
+		return r.judgeErr("invalid verdicts after one repair attempt: first reply: %s; repair reply: %s", problem, again)
 	}
-	return vs, nil
+	return nil
 }
 
 // empty is the result of a case whose actual output has no items.
@@ -295,8 +363,8 @@ func (r *run) empty(ctx context.Context) (*abi.MeasureResult, error) {
 	return r.result(1, reason)
 }
 
-// finish scores the verdicts and builds the reason.
-func (r *run) finish(ctx context.Context, vs []Verdict) (*abi.MeasureResult, error) {
+// tally decides each verdict's pass with the kind's rule and counts them.
+func (r *run) tally(vs []Verdict) Counts {
 	c := Counts{Total: len(vs)}
 	for i := range vs {
 		v := &vs[i]
@@ -308,7 +376,7 @@ func (r *run) finish(ctx context.Context, vs []Verdict) (*abi.MeasureResult, err
 		case VerdictIdk:
 			c.Idk++
 		}
-		v.Pass = v.Verdict == VerdictYes || (v.Verdict == VerdictIdk && r.s.idkPass)
+		v.Pass = r.sp.pass(v.Verdict, r.s)
 		if v.Pass {
 			c.Passed++
 		} else {
@@ -316,7 +384,12 @@ func (r *run) finish(ctx context.Context, vs []Verdict) (*abi.MeasureResult, err
 		}
 	}
 	r.d.Verdicts, r.d.Counts = vs, c
+	return c
+}
 
+// finish scores the verdicts of a statement metric and builds the reason.
+func (r *run) finish(ctx context.Context, vs []Verdict) (*abi.MeasureResult, error) {
+	c := r.tally(vs)
 	ratio := float64(c.Passed) / float64(c.Total)
 	if r.s.idkPass {
 		r.d.Formula = fmt.Sprintf("(yes + idk) / n = (%d + %d) / %d = %s", c.Yes, c.Idk, c.Total, formatScore(ratio))

@@ -157,13 +157,14 @@ func faithfulnessVerdictMessages(source string, claims []string) []abi.Message {
 
 // repairMessages re-asks a verdict call, showing the judge its previous
 // reply and what is wrong with it.
-func repairMessages(orig []abi.Message, previous, problem string, n int, noun string) []abi.Message {
+// want says what a valid reply holds ("exactly 3 verdicts, one per …").
+func repairMessages(orig []abi.Message, previous, problem, want string) []abi.Message {
 	out := append([]abi.Message(nil), orig...)
 	out = append(out,
 		abi.Message{Role: "assistant", Content: previous},
 		abi.Message{Role: "user", Content: fmt.Sprintf(
-			"Your reply is invalid (%s). Return the complete JSON object again with exactly %d verdicts, one per %s, in the order of the numbered list, each verdict \"yes\", \"no\" or \"idk\". No other text.",
-			problem, n, noun)},
+			"Your reply is invalid (%s). Return the complete JSON object again with %s. No other text.",
+			problem, want)},
 	)
 	return out
 }

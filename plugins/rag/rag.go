@@ -50,6 +50,11 @@ const (
 	Version             = "1.0.0"
 	KindAnswerRelevancy = "answer_relevancy"
 	KindFaithfulness    = "faithfulness"
+
+	KindContextualPrecision = "contextual_precision"
+	KindContextualRecall    = "contextual_recall"
+	KindContextualRelevancy = "contextual_relevancy"
+	KindHallucination       = "hallucination"
 )
 
 // Judge-call purposes, for the host's accounting.
@@ -81,7 +86,8 @@ func Plugin() *sdk.Plugin {
 		Name:         PluginName,
 		Version:      Version,
 		Capabilities: []abi.Capability{abi.CapJudge},
-		Kinds:        []sdk.Kind{AnswerRelevancyKind(), FaithfulnessKind()},
+		Kinds: []sdk.Kind{AnswerRelevancyKind(), FaithfulnessKind(),
+			ContextualPrecisionKind(), ContextualRecallKind(), ContextualRelevancyKind(), HallucinationKind()},
 	}
 }
 
@@ -129,8 +135,12 @@ type Details struct {
 	// not pass, in order.
 	Failed []int `json:"failed"`
 	// Formula is the score's arithmetic, e.g. "(yes + idk) / n = (2 + 1) / 4 = 0.75".
-	Formula     string `json:"formula"`
-	IdkCountsAs string `json:"idk_counts_as"`
+	Formula string `json:"formula"`
+	// HallucinationRate is DeepEval's hallucination score, contradicted
+	// contexts / contexts (hallucination; the score is 1 minus it).
+	HallucinationRate *float64 `json:"hallucination_rate,omitempty"`
+	// IdkCountsAs is the statement metrics' idk_counts_as.
+	IdkCountsAs string `json:"idk_counts_as,omitempty"`
 	StrictMode  bool   `json:"strict_mode,omitempty"`
 	// Repaired is true when the first verdict reply was invalid and a repair
 	// attempt fixed it; RepairCause says what was wrong.
@@ -147,8 +157,11 @@ type Details struct {
 
 // Verdict is the judgement of one item.
 type Verdict struct {
-	// Item is the statement or claim judged.
+	// Item is what was judged: a statement, claim, sentence, node or context.
 	Item string `json:"item"`
+	// Node is the retrieval-context node (1-based) a statement comes from
+	// (contextual_relevancy).
+	Node int `json:"node,omitempty"`
 	// Verdict is "yes", "no" or "idk".
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason,omitempty"`

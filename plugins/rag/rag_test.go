@@ -556,7 +556,7 @@ func TestInvalidConfig(t *testing.T) {
 
 func TestDescriptor(t *testing.T) {
 	d := rag.Plugin().Describe()
-	if d.Name != "rag" || d.Version != "1.0.0" || d.ABIMajor != abi.Major || !d.Asks(abi.CapJudge) || len(d.Kinds) != 2 {
+	if d.Name != "rag" || d.Version != "1.0.0" || d.ABIMajor != abi.Major || !d.Asks(abi.CapJudge) || len(d.Kinds) != 6 {
 		t.Fatalf("descriptor = %+v", d)
 	}
 	for _, tc := range []struct {
@@ -566,6 +566,10 @@ func TestDescriptor(t *testing.T) {
 	}{
 		{ar, []string{"input", "actual_output"}, []string{"idk_counts_as", "strict_mode", "reason_call"}},
 		{ff, []string{"actual_output", "retrieval_context"}, []string{"idk_counts_as", "strict_mode", "reason_call", "extract_truths", "truths_limit"}},
+		{rag.KindContextualPrecision, []string{"input", "expected_output", "retrieval_context"}, []string{"strict_mode", "reason_call"}},
+		{rag.KindContextualRecall, []string{"expected_output", "retrieval_context"}, []string{"strict_mode", "reason_call"}},
+		{rag.KindContextualRelevancy, []string{"input", "retrieval_context"}, []string{"strict_mode", "reason_call"}},
+		{rag.KindHallucination, []string{"actual_output", "context"}, []string{"strict_mode", "reason_call"}},
 	} {
 		k, ok := d.Kind(tc.kind)
 		if !ok || k.Role != abi.RoleMetric || !slices.Equal(k.RequiredFields, tc.fields) || k.Description == "" || k.Prepare {
@@ -588,7 +592,7 @@ func TestDescriptor(t *testing.T) {
 				t.Errorf("%s: property %s has no description", tc.kind, p)
 			}
 		}
-		if e := sch.Properties["idk_counts_as"]["enum"]; !reflect.DeepEqual(e, []any{"yes", "no"}) {
+		if e := sch.Properties["idk_counts_as"]["enum"]; (tc.kind == ar || tc.kind == ff) && !reflect.DeepEqual(e, []any{"yes", "no"}) {
 			t.Errorf("%s: idk_counts_as enum = %v", tc.kind, e)
 		}
 	}
