@@ -20,7 +20,7 @@ var yesNo = []string{VerdictYes, VerdictNo}
 
 var precisionSpec = &spec{
 	kind: KindContextualPrecision, noun: "node", passes: "useful for the expected output",
-	values: yesNo, schema: nodeVerdictsSchema, schemaName: "rag_node_verdicts", pass: yesPasses,
+	values: yesNo, schemaName: "rag_node_verdicts", pass: yesPasses,
 	reasonIntro: func(req *abi.MeasureRequest, _ *setup) string {
 		return "A retriever returned the ranked nodes of retrieval context below for an input, and a judge decided for each node whether it was useful (yes) or not (no) in arriving at the expected output. " +
 			"The score is the weighted cumulative precision: it is 1 when every useful node is ranked above every node that is not, and lower the further down the useful nodes are.\n\nInput:\n" + fenced("INPUT", req.Case.Input)
@@ -38,7 +38,7 @@ var recallSpec = &spec{
 
 var contextRelevancySpec = &spec{
 	kind: KindContextualRelevancy, noun: "statement", passes: "relevant to the input",
-	values: yesNo, schema: nodeStatementsSchema, schemaName: "rag_node_statements", pass: yesPasses,
+	values: yesNo, schemaName: "rag_node_statements", pass: yesPasses,
 	reasonIntro: func(req *abi.MeasureRequest, _ *setup) string {
 		return "Each node of the retrieval context a retriever returned for the input below was broken into statements, and a judge decided for each statement whether it is relevant to the input (yes) or not (no). " +
 			"The score is the share of relevant statements over all nodes.\n\nInput:\n" + fenced("INPUT", req.Case.Input)
@@ -47,7 +47,7 @@ var contextRelevancySpec = &spec{
 
 var hallucinationSpec = &spec{
 	kind: KindHallucination, noun: "context", passes: "not contradicted by the actual output",
-	values: yesIdk, schema: verdictsSchema, schemaName: "rag_context_verdicts",
+	values: yesIdk, schemaName: "rag_context_verdicts",
 	pass: func(v string, _ *setup) bool { return v != VerdictNo },
 	reasonIntro: func(*abi.MeasureRequest, *setup) string {
 		return "A judge decided, for each context (ground truth) of a case, whether an AI's actual output agrees with it (yes), contradicts it (no) or does not address it (idk). " +
@@ -111,6 +111,7 @@ func measurePrecision(ctx context.Context, h sdk.Host, cfg *ContextConfig, req *
 		return nil, err
 	}
 	nodes := req.Case.RetrievalContext
+	r.schema = countedVerdictsSchema(yesNo, len(nodes))
 	vs, err := r.verdicts(ctx, precisionMessages(req.Case.Input, req.Case.ExpectedOutput, nodes), nodes)
 	if err != nil {
 		return nil, err
@@ -253,6 +254,7 @@ func measureContextRelevancy(ctx context.Context, h sdk.Host, cfg *ContextConfig
 		return nil, err
 	}
 	nodes := req.Case.RetrievalContext
+	r.schema = nodeStatementsSchema(len(nodes))
 	var vs []Verdict
 	err = r.checked(ctx, contextRelevancyMessages(req.Case.Input, nodes), func(raw []byte) string {
 		var problem string
@@ -310,6 +312,7 @@ func measureHallucination(ctx context.Context, h sdk.Host, cfg *ContextConfig, r
 		return nil, err
 	}
 	contexts := req.Case.Context
+	r.schema = countedVerdictsSchema(yesIdk, len(contexts))
 	vs, err := r.verdicts(ctx, hallucinationMessages(req.Case.ActualOutput, contexts), contexts)
 	if err != nil {
 		return nil, err

@@ -180,17 +180,17 @@ func TestContextRequestShape(t *testing.T) {
 			"<<<BEGIN INPUT>>>\nWhen was the Eiffel Tower finished?\n<<<END INPUT>>>",
 			"<<<BEGIN EXPECTED OUTPUT>>>\nThe Eiffel Tower was finished in 1889. It stands in Paris.\n<<<END EXPECTED OUTPUT>>>",
 			"[1] The Eiffel Tower was completed in 1889.\n[2] Paris has many cafés.\n[3] The tower stands on the Champ de Mars in Paris.\n[4] There was a cat.",
-			"in rank order (node 1 ranked highest)", "exactly 4 objects", `"enum":["yes","no"]`}, []string{ctxCase.ActualOutput}},
+			"in rank order (node 1 ranked highest)", "exactly 4 objects", `"enum":["yes","no"]`, `"minItems":4,"maxItems":4`}, []string{ctxCase.ActualOutput}},
 		{cr, "rag_sentence_verdicts", sentenceReply(sv{"s.", "yes"}), []string{
 			"<<<BEGIN EXPECTED OUTPUT>>>\nThe Eiffel Tower was finished in 1889. It stands in Paris.\n<<<END EXPECTED OUTPUT>>>",
-			"[4] There was a cat.", `"sentence"`}, []string{ctxCase.ActualOutput, ctxCase.Input}},
+			"[4] There was a cat.", `"sentence"`, `"minItems":1,"items"`}, []string{ctxCase.ActualOutput, ctxCase.Input}},
 		{cv, "rag_node_statements", nodesReply(nil, nil, nil, []sv{{"s.", "yes"}}), []string{
-			"<<<BEGIN INPUT>>>\nWhen was the Eiffel Tower finished?\n<<<END INPUT>>>", "[4] There was a cat.", "exactly 4 objects", `"statements"`},
+			"<<<BEGIN INPUT>>>\nWhen was the Eiffel Tower finished?\n<<<END INPUT>>>", "[4] There was a cat.", "exactly 4 objects", `"statements"`, `"nodes":{"type":"array","minItems":4,"maxItems":4`},
 			[]string{ctxCase.ActualOutput, ctxCase.ExpectedOutput}},
 		{hl, "rag_context_verdicts", verdictReply("yes", "yes", "yes"), []string{
 			"<<<BEGIN ACTUAL OUTPUT>>>\nThe Eiffel Tower was finished in 1899. It is in Paris.\n<<<END ACTUAL OUTPUT>>>",
 			"[1] The Eiffel Tower was completed in 1889.\n[2] The Eiffel Tower is in Paris.\n[3] The tower is 330 m tall.", "exactly 3 objects",
-			"is NOT a contradiction", `"enum":["yes","no","idk"]`}, []string{"There was a cat.", ctxCase.Input}},
+			"is NOT a contradiction", `"enum":["yes","no","idk"]`, `"minItems":3,"maxItems":3`}, []string{"There was a cat.", ctxCase.Input}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			h := &scripted{replies: []reply{tc.reply}}

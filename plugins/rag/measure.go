@@ -159,6 +159,9 @@ type run struct {
 	h   sdk.Host
 	req *abi.MeasureRequest
 	d   Details
+	// schema, when set, is this case's verdict schema (bounded to its
+	// number of nodes) in place of the kind's.
+	schema json.RawMessage
 }
 
 func newRun(sp *spec, s *setup, h sdk.Host, req *abi.MeasureRequest) *run {
@@ -191,7 +194,11 @@ func request(purpose string, msgs []abi.Message, schema json.RawMessage) abi.Jud
 
 // verdictRequest is the kind's verdict call: its schema, under its name.
 func (r *run) verdictRequest(msgs []abi.Message) abi.JudgeRequest {
-	q := request(PurposeVerdicts, msgs, r.sp.schema)
+	schema := r.sp.schema
+	if r.schema != nil {
+		schema = r.schema
+	}
+	q := request(PurposeVerdicts, msgs, schema)
 	q.SchemaName = r.sp.schemaName
 	return q
 }

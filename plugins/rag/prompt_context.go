@@ -8,16 +8,32 @@ import (
 	"github.com/agentanvil/anvil/abi"
 )
 
-var (
-	// nodeVerdictsSchema: one yes/no verdict per node (contextual_precision).
-	nodeVerdictsSchema = json.RawMessage(`{"type":"object","properties":{"verdicts":{"type":"array","items":{"type":"object","properties":{"verdict":{"type":"string","enum":["yes","no"]},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`)
-	// sentenceVerdictsSchema: the expected output's sentences, each with its
-	// verdict (contextual_recall).
-	sentenceVerdictsSchema = json.RawMessage(`{"type":"object","properties":{"verdicts":{"type":"array","items":{"type":"object","properties":{"sentence":{"type":"string"},"verdict":{"type":"string","enum":["yes","no"]},"reason":{"type":"string"}},"required":["sentence","verdict","reason"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`)
-	// nodeStatementsSchema: per node, its statements, each with its verdict
-	// (contextual_relevancy).
-	nodeStatementsSchema = json.RawMessage(`{"type":"object","properties":{"nodes":{"type":"array","items":{"type":"object","properties":{"statements":{"type":"array","items":{"type":"object","properties":{"statement":{"type":"string"},"verdict":{"type":"string","enum":["yes","no"]},"reason":{"type":"string"}},"required":["statement","verdict","reason"],"additionalProperties":false}}},"required":["statements"],"additionalProperties":false}}},"required":["nodes"],"additionalProperties":false}`)
-)
+// The verdict schemas of the retrieval-context kinds bound the list to the
+// number of nodes (minItems = maxItems = n) where that number is known: a
+// server that honours the bounds cannot miscount, and one that does not is
+// caught by the kind's own count check and repair.
+
+// countedVerdictsSchema: exactly n verdicts, each one of values
+// (contextual_precision, hallucination).
+func countedVerdictsSchema(values []string, n int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"verdicts":{"type":"array","minItems":%d,"maxItems":%d,"items":{"type":"object","properties":{"verdict":{"type":"string","enum":%s},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`,
+		n, n, enumJSON(values)))
+}
+
+func enumJSON(values []string) string {
+	b, _ := json.Marshal(values)
+	return string(b)
+}
+
+// sentenceVerdictsSchema: the expected output's sentences, at least one,
+// each with its verdict (contextual_recall).
+var sentenceVerdictsSchema = json.RawMessage(`{"type":"object","properties":{"verdicts":{"type":"array","minItems":1,"items":{"type":"object","properties":{"sentence":{"type":"string"},"verdict":{"type":"string","enum":["yes","no"]},"reason":{"type":"string"}},"required":["sentence","verdict","reason"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`)
+
+// nodeStatementsSchema: exactly n nodes, each with its statements and
+// their verdicts (contextual_relevancy).
+func nodeStatementsSchema(n int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"nodes":{"type":"array","minItems":%d,"maxItems":%d,"items":{"type":"object","properties":{"statements":{"type":"array","items":{"type":"object","properties":{"statement":{"type":"string"},"verdict":{"type":"string","enum":["yes","no"]},"reason":{"type":"string"}},"required":["statement","verdict","reason"],"additionalProperties":false}}},"required":["statements"],"additionalProperties":false}}},"required":["nodes"],"additionalProperties":false}`, n, n))
+}
 
 // yesNoRules is the tail of a prompt with one yes/no verdict per item.
 func yesNoRules(n int, noun string) string {

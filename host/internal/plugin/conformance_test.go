@@ -313,6 +313,12 @@ func TestConformanceFirstParty(t *testing.T) {
 		{"rag/faithfulness missing context", "rag", "granted", measure("faithfulness", nil, with(func(c *abi.TestCase) { c.RetrievalContext = nil })), abi.CodeMissingField},
 		{"rag/bad config", "rag", "granted", measure("faithfulness", raw(map[string]any{"idk_counts_as": "maybe"}), qa), abi.CodeInvalidConfig},
 		{"rag/budget", "rag", "budget1", measure("answer_relevancy", nil, qa), abi.CodeBudget},
+		{"rag/contextual precision", "rag", "granted", measure("contextual_precision", nil, qa), ""},
+		{"rag/contextual precision strict reason call", "rag", "granted", measure("contextual_precision", raw(map[string]any{"strict_mode": true, "reason_call": true}), qa), ""},
+		{"rag/contextual recall", "rag", "granted", measure("contextual_recall", nil, qa), ""},
+		{"rag/contextual relevancy", "rag", "granted", measure("contextual_relevancy", nil, qa), ""},
+		{"rag/hallucination", "rag", "granted", measure("hallucination", nil, with(func(c *abi.TestCase) { c.Context = []string{"Paris is the capital.", "It has 2 million people."} })), ""},
+		{"rag/hallucination missing context", "rag", "granted", measure("hallucination", nil, qa), abi.CodeMissingField},
 
 		{"dag/task", "dag", "granted", node("task", raw(map[string]any{"instructions": "List the headings.", "output_label": "Headings", "params": params("actual_output")}), nil, inputs, qa), ""},
 		{"dag/binary", "dag", "granted", node("binary", raw(map[string]any{"criteria": "Is it polite?", "params": params("input", "actual_output")}), bin, inputs, qa), ""},
@@ -435,6 +441,52 @@ func (o *oracle) Judge(_ context.Context, reqs []abi.JudgeRequest) []abi.JudgeRe
 	return out
 }
 
+// contextVerdicts answers the rag retrieval-context kinds' verdict calls
+// from their schema: its count bound and its verdict enum.
+func contextVerdicts(r abi.JudgeRequest, n int) any {
+	var s struct {
+		Properties map[string]struct {
+			MinItems int `json:"minItems"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(r.Schema, &s)
+	verdict := func(i int, values ...string) map[string]string {
+		v := values[(n>>i)%len(values)]
+		return map[string]string{"verdict": v, "reason": fmt.Sprintf("oracle says %s to %d", v, i)}
+	}
+	switch r.SchemaName {
+	case "rag_sentence_verdicts":
+		var out []map[string]string
+		for i := range 1 + n%3 {
+			v := verdict(i, "yes", "no")
+			v["sentence"] = fmt.Sprintf("Sentence %d-%d.", n%1000, i)
+			out = append(out, v)
+		}
+		return map[string]any{"verdicts": out}
+	case "rag_node_statements":
+		var nodes []map[string]any
+		for i := range s.Properties["nodes"].MinItems {
+			st := []map[string]string{}
+			for j := range (n >> i) % 3 {
+				v := verdict(i+j, "yes", "no")
+				v["statement"] = fmt.Sprintf("Statement %d-%d.", i, j)
+				st = append(st, v)
+			}
+			nodes = append(nodes, map[string]any{"statements": st})
+		}
+		return map[string]any{"nodes": nodes}
+	}
+	values := []string{"yes", "no"}
+	if r.SchemaName == "rag_context_verdicts" {
+		values = append(values, "idk")
+	}
+	var out []map[string]string
+	for i := range s.Properties["verdicts"].MinItems {
+		out = append(out, verdict(i, values...))
+	}
+	return map[string]any{"verdicts": out}
+}
+
 var itemCount = regexp.MustCompile(`(\d+) (?:statements|claims) an AI's answer`)
 
 func answer(r abi.JudgeRequest) abi.JudgeResponse {
@@ -484,6 +536,9 @@ func answer(r abi.JudgeRequest) abi.JudgeResponse {
 	case "statements", "claims", "truths":
 		return reply(map[string]any{r.Purpose: items(strings.TrimSuffix(r.Purpose, "s"))})
 	case "verdicts":
+		if strings.HasPrefix(r.SchemaName, "rag_") && r.SchemaName != "rag_verdicts" {
+			return reply(contextVerdicts(r, n))
+		}
 		m := itemCount.FindStringSubmatch(prompt)
 		if m == nil {
 			return abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "oracle: no item count in the verdicts prompt")}
