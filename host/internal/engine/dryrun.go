@@ -109,6 +109,11 @@ func sampleOf(s map[string]any) any {
 		if m, ok := s["minItems"].(float64); ok && int(m) > n {
 			n = int(m)
 		}
+		// A kind that bounds a list to its case (one verdict per node)
+		// would repair a longer one: a repair no run of good replies makes.
+		if m, ok := s["maxItems"].(float64); ok && int(m) < n {
+			n = max(int(m), 0)
+		}
 		arr := make([]any, n)
 		for i := range arr {
 			arr[i] = sampleOf(items)

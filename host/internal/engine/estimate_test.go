@@ -50,6 +50,12 @@ func everyKindJudge(t *testing.T) *judgetest.Server {
 			return three("truths")
 		case "rag_verdicts":
 			return judgetest.Reply{Content: `{"verdicts": [{"verdict": "yes", "reason": "a"}, {"verdict": "yes", "reason": "b"}, {"verdict": "no", "reason": "c"}]}`}
+		case "rag_node_verdicts", "rag_context_verdicts":
+			return judgetest.Reply{Content: `{"verdicts": [{"verdict": "yes", "reason": "a"}]}`}
+		case "rag_sentence_verdicts":
+			return judgetest.Reply{Content: `{"verdicts": [{"sentence": "S.", "verdict": "yes", "reason": "a"}, {"sentence": "T.", "verdict": "no", "reason": "b"}]}`}
+		case "rag_node_statements":
+			return judgetest.Reply{Content: `{"nodes": [{"statements": [{"statement": "S.", "verdict": "yes", "reason": ""}]}]}`}
 		case "dag_task":
 			return judgetest.Reply{Content: fmt.Sprintf(`{"output": "C1 (%s): refund window is 30 days"}`, fp)}
 		case "dag_binary":
@@ -66,6 +72,18 @@ func everyKindJudge(t *testing.T) *judgetest.Server {
 const ragCases = `{"id": "r1", "input": "Refund window?", "actual_output": "Refunds within 30 days, with a receipt, by mail.", "retrieval_context": ["Refunds are accepted within 30 days."]}
 {"id": "r2", "input": "Shipping?", "actual_output": "Free over $50, two days, tracked.", "retrieval_context": ["Shipping is free over $50."]}
 {"id": "r3", "input": "Support hours?", "actual_output": "9 to 5, weekdays, by phone.", "retrieval_context": ["Support: 9-5 on weekdays."]}
+`
+
+// ctxCases have one retrieval-context node and one context each.
+const ctxCases = `{"id": "r1", "input": "Refund window?", "actual_output": "Refunds within 30 days.", "expected_output": "30 days.", "retrieval_context": ["Refunds are accepted within 30 days."], "context": ["Refunds: 30 days."]}
+{"id": "r2", "input": "Shipping?", "actual_output": "Free over $50.", "expected_output": "Free over $50.", "retrieval_context": ["Shipping is free over $50."], "context": ["Free shipping over $50."]}
+{"id": "r3", "input": "Support hours?", "actual_output": "9 to 5.", "expected_output": "9-5 on weekdays.", "retrieval_context": ["Support: 9-5 on weekdays."], "context": ["Support hours: 9-5."]}
+`
+
+const ctxMetrics = `  - {name: precision, kind: contextual_precision, threshold: 0.5}
+  - {name: recall, kind: contextual_recall, threshold: 0.5}
+  - {name: relevancy, kind: contextual_relevancy, threshold: 0.5}
+  - {name: hallucination, kind: hallucination, threshold: 0.5}
 `
 
 const sampledGEval = `  - name: sampled
@@ -151,6 +169,9 @@ func TestEstimateCallsAreTheCallsARunMakes(t *testing.T) {
 		// Relevancy: statements + verdicts; faithfulness: claims and truths
 		// in one batch + verdicts.
 		{"answer_relevancy and faithfulness", true, ragMetrics, ragCases, 3*2 + 3*3},
+		// One verdict call a case each; the estimate's sample reply keeps
+		// to the schemas' one-per-node bound, so it predicts no repair.
+		{"retrieval-context kinds", true, ctxMetrics, ctxCases, 3 * 4},
 		// task → binary (true) → choice, on both cases.
 		{"dag", true, sharedNodeDAG, dagCases, 2 * 3},
 		// samples: N multiplies every scoring call (not G-Eval's steps).
