@@ -10,9 +10,27 @@
 //     contradicts (no) or does not mention (idk) each claim. Score =
 //     (n − no) / n, or yes / n with idk_counts_as: no.
 //
-// They keep DeepEval's AnswerRelevancy and Faithfulness semantics and fix
-// its known defects:
-//   - the number of verdicts is checked against the number of items: a
+// and the retrieval-context kinds, each ONE verdict call per case:
+//
+//   - "contextual_precision" (input, expected_output, retrieval_context):
+//     each ranked node useful for the expected output (yes / no); score =
+//     weighted cumulative precision, Σ_k rel_k · precision@k / useful.
+//   - "contextual_recall" (expected_output, retrieval_context): the judge
+//     splits the expected output into sentences and judges each
+//     attributable to the context (yes / no); score = yes / n.
+//   - "contextual_relevancy" (input, retrieval_context): the judge splits
+//     every node into statements and judges each relevant to the input
+//     (yes / no); score = yes / n over all nodes.
+//   - "hallucination" (actual_output, context): each context agreed with
+//     (yes), contradicted (no) or not addressed (idk) by the actual
+//     output; score = 1 − no / n (DeepEval's rate, no / n, inverted so
+//     that higher is better, as the host's one pass rule needs).
+//
+// They keep DeepEval's semantics (its AnswerRelevancy, Faithfulness,
+// ContextualPrecision, ContextualRecall, ContextualRelevancy and
+// Hallucination) and fix its known defects (docs/metrics.md lists them):
+//   - the number of verdicts is checked against the number of items (and,
+//     where the case fixes it, bounded in the schema): a
 //     mismatch (or a verdict that is not yes/no/idk) gets one repair attempt
 //     with the problem stated to the judge, then a judge_error naming the
 //     counts — never a silent zip of mismatched lists or a score over the
