@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/judged"
 	"github.com/agentanvil/anvil/sdk"
 )
 
@@ -181,24 +182,7 @@ func (r *run) precisionReason(score float64) string {
 }
 
 // listItems writes ` [i] "item" (verdict: reason); …` for the indexes.
-func (r *run) listItems(b *strings.Builder, idx []int) {
-	for k, i := range idx {
-		v := r.d.Verdicts[i]
-		if k > 0 {
-			b.WriteString(";")
-		}
-		fmt.Fprintf(b, " [%d] %q (", i+1, v.Item)
-		if v.Node > 0 {
-			fmt.Fprintf(b, "node %d, ", v.Node)
-		}
-		b.WriteString(v.Verdict)
-		if v.Reason != "" {
-			b.WriteString(": " + v.Reason)
-		}
-		b.WriteString(")")
-	}
-	b.WriteString(".")
-}
+func (r *run) listItems(b *strings.Builder, idx []int) { judged.ListItems(b, r.d.Verdicts, idx) }
 
 func measureRecall(ctx context.Context, h sdk.Host, cfg *ContextConfig, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
 	r, err := newContextRun(recallSpec, cfg, h, req)
@@ -222,31 +206,7 @@ func measureRecall(ctx context.Context, h sdk.Host, cfg *ContextConfig, req *abi
 	return r.conclude(ctx, score, r.ratioReason(fmt.Sprintf("yes / n = %d / %d = %s", c.Yes, c.Total, formatScore(score))))
 }
 
-// parseItemVerdicts decodes {key: [{<noun>, verdict, reason}]}: verdicts
-// that quote the item they judge, for a judge that splits the text itself.
-func parseItemVerdicts(raw []byte, key, noun string, values []string) ([]Verdict, string) {
-	var out map[string]*[]map[string]*string
-	if err := json.Unmarshal(raw, &out); err != nil || out[key] == nil {
-		return nil, fmt.Sprintf("not a JSON object with a %q list", key)
-	}
-	return itemVerdicts(*out[key], noun, values, "")
-}
-
-func itemVerdicts(list []map[string]*string, noun string, values []string, at string) ([]Verdict, string) {
-	vs := []Verdict{}
-	for i, o := range list {
-		item := trimPtr(o[noun])
-		if item == "" {
-			return nil, fmt.Sprintf("%sverdict %d has no %q", at, i+1, noun)
-		}
-		val, ok := normVerdict(trimPtr(o["verdict"]), values)
-		if !ok {
-			return nil, fmt.Sprintf("%sverdict %d is %q, not %s", at, i+1, trimPtr(o["verdict"]), oneOf(values))
-		}
-		vs = append(vs, Verdict{Item: item, Verdict: val, Reason: trimPtr(o["reason"])})
-	}
-	return vs, ""
-}
+var parseItemVerdicts = judged.ParseItemVerdicts
 
 func measureContextRelevancy(ctx context.Context, h sdk.Host, cfg *ContextConfig, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
 	r, err := newContextRun(contextRelevancySpec, cfg, h, req)
@@ -294,7 +254,7 @@ func parseNodeStatements(raw []byte, n int) ([]Verdict, string) {
 		if node.Statements == nil {
 			return nil, fmt.Sprintf("node %d has no \"statements\" list", i+1)
 		}
-		nv, problem := itemVerdicts(*node.Statements, "statement", yesNo, "node "+strconv.Itoa(i+1)+": ")
+		nv, problem := judged.ItemVerdicts(*node.Statements, "statement", yesNo, "node "+strconv.Itoa(i+1)+": ")
 		if problem != "" {
 			return nil, problem
 		}

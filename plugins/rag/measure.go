@@ -3,13 +3,11 @@ package rag
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/judged"
 	"github.com/agentanvil/anvil/sdk"
 )
 
@@ -70,12 +68,7 @@ func idkRule(s *setup) string {
 	return `only "yes" counts`
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
+func plural(n int, noun string) string { return judged.Plural(n, noun) }
 
 func measureRelevancy(ctx context.Context, h sdk.Host, cfg *AnswerRelevancyConfig, req *abi.MeasureRequest) (*abi.MeasureResult, error) {
 	s, err := resolveRelevancy(cfg)
@@ -84,7 +77,7 @@ func measureRelevancy(ctx context.Context, h sdk.Host, cfg *AnswerRelevancyConfi
 	}
 	r := newRun(relevancySpec, s, h, req)
 	resps, err := r.judge(ctx, []abi.JudgeRequest{
-		request(PurposeStatements, statementsMessages(req.Case.ActualOutput), statementsSchema),
+		r.Request(PurposeStatements, statementsMessages(req.Case.ActualOutput), statementsSchema, ""),
 	})
 	if err != nil {
 		return nil, err
@@ -111,10 +104,10 @@ func measureFaithfulness(ctx context.Context, h sdk.Host, cfg *FaithfulnessConfi
 	}
 	r := newRun(faithfulnessSpec, s, h, req)
 	chunks := req.Case.RetrievalContext
-	batch := []abi.JudgeRequest{request(PurposeClaims, claimsMessages(req.Case.ActualOutput), claimsSchema)}
+	batch := []abi.JudgeRequest{r.Request(PurposeClaims, claimsMessages(req.Case.ActualOutput), claimsSchema, "")}
 	if s.truths {
 		// Independent of the claims: one batch, run concurrently by the host.
-		batch = append(batch, request(PurposeTruths, truthsMessages(chunks, s.truthsLimit), truthsSchema))
+		batch = append(batch, r.Request(PurposeTruths, truthsMessages(chunks, s.truthsLimit), truthsSchema, ""))
 	}
 	resps, err := r.judge(ctx, batch)
 	if err != nil {
@@ -154,9 +147,9 @@ func measureFaithfulness(ctx context.Context, h sdk.Host, cfg *FaithfulnessConfi
 
 // run is one case being measured.
 type run struct {
+	*judged.Run
 	sp  *spec
 	s   *setup
-	h   sdk.Host
 	req *abi.MeasureRequest
 	d   Details
 	// schema, when set, is this case's verdict schema (bounded to its
@@ -165,32 +158,14 @@ type run struct {
 }
 
 func newRun(sp *spec, s *setup, h sdk.Host, req *abi.MeasureRequest) *run {
-	return &run{sp: sp, s: s, h: h, req: req, d: Details{
-		Kind: sp.kind, Verdicts: []Verdict{}, Failed: []int{},
-		IdkCountsAs: s.idkCountsAs(), StrictMode: s.strict, ReasonSource: ReasonFromItems,
-		PromptVersion: PromptVersion, Usage: Usage{PerCall: []CallUsage{}},
+	r := &run{sp: sp, s: s, req: req, d: Details{
+		Kind: sp.kind, Verdicts: []Verdict{}, Failed: []int{}, IdkCountsAs: s.idkCountsAs(),
 	}}
+	r.Run = judged.NewRun(sp.kind, prompts, h, req, s.strict, &r.d.Trail)
+	return r
 }
 
-func (r *run) warn(ctx context.Context, w string) {
-	r.d.Warnings = append(r.d.Warnings, w)
-	r.h.Log(ctx, slog.LevelWarn, r.sp.kind+": "+w, "metric", r.req.Metric, "case", r.req.Case.ID)
-}
-
-func (r *run) judgeErr(format string, args ...any) *abi.Error {
-	return abi.Errorf(abi.CodeJudge, r.sp.kind+": "+format, args...)
-}
-
-func request(purpose string, msgs []abi.Message, schema json.RawMessage) abi.JudgeRequest {
-	zero := 0.0
-	return abi.JudgeRequest{
-		Messages:    msgs,
-		Schema:      schema,
-		SchemaName:  "rag_" + purpose,
-		Temperature: &zero,
-		Purpose:     purpose,
-	}
-}
+func (r *run) warn(ctx context.Context, w string) { r.Warn(ctx, w) }
 
 // verdictRequest is the kind's verdict call: its schema, under its name.
 func (r *run) verdictRequest(msgs []abi.Message) abi.JudgeRequest {
@@ -198,130 +173,14 @@ func (r *run) verdictRequest(msgs []abi.Message) abi.JudgeRequest {
 	if r.schema != nil {
 		schema = r.schema
 	}
-	q := request(PurposeVerdicts, msgs, schema)
-	q.SchemaName = r.sp.schemaName
-	return q
+	return r.Request(PurposeVerdicts, msgs, schema, r.sp.schemaName)
 }
 
-// judge sends one batch and returns its responses, or the first fault as
-// the *abi.Error the host gave (so its code survives). The usage of every
-// answered request is recorded.
 func (r *run) judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
-	resps, err := r.h.Judge(ctx, reqs)
-	if err != nil {
-		var ae *abi.Error
-		if errors.As(err, &ae) {
-			return nil, ae
-		}
-		return nil, r.judgeErr("%v", err)
-	}
-	if len(resps) != len(reqs) {
-		return nil, r.judgeErr("host answered %d responses to %d judge requests", len(resps), len(reqs))
-	}
-	for i := range resps {
-		if resps[i].Error == nil {
-			r.d.Usage.add(reqs[i].Purpose, resps[i].Usage)
-		}
-	}
-	for i := range resps {
-		if resps[i].Error != nil {
-			return nil, resps[i].Error
-		}
-	}
-	return resps, nil
+	return r.Judge(ctx, reqs)
 }
 
-// replyJSON is the parsed reply, or the raw content when the host gave none.
-func replyJSON(r *abi.JudgeResponse) []byte {
-	if len(r.JSON) > 0 {
-		return r.JSON
-	}
-	return []byte(r.Content)
-}
-
-// clip shortens a reply for an error message.
-func clip(b []byte) string {
-	const max = 300
-	s := string(b)
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
-}
-
-// list decodes an extraction reply {key: [string]}, dropping blank items.
-func (r *run) list(resp *abi.JudgeResponse, key string) ([]string, error) {
-	var out map[string]*[]string
-	raw := replyJSON(resp)
-	if err := json.Unmarshal(raw, &out); err != nil || out[key] == nil {
-		return nil, r.judgeErr("the %s reply has no %q list: %s", key, key, clip(raw))
-	}
-	items := []string{}
-	for _, it := range *out[key] {
-		if it = strings.TrimSpace(it); it != "" {
-			items = append(items, it)
-		}
-	}
-	return items, nil
-}
-
-// parseVerdicts decodes a verdict reply for n items, each verdict one of
-// values. problem is empty when the reply is valid, else says what is
-// wrong, naming the counts.
-func parseVerdicts(raw []byte, items []string, noun string, values []string) (vs []Verdict, problem string) {
-	var out struct {
-		Verdicts *[]struct {
-			Verdict string  `json:"verdict"`
-			Reason  *string `json:"reason"`
-		} `json:"verdicts"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Verdicts == nil {
-		return nil, `not a JSON object with a "verdicts" list`
-	}
-	if got, want := len(*out.Verdicts), len(items); got != want {
-		return nil, fmt.Sprintf("%s for %s", plural(got, "verdict"), plural(want, noun))
-	}
-	for i, v := range *out.Verdicts {
-		val, ok := normVerdict(v.Verdict, values)
-		if !ok {
-			return nil, fmt.Sprintf("verdict %d is %q, not %s", i+1, v.Verdict, oneOf(values))
-		}
-		vs = append(vs, Verdict{Item: items[i], Verdict: val, Reason: trimPtr(v.Reason)})
-	}
-	return vs, ""
-}
-
-// normVerdict normalises a verdict (" Yes." is "yes") and says whether it
-// is one of values. Score and reason are built from the same normalised
-// value, so they cannot disagree about a verdict.
-func normVerdict(v string, values []string) (string, bool) {
-	val := strings.TrimRight(strings.ToLower(strings.TrimSpace(v)), ".")
-	for _, ok := range values {
-		if val == ok {
-			return val, true
-		}
-	}
-	return val, false
-}
-
-// oneOf renders values as `"yes", "no" or "idk"`.
-func oneOf(values []string) string {
-	q := make([]string, len(values))
-	for i, v := range values {
-		q[i] = strconv.Quote(v)
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
-}
-
-func trimPtr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return strings.TrimSpace(*s)
-}
+func (r *run) list(resp *abi.JudgeResponse, key string) ([]string, error) { return r.List(resp, key) }
 
 // verdicts makes the one batched verdict call for all items and checks the
 // reply; an invalid reply gets one repair attempt with the problem stated.
@@ -329,37 +188,15 @@ func (r *run) verdicts(ctx context.Context, msgs []abi.Message, items []string) 
 	var vs []Verdict
 	err := r.checked(ctx, msgs, func(raw []byte) string {
 		var problem string
-		vs, problem = parseVerdicts(raw, items, r.sp.noun, r.sp.values)
+		vs, problem = judged.ParseVerdicts(raw, items, r.sp.noun, r.sp.values)
 		return problem
-	}, fmt.Sprintf("exactly %d verdicts, one per %s, in the order of the numbered list, each verdict %s", len(items), r.sp.noun, oneOf(r.sp.values)))
+	}, fmt.Sprintf("exactly %d verdicts, one per %s, in the order of the numbered list, each verdict %s", len(items), r.sp.noun, judged.OneOf(r.sp.values)))
 	return vs, err
 }
 
-// checked makes one verdict call whose reply parse checks (it returns
-// the problem, or "" when the reply is valid). An invalid reply gets one
-// repair attempt that shows the judge its reply, the problem and what is
-// wanted ("exactly 3 verdicts, …"); a second invalid reply is a
-// judge_error naming both problems.
+// checked makes the kind's verdict call, checked by parse (judged.Run.Checked).
 func (r *run) checked(ctx context.Context, msgs []abi.Message, parse func(raw []byte) string, want string) error {
-	resps, err := r.judge(ctx, []abi.JudgeRequest{r.verdictRequest(msgs)})
-	if err != nil {
-		return err
-	}
-	raw := replyJSON(&resps[0])
-	problem := parse(raw)
-	if problem == "" {
-		return nil
-	}
-	r.d.Repaired, r.d.RepairCause = true, problem
-	r.h.Log(ctx, slog.LevelInfo, r.sp.kind+": invalid verdict reply, repairing: "+problem, "metric", r.req.Metric, "case", r.req.Case.ID)
-	resps, err = r.judge(ctx, []abi.JudgeRequest{r.verdictRequest(repairMessages(msgs, string(raw), problem, want))})
-	if err != nil {
-		return err
-	}
-	if again := parse(replyJSON(&resps[0])); again != "" {
-		return r.judgeErr("invalid verdicts after one repair attempt: first reply: %s; repair reply: %s", problem, again)
-	}
-	return nil
+	return r.Checked(ctx, r.verdictRequest(msgs), parse, want)
 }
 
 // empty is the result of a case whose actual output has no items.
@@ -372,25 +209,8 @@ func (r *run) empty(ctx context.Context) (*abi.MeasureResult, error) {
 
 // tally decides each verdict's pass with the kind's rule and counts them.
 func (r *run) tally(vs []Verdict) Counts {
-	c := Counts{Total: len(vs)}
-	for i := range vs {
-		v := &vs[i]
-		switch v.Verdict {
-		case VerdictYes:
-			c.Yes++
-		case VerdictNo:
-			c.No++
-		case VerdictIdk:
-			c.Idk++
-		}
-		v.Pass = r.sp.pass(v.Verdict, r.s)
-		if v.Pass {
-			c.Passed++
-		} else {
-			r.d.Failed = append(r.d.Failed, i)
-		}
-	}
-	r.d.Verdicts, r.d.Counts = vs, c
+	c, failed := judged.Tally(vs, func(v string) bool { return r.sp.pass(v, r.s) })
+	r.d.Verdicts, r.d.Counts, r.d.Failed = vs, c, failed
 	return c
 }
 
@@ -458,51 +278,14 @@ func (r *run) itemsReason() string {
 	return b.String()
 }
 
-// proseReason makes the reason_call. A failed call does not fail the case:
-// the score stands, the reason falls back to the items, and the fault is
-// recorded in the details and logged.
+// proseReason makes the reason_call; a failed call keeps the score and
+// the reason built from the items.
 func (r *run) proseReason(ctx context.Context, score float64, fallback string) string {
-	resps, err := r.judge(ctx, []abi.JudgeRequest{request(PurposeReason,
-		reasonMessages(r.sp.reasonIntro(r.req, r.s), score, fallback), reasonSchema)})
-	if err == nil {
-		var out struct {
-			Reason string `json:"reason"`
-		}
-		raw := replyJSON(&resps[0])
-		if json.Unmarshal(raw, &out) == nil && strings.TrimSpace(out.Reason) != "" {
-			r.d.ReasonSource = ReasonFromJudge
-			return strings.TrimSpace(out.Reason)
-		}
-		err = r.judgeErr("the reason reply has no reason: %s", clip(raw))
-	}
-	var ae *abi.Error
-	if !errors.As(err, &ae) {
-		ae = r.judgeErr("%v", err)
-	}
-	r.d.ReasonError = ae
-	r.warn(ctx, "reason call failed ("+ae.Error()+"); the reason is built from the failing "+r.sp.noun+"s")
-	return fallback
+	return r.ProseReason(ctx, r.sp.reasonIntro(r.req, r.s), score, fallback, "failing "+r.sp.noun+"s")
 }
 
 func (r *run) result(score float64, reason string) (*abi.MeasureResult, error) {
-	threshold := r.req.Threshold
-	if r.s.strict {
-		threshold = 1
-	}
-	details, err := json.Marshal(r.d)
-	if err != nil {
-		return nil, err
-	}
-	return &abi.MeasureResult{
-		Score:     &score,
-		Success:   score >= threshold,
-		Threshold: threshold,
-		Reason:    reason,
-		Details:   details,
-	}, nil
+	return r.Result(score, reason, &r.d)
 }
 
-// formatScore prints a score with at most 4 significant digits: 0.75, 0.6667, 1.
-func formatScore(v float64) string {
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
+func formatScore(v float64) string { return judged.FormatScore(v) }

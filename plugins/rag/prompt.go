@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/judged"
 )
 
 // PromptVersion is embedded in every prompt the kinds send. Change it
@@ -14,57 +15,25 @@ import (
 // prompt text.
 const PromptVersion = "anvil-rag-v1"
 
-const systemPrompt = "You are a meticulous evaluator of LLM outputs. Follow the instructions exactly and answer with JSON only. (prompt " + PromptVersion + ")"
-
-// listSchema is the schema of an extraction reply: {key: [string]}.
-func listSchema(key string) json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"` + key + `":{"type":"array","items":{"type":"string"}}},"required":["` + key + `"],"additionalProperties":false}`)
-}
+var prompts = &judged.Prompts{Version: PromptVersion, SchemaPrefix: "rag_"}
 
 var (
-	statementsSchema = listSchema("statements")
-	claimsSchema     = listSchema("claims")
-	truthsSchema     = listSchema("truths")
+	statementsSchema = judged.ListSchema("statements")
+	claimsSchema     = judged.ListSchema("claims")
+	truthsSchema     = judged.ListSchema("truths")
 	// verdictsSchema does not bound the array's length (minItems/maxItems):
 	// not every structured-output server honours them, and the kind checks
 	// the count itself, with a repair that names the mismatch.
 	verdictsSchema = json.RawMessage(`{"type":"object","properties":{"verdicts":{"type":"array","items":{"type":"object","properties":{"verdict":{"type":"string","enum":["yes","no","idk"]},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`)
-	reasonSchema   = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"],"additionalProperties":false}`)
 )
 
-func messages(user string) []abi.Message {
-	return []abi.Message{
-		{Role: "system", Content: systemPrompt},
-		{Role: "user", Content: user},
-	}
-}
+func messages(user string) []abi.Message { return prompts.Messages(user) }
 
-// fenced renders a block of case text between markers, so that text inside
-// it is read as data, not as instructions.
-func fenced(name, text string) string {
-	return "<<<BEGIN " + name + ">>>\n" + text + "\n<<<END " + name + ">>>\n"
-}
-
-// numbered renders items as "1. item" lines.
-func numbered(items []string) string {
-	var b strings.Builder
-	for i, it := range items {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, it)
-	}
-	return b.String()
-}
-
-// contextText renders retrieval-context chunks as "[1] chunk" blocks.
-func contextText(chunks []string) string {
-	var b strings.Builder
-	for i, c := range chunks {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "[%d] %s", i+1, c)
-	}
-	return b.String()
-}
+var (
+	fenced      = judged.Fenced
+	numbered    = judged.Numbered
+	contextText = judged.Bracketed // retrieval-context chunks as "[1] chunk" blocks
+)
 
 // statementsMessages asks for the statements of the actual output
 // (answer_relevancy, step 1).
@@ -152,31 +121,5 @@ func faithfulnessVerdictMessages(source string, claims []string) []abi.Message {
 	b.WriteString(fenced("CLAIMS", strings.TrimSuffix(numbered(claims), "\n")))
 	b.WriteString("\n")
 	b.WriteString(verdictRules(len(claims), "claim"))
-	return messages(b.String())
-}
-
-// repairMessages re-asks a verdict call, showing the judge its previous
-// reply and what is wrong with it.
-// want says what a valid reply holds ("exactly 3 verdicts, one per …").
-func repairMessages(orig []abi.Message, previous, problem, want string) []abi.Message {
-	out := append([]abi.Message(nil), orig...)
-	out = append(out,
-		abi.Message{Role: "assistant", Content: previous},
-		abi.Message{Role: "user", Content: fmt.Sprintf(
-			"Your reply is invalid (%s). Return the complete JSON object again with %s. No other text.",
-			problem, want)},
-	)
-	return out
-}
-
-// reasonMessages asks for a prose reason (reason_call). intro describes
-// the setting (it carries the input for answer_relevancy).
-func reasonMessages(intro string, score float64, summary string) []abi.Message {
-	var b strings.Builder
-	b.WriteString(intro)
-	fmt.Fprintf(&b, "\n\nScore: %s (from 0 to 1; higher is better).\n\n", formatScore(score))
-	b.WriteString("Verdicts:\n")
-	b.WriteString(fenced("VERDICTS", summary))
-	b.WriteString("\n" + `Write a concise reason for the score, citing the failing items (if any) and why they fail. Return only a JSON object with one key, "reason": a string. No other text.`)
 	return messages(b.String())
 }

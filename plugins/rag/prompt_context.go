@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/judged"
 )
 
 // The verdict schemas of the retrieval-context kinds bound the list to the
@@ -15,15 +16,7 @@ import (
 
 // countedVerdictsSchema: exactly n verdicts, each one of values
 // (contextual_precision, hallucination).
-func countedVerdictsSchema(values []string, n int) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"verdicts":{"type":"array","minItems":%d,"maxItems":%d,"items":{"type":"object","properties":{"verdict":{"type":"string","enum":%s},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false}}},"required":["verdicts"],"additionalProperties":false}`,
-		n, n, enumJSON(values)))
-}
-
-func enumJSON(values []string) string {
-	b, _ := json.Marshal(values)
-	return string(b)
-}
+var countedVerdictsSchema = judged.CountedVerdictsSchema
 
 // sentenceVerdictsSchema: the expected output's sentences, at least one,
 // each with its verdict (contextual_recall).

@@ -59,6 +59,7 @@ package rag
 
 import (
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/judged"
 	"github.com/agentanvil/anvil/sdk"
 )
 
@@ -80,21 +81,21 @@ const (
 	PurposeStatements = "statements"
 	PurposeClaims     = "claims"
 	PurposeTruths     = "truths"
-	PurposeVerdicts   = "verdicts"
-	PurposeReason     = "reason"
+	PurposeVerdicts   = judged.PurposeVerdicts
+	PurposeReason     = judged.PurposeReason
 )
 
 // Verdict values.
 const (
-	VerdictYes = "yes"
-	VerdictNo  = "no"
-	VerdictIdk = "idk"
+	VerdictYes = judged.Yes
+	VerdictNo  = judged.No
+	VerdictIdk = judged.Idk
 )
 
 // Reason sources, as reported in details.reason_source.
 const (
-	ReasonFromItems = "items" // built from the failing items, no judge call
-	ReasonFromJudge = "judge" // written by the judge (reason_call)
+	ReasonFromItems = judged.ReasonFromItems // built from the failing items, no judge call
+	ReasonFromJudge = judged.ReasonFromJudge // written by the judge (reason_call)
 )
 
 // Plugin returns the rag plugin, for linking into the host or serving from
@@ -137,7 +138,7 @@ func FaithfulnessKind() *sdk.MetricKind[FaithfulnessConfig] {
 	}
 }
 
-// Details are MeasureResult.Details of both kinds.
+// Details are MeasureResult.Details of every kind.
 type Details struct {
 	Kind string `json:"kind"`
 	// Statements (answer_relevancy) or Claims (faithfulness) are the items
@@ -159,71 +160,17 @@ type Details struct {
 	HallucinationRate *float64 `json:"hallucination_rate,omitempty"`
 	// IdkCountsAs is the statement metrics' idk_counts_as.
 	IdkCountsAs string `json:"idk_counts_as,omitempty"`
-	StrictMode  bool   `json:"strict_mode,omitempty"`
-	// Repaired is true when the first verdict reply was invalid and a repair
-	// attempt fixed it; RepairCause says what was wrong.
-	Repaired     bool   `json:"repaired,omitempty"`
-	RepairCause  string `json:"repair_cause,omitempty"`
-	ReasonSource string `json:"reason_source"`
-	// ReasonError is the fault of a failed reason call; the reason then
-	// comes from the items.
-	ReasonError   *abi.Error `json:"reason_error,omitempty"`
-	PromptVersion string     `json:"prompt_version"`
-	Usage         Usage      `json:"usage"`
-	Warnings      []string   `json:"warnings,omitempty"`
+	judged.Trail
 }
 
 // Verdict is the judgement of one item.
-type Verdict struct {
-	// Item is what was judged: a statement, claim, sentence, node or context.
-	Item string `json:"item"`
-	// Node is the retrieval-context node (1-based) a statement comes from
-	// (contextual_relevancy).
-	Node int `json:"node,omitempty"`
-	// Verdict is "yes", "no" or "idk".
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason,omitempty"`
-	// Pass says whether the verdict counts towards the score.
-	Pass bool `json:"pass"`
-}
+type Verdict = judged.Verdict
 
 // Counts are the verdicts per value.
-type Counts struct {
-	Yes    int `json:"yes"`
-	No     int `json:"no"`
-	Idk    int `json:"idk"`
-	Total  int `json:"total"`
-	Passed int `json:"passed"`
-}
+type Counts = judged.Counts
 
 // Usage is the accounting of every judge call a case made.
-type Usage struct {
-	Calls        int         `json:"calls"`
-	InputTokens  int         `json:"input_tokens"`
-	OutputTokens int         `json:"output_tokens"`
-	USD          float64     `json:"usd"`
-	CacheHits    int         `json:"cache_hits"`
-	PerCall      []CallUsage `json:"per_call"`
-}
+type Usage = judged.Usage
 
 // CallUsage is the accounting of one judge call.
-type CallUsage struct {
-	Purpose      string  `json:"purpose"`
-	Model        string  `json:"model,omitempty"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	USD          float64 `json:"usd"`
-	CacheHit     bool    `json:"cache_hit"`
-}
-
-func (u *Usage) add(purpose string, a abi.Usage) {
-	u.Calls++
-	u.InputTokens += a.InputTokens
-	u.OutputTokens += a.OutputTokens
-	u.USD += a.USD
-	if a.CacheHit {
-		u.CacheHits++
-	}
-	u.PerCall = append(u.PerCall, CallUsage{Purpose: purpose, Model: a.Model,
-		InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, USD: a.USD, CacheHit: a.CacheHit})
-}
+type CallUsage = judged.CallUsage

@@ -14,6 +14,7 @@ import (
 	"github.com/agentanvil/anvil/plugins/conversation"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
+	"github.com/agentanvil/anvil/plugins/judged"
 	"github.com/agentanvil/anvil/plugins/rag"
 	"github.com/agentanvil/anvil/plugins/textmatch"
 	"github.com/agentanvil/anvil/score"
@@ -32,7 +33,7 @@ func builtins() []builtin {
 	return []builtin{
 		{geval.Plugin(), []fs.FS{geval.Source(), sdk.Source(), score.Source()}},
 		{dagkinds.Plugin(), []fs.FS{dagkinds.Source(), sdk.Source()}},
-		{rag.Plugin(), []fs.FS{rag.Source(), sdk.Source()}},
+		{rag.Plugin(), []fs.FS{rag.Source(), judged.Source(), sdk.Source()}},
 		{assert.Plugin(), []fs.FS{assert.Source(), textmatch.Source(), sdk.Source()}},
 		{conversation.Plugin(), []fs.FS{conversation.Source(), sdk.Source()}},
 	}

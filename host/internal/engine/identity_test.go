@@ -203,7 +203,7 @@ func TestBuiltinDigestsCoverTheKindsCode(t *testing.T) {
 	digested := map[string][]string{
 		"geval":        {"plugins/geval", "sdk", "score"},
 		"dag":          {"plugins/dag", "sdk"},
-		"rag":          {"plugins/rag", "sdk"},
+		"rag":          {"plugins/rag", "plugins/judged", "sdk"},
 		"assert":       {"plugins/assert", "plugins/textmatch", "sdk"},
 		"conversation": {"plugins/conversation", "sdk"},
 	}
