@@ -186,24 +186,33 @@ func (r *Run) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeRe
 
 // Checked makes one call (req) whose reply parse checks: it returns the
 // problem, or "" when the reply is valid. An invalid reply gets one repair
-// attempt that shows the judge its reply, the problem and what is wanted
-// ("exactly 3 verdicts, …"); a second invalid reply is a judge_error naming
-// both problems.
+// (Repair).
 func (r *Run) Checked(ctx context.Context, req abi.JudgeRequest, parse func(raw []byte) string, want string) error {
 	resps, err := r.Judge(ctx, []abi.JudgeRequest{req})
 	if err != nil {
 		return err
 	}
 	raw := ReplyJSON(&resps[0])
-	problem := parse(raw)
-	if problem == "" {
-		return nil
+	if problem := parse(raw); problem != "" {
+		return r.Repair(ctx, req, raw, problem, want, parse)
 	}
-	r.Trail.Repaired, r.Trail.RepairCause = true, problem
+	return nil
+}
+
+// Repair is the one repair attempt of req, whose reply raw parse found
+// invalid (problem): the judge is shown its reply, the problem and what is
+// wanted ("exactly 3 verdicts, …"); a second invalid reply is a
+// judge_error naming both problems.
+func (r *Run) Repair(ctx context.Context, req abi.JudgeRequest, raw []byte, problem, want string, parse func(raw []byte) string) error {
+	if !r.Trail.Repaired {
+		r.Trail.Repaired, r.Trail.RepairCause = true, problem
+	} else {
+		r.Trail.RepairCause += "; " + problem
+	}
 	r.Host.Log(ctx, slog.LevelInfo, r.Kind+": invalid "+req.Purpose+" reply, repairing: "+problem, "metric", r.Req.Metric, "case", r.Req.Case.ID)
 	again := req
 	again.Messages = RepairMessages(req.Messages, string(raw), problem, want)
-	resps, err = r.Judge(ctx, []abi.JudgeRequest{again})
+	resps, err := r.Judge(ctx, []abi.JudgeRequest{again})
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ const (
 func sampleReport() *conformance.Report {
 	return &conformance.Report{Digest: moduleDigest, Transport: "wasm", Plugin: "textcheck@1.0.0",
 		Descriptor: &abi.Descriptor{Name: "textcheck", Version: "1.0.0", ABIMajor: 1, Kinds: []abi.KindDescriptor{{Name: "exact_match", Role: abi.RoleMetric}}},
-		Results: []conformance.Result{{Name: "load", Status: conformance.Pass}, {Name: "kind", Status: conformance.Pass}, {Name: "x", Status: conformance.Skip}},
-		Passed:  2, Skipped: 1}
+		Results:    []conformance.Result{{Name: "load", Status: conformance.Pass}, {Name: "kind", Status: conformance.Pass}, {Name: "x", Status: conformance.Skip}},
+		Passed:     2, Skipped: 1}
 }
 
 // TestAttestationRoundTrip: what publish attaches reads back as the same

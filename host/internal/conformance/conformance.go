@@ -44,16 +44,16 @@ type Result struct {
 
 // Report is a whole run.
 type Report struct {
-	Path      string   `json:"path"`
-	Digest    string   `json:"digest"`
-	Transport string   `json:"transport"`
-	Plugin    string   `json:"plugin,omitempty"`
+	Path      string `json:"path"`
+	Digest    string `json:"digest"`
+	Transport string `json:"transport"`
+	Plugin    string `json:"plugin,omitempty"`
 	// Descriptor is what the plugin described, once it loaded.
 	Descriptor *abi.Descriptor `json:"descriptor,omitempty"`
 	Results    []Result        `json:"results"`
-	Passed    int      `json:"passed"`
-	Failed    int      `json:"failed"`
-	Skipped   int      `json:"skipped"`
+	Passed     int             `json:"passed"`
+	Failed     int             `json:"failed"`
+	Skipped    int             `json:"skipped"`
 }
 
 // OK reports whether no check failed.

@@ -152,6 +152,14 @@ func TestFirstPartyPass(t *testing.T) {
 				"metric/levenshtein/determinism":         "same input twice gave the same output",
 				"metric/is_json/judge/not-asked":         "no judge call",
 			}},
+		{name: "content", path: wasmPath("content"), configs: "content.yaml", transport: plugin.TransportWasm, skipped: 4, // one call per case: a call budget of 1 is not reached
+			want: map[string]string{
+				"metric/bias/judge/granted":              "1 batches, 1 judge requests, well formed; result score 0",
+				"metric/pii_leakage/missing-fields":      "missing_field for each of actual_output",
+				"metric/prompt_alignment/judge/granted":  "1 batches, 1 judge requests, well formed; result score 1",
+				"metric/summarization/judge/granted":     "2 batches, 5 judge requests, well formed; result score 1",
+				"metric/summarization/judge/call-budget": "error budget_exhausted",
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

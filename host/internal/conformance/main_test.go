@@ -22,6 +22,7 @@ var wasmSources = map[string]string{
 	"rag":          "../../../plugins/rag/wasm",
 	"assert":       "../../../plugins/assert/wasm",
 	"conversation": "../../../plugins/conversation/wasm",
+	"content":      "../../../plugins/content/wasm",
 	"garbage":      "../plugin/testdata/zoo/garbage",
 	"dupdesc":      "../plugin/testdata/zoo/dupdesc",
 	"hostile":      "../plugin/testdata/zoo/hostile",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/plugins/assert"
+	"github.com/agentanvil/anvil/plugins/content"
 	"github.com/agentanvil/anvil/plugins/conversation"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
@@ -36,6 +37,7 @@ func builtins() []builtin {
 		{rag.Plugin(), []fs.FS{rag.Source(), judged.Source(), sdk.Source()}},
 		{assert.Plugin(), []fs.FS{assert.Source(), textmatch.Source(), sdk.Source()}},
 		{conversation.Plugin(), []fs.FS{conversation.Source(), sdk.Source()}},
+		{content.Plugin(), []fs.FS{content.Source(), judged.Source(), sdk.Source()}},
 	}
 }
 

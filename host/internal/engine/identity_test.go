@@ -206,6 +206,7 @@ func TestBuiltinDigestsCoverTheKindsCode(t *testing.T) {
 		"rag":          {"plugins/rag", "plugins/judged", "sdk"},
 		"assert":       {"plugins/assert", "plugins/textmatch", "sdk"},
 		"conversation": {"plugins/conversation", "sdk"},
+		"content":      {"plugins/content", "plugins/judged", "sdk"},
 	}
 	plumbing := map[string]string{
 		"abi":                 "the ABI's types and names: a change is a new ABI version, which peers compare",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/plugins/content"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
 	"github.com/agentanvil/anvil/plugins/rag"
@@ -215,7 +216,7 @@ func TestConformanceFirstParty(t *testing.T) {
 		"ungranted": {},
 		"budget1":   {Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeCalls: 1}},
 	}
-	linked := map[string]*sdk.Plugin{"geval": geval.Plugin(), "dag": dagkinds.Plugin(), "rag": rag.Plugin()}
+	linked := map[string]*sdk.Plugin{"geval": geval.Plugin(), "dag": dagkinds.Plugin(), "rag": rag.Plugin(), "content": content.Plugin()}
 	type key struct{ plugin, opts, transport string }
 	loaded := map[key]Plugin{}
 	transports := []string{TransportInproc, TransportWasm, TransportProcess}
@@ -319,6 +320,15 @@ func TestConformanceFirstParty(t *testing.T) {
 		{"rag/contextual relevancy", "rag", "granted", measure("contextual_relevancy", nil, qa), ""},
 		{"rag/hallucination", "rag", "granted", measure("hallucination", nil, with(func(c *abi.TestCase) { c.Context = []string{"Paris is the capital.", "It has 2 million people."} })), ""},
 		{"rag/hallucination missing context", "rag", "granted", measure("hallucination", nil, qa), abi.CodeMissingField},
+
+		{"content/bias", "content", "granted", measure("bias", nil, qa), ""},
+		{"content/toxicity strict", "content", "granted", measure("toxicity", raw(map[string]any{"strict_mode": true}), qa), ""},
+		{"content/pii leakage reason call", "content", "granted", measure("pii_leakage", raw(map[string]any{"reason_call": true}), qa), ""},
+		{"content/prompt alignment", "content", "granted", measure("prompt_alignment", raw(map[string]any{"prompt_instructions": []string{"Be brief.", "Name the city."}}), qa), ""},
+		{"content/prompt alignment without instructions", "content", "granted", measure("prompt_alignment", nil, qa), abi.CodeInvalidConfig},
+		{"content/summarization", "content", "granted", measure("summarization", raw(map[string]any{"n": 3}), qa), ""},
+		{"content/summarization questions given", "content", "granted", measure("summarization", raw(map[string]any{"assessment_questions": []string{"Is Paris the capital?"}}), qa), ""},
+		{"content/budget", "content", "budget1", measure("summarization", nil, qa), abi.CodeBudget},
 
 		{"dag/task", "dag", "granted", node("task", raw(map[string]any{"instructions": "List the headings.", "output_label": "Headings", "params": params("actual_output")}), nil, inputs, qa), ""},
 		{"dag/binary", "dag", "granted", node("binary", raw(map[string]any{"criteria": "Is it polite?", "params": params("input", "actual_output")}), bin, inputs, qa), ""},
@@ -441,6 +451,45 @@ func (o *oracle) Judge(_ context.Context, reqs []abi.JudgeRequest) []abi.JudgeRe
 	return out
 }
 
+// fromSchema is a value of the JSON Schema raw, varied by n: a list has
+// minItems items (1 + n%3 when it sets none, at most maxItems), an enum's
+// value is picked by n.
+func fromSchema(raw json.RawMessage, n int) any {
+	var s any
+	_ = json.Unmarshal(raw, &s)
+	var gen func(s any, depth int) any
+	gen = func(s any, depth int) any {
+		m, _ := s.(map[string]any)
+		if e, ok := m["enum"].([]any); ok && len(e) > 0 {
+			return e[(n>>depth)%len(e)]
+		}
+		switch m["type"] {
+		case "object":
+			out := map[string]any{}
+			props, _ := m["properties"].(map[string]any)
+			for k, p := range props {
+				out[k] = gen(p, depth+1)
+			}
+			return out
+		case "array":
+			count := 1 + n%3
+			if lo, ok := m["minItems"].(float64); ok && lo > 0 {
+				count = int(lo)
+			}
+			if hi, ok := m["maxItems"].(float64); ok && int(hi) < count {
+				count = int(hi)
+			}
+			out := make([]any, count)
+			for i := range out {
+				out[i] = gen(m["items"], depth+1+i)
+			}
+			return out
+		}
+		return fmt.Sprintf("oracle text %d-%d.", n%1000, depth)
+	}
+	return gen(s, 0)
+}
+
 // contextVerdicts answers the rag retrieval-context kinds' verdict calls
 // from their schema: its count bound and its verdict enum.
 func contextVerdicts(r abi.JudgeRequest, n int) any {
@@ -535,7 +584,12 @@ func answer(r abi.JudgeRequest) abi.JudgeResponse {
 		return resp
 	case "statements", "claims", "truths":
 		return reply(map[string]any{r.Purpose: items(strings.TrimSuffix(r.Purpose, "s"))})
+	case "questions", "answers":
+		return reply(fromSchema(r.Schema, n))
 	case "verdicts":
+		if strings.HasPrefix(r.SchemaName, "content_") {
+			return reply(fromSchema(r.Schema, n))
+		}
 		if strings.HasPrefix(r.SchemaName, "rag_") && r.SchemaName != "rag_verdicts" {
 			return reply(contextVerdicts(r, n))
 		}

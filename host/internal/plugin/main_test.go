@@ -22,6 +22,7 @@ var guestSources = map[string]string{
 	"geval":      "../../../plugins/geval/wasm",
 	"dag":        "../../../plugins/dag/wasm",
 	"rag":        "../../../plugins/rag/wasm",
+	"content":    "../../../plugins/content/wasm",
 	"hostile":    "./testdata/zoo/hostile",
 	"judge":      "./testdata/zoo/judge",
 	"wrongabi":   "./testdata/zoo/wrongabi",
@@ -44,7 +45,7 @@ var guestSources = map[string]string{
 // under each of nativeNames (it is whichever plugin its name says).
 const nativeSource = "./testdata/native"
 
-var nativeNames = []string{"textcheck", "geval", "dag", "rag", "hostile", "canary", "abi2", "nocookie", "descmajor",
+var nativeNames = []string{"textcheck", "geval", "dag", "rag", "content", "hostile", "canary", "abi2", "nocookie", "descmajor",
 	"unasked", "dupdesc", "refschema"}
 
 var (

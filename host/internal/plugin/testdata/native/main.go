@@ -4,7 +4,8 @@
 // arguments and no environment, so the name is the only input. The tests
 // build it once and hard-link it under each name:
 //
-//	textcheck, geval, dag, rag  the first-party plugins, via sdk/native.Serve
+//	textcheck, geval, dag, rag, the first-party plugins, via sdk/native.Serve
+//	content
 //	hostile                     misbehaviour on request (metric kind "hostile")
 //	canary                      hostile, after leaving <path>.started behind
 //	abi2                        go-plugin handshake for ABI major 2
@@ -34,6 +35,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/plugins/content"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
 	"github.com/agentanvil/anvil/plugins/rag"
@@ -59,6 +61,8 @@ func main() {
 		native.Serve(dagkinds.Plugin())
 	case "rag":
 		native.Serve(rag.Plugin())
+	case "content":
+		native.Serve(content.Plugin())
 	case "hostile":
 		native.Serve(hostile())
 	case "canary":

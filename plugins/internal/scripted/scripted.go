@@ -1,0 +1,155 @@
+// Package scripted is an sdk.Host for the first-party kinds' tests: its
+// judge answers from a script (first match wins) and it records every
+// batch, request and log line.
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/agentanvil/anvil/abi"
+)
+
+// Reply is one scripted judge answer: it applies to a request whose
+// Purpose is Purpose (if set), whose prompt contains every string in
+// Contains and none in Lacks; Err, if set, refuses the whole batch.
+type Reply struct {
+	Purpose  string
+	Contains []string
+	Lacks    []string
+	Resp     abi.JudgeResponse
+	Err      error
+}
+
+// Host answers judge requests from Replies.
+type Host struct {
+	mu      sync.Mutex
+	Replies []Reply
+	Batches [][]abi.JudgeRequest
+	Calls   []abi.JudgeRequest
+	Logs    []string
+}
+
+// Prompt is a request's messages, one after the other.
+func Prompt(r abi.JudgeRequest) string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		b.WriteString(m.Content)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func (rep Reply) matches(r abi.JudgeRequest) bool {
+	if rep.Purpose != "" && rep.Purpose != r.Purpose {
+		return false
+	}
+	p := Prompt(r)
+	for _, c := range rep.Contains {
+		if !strings.Contains(p, c) {
+			return false
+		}
+	}
+	for _, c := range rep.Lacks {
+		if strings.Contains(p, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Judge answers each request with the first matching reply, or a
+// judge_error naming its purpose.
+func (s *Host) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Batches = append(s.Batches, reqs)
+	out := make([]abi.JudgeResponse, len(reqs))
+	for i, r := range reqs {
+		s.Calls = append(s.Calls, r)
+		found := false
+		for _, rep := range s.Replies {
+			if !rep.matches(r) {
+				continue
+			}
+			if rep.Err != nil {
+				return nil, rep.Err
+			}
+			out[i] = rep.Resp
+			found = true
+			break
+		}
+		if !found {
+			out[i] = abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "no scripted reply for purpose %q", r.Purpose)}
+		}
+	}
+	return out, nil
+}
+
+// Log records the message.
+func (s *Host) Log(_ context.Context, level slog.Level, msg string, _ ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Logs = append(s.Logs, level.String()+" "+msg)
+}
+
+// Purposes are the purposes of the requests, in order.
+func (s *Host) Purposes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var p []string
+	for _, c := range s.Calls {
+		p = append(p, c.Purpose)
+	}
+	return p
+}
+
+// Usage is every scripted reply's usage.
+var Usage = abi.Usage{Model: "judge-1", InputTokens: 100, OutputTokens: 20, USD: 0.001}
+
+// JSON answers requests of purpose whose prompt contains every string in
+// contains, and no repair request, with v.
+func JSON(purpose string, v any, contains ...string) Reply {
+	b, _ := json.Marshal(v)
+	return Reply{Purpose: purpose, Contains: contains, Lacks: []string{"Your reply is invalid"},
+		Resp: abi.JudgeResponse{Content: string(b), JSON: b, Usage: Usage}}
+}
+
+// Repair answers the repair request whose prompt states problem with v.
+func Repair(purpose string, v any, problem string) Reply {
+	r := JSON(purpose, v)
+	r.Lacks, r.Contains = nil, []string{"Your reply is invalid (" + problem}
+	return r
+}
+
+// Fault answers requests of purpose with an error of code.
+func Fault(purpose string, code abi.Code) Reply {
+	return Reply{Purpose: purpose, Resp: abi.JudgeResponse{Error: abi.Errorf(code, "scripted %s fault", purpose)}}
+}
+
+// Verdicts is {"verdicts": [...]} of "yes", "no:reason", "idk:reason".
+func Verdicts(vs ...string) map[string]any {
+	return map[string]any{"verdicts": Items("", vs...)}
+}
+
+// Items is a list of {noun: item, verdict, reason} from "item|verdict:reason"
+// (noun "": "verdict:reason", no item).
+func Items(noun string, its ...string) []map[string]string {
+	out := []map[string]string{}
+	for _, it := range its {
+		o := map[string]string{}
+		v := it
+		if noun != "" {
+			var item string
+			item, v, _ = strings.Cut(it, "|")
+			o[noun] = item
+		}
+		verdict, reason, _ := strings.Cut(v, ":")
+		o["verdict"], o["reason"] = verdict, reason
+		out = append(out, o)
+	}
+	return out
+}
