@@ -17,6 +17,7 @@ import (
 
 	spin "github.com/agentanvil/anvil/bench/plugins/spin"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/plugins/agent"
 	"github.com/agentanvil/anvil/plugins/content"
 	"github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
@@ -59,7 +60,7 @@ func configType(t *testing.T, k sdk.Kind) reflect.Type {
 // plugin that links the SDK publishes the config schema invopop wrote.
 func TestFirstPartyConfigSchemasAreInvopops(t *testing.T) {
 	for name, p := range map[string]*sdk.Plugin{
-		"geval": geval.Plugin(), "rag": rag.Plugin(), "dag": dag.Plugin(), "content": content.Plugin(),
+		"geval": geval.Plugin(), "rag": rag.Plugin(), "dag": dag.Plugin(), "content": content.Plugin(), "agent": agent.Plugin(),
 		"textcheck": textcheck.Plugin(), "spin": spin.Plugin(),
 	} {
 		if len(p.Kinds) == 0 {

@@ -160,6 +160,12 @@ func TestFirstPartyPass(t *testing.T) {
 				"metric/summarization/judge/granted":     "2 batches, 5 judge requests, well formed; result score 1",
 				"metric/summarization/judge/call-budget": "error budget_exhausted",
 			}},
+		{name: "agent", path: wasmPath("agent"), configs: "agent.yaml", transport: plugin.TransportWasm, skipped: 2, // one call per case: a call budget of 1 is not reached
+			want: map[string]string{
+				"metric/argument_correctness/missing-fields": "missing_field for each of input, tools_called",
+				"metric/argument_correctness/judge/granted":  "1 batches, 1 judge requests, well formed; result score 1",
+				"metric/task_completion/judge/granted":       "1 batches, 1 judge requests, well formed; result score 0.5",
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

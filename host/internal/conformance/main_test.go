@@ -23,6 +23,7 @@ var wasmSources = map[string]string{
 	"assert":       "../../../plugins/assert/wasm",
 	"conversation": "../../../plugins/conversation/wasm",
 	"content":      "../../../plugins/content/wasm",
+	"agent":        "../../../plugins/agent/wasm",
 	"garbage":      "../plugin/testdata/zoo/garbage",
 	"dupdesc":      "../plugin/testdata/zoo/dupdesc",
 	"hostile":      "../plugin/testdata/zoo/hostile",

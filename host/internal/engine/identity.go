@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentanvil/anvil/host/internal/identity"
+	"github.com/agentanvil/anvil/plugins/agent"
 	"github.com/agentanvil/anvil/plugins/assert"
 	"github.com/agentanvil/anvil/plugins/content"
 	"github.com/agentanvil/anvil/plugins/conversation"
@@ -38,6 +39,7 @@ func builtins() []builtin {
 		{assert.Plugin(), []fs.FS{assert.Source(), textmatch.Source(), sdk.Source()}},
 		{conversation.Plugin(), []fs.FS{conversation.Source(), sdk.Source()}},
 		{content.Plugin(), []fs.FS{content.Source(), judged.Source(), sdk.Source()}},
+		{agent.Plugin(), []fs.FS{agent.Source(), judged.Source(), sdk.Source()}},
 	}
 }
 

@@ -207,6 +207,7 @@ func TestBuiltinDigestsCoverTheKindsCode(t *testing.T) {
 		"assert":       {"plugins/assert", "plugins/textmatch", "sdk"},
 		"conversation": {"plugins/conversation", "sdk"},
 		"content":      {"plugins/content", "plugins/judged", "sdk"},
+		"agent":        {"plugins/agent", "plugins/judged", "sdk"},
 	}
 	plumbing := map[string]string{
 		"abi":                 "the ABI's types and names: a change is a new ABI version, which peers compare",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/plugins/agent"
 	"github.com/agentanvil/anvil/plugins/content"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
@@ -216,7 +217,7 @@ func TestConformanceFirstParty(t *testing.T) {
 		"ungranted": {},
 		"budget1":   {Grants: Grants{Judge: true}, Limits: Limits{MaxJudgeCalls: 1}},
 	}
-	linked := map[string]*sdk.Plugin{"geval": geval.Plugin(), "dag": dagkinds.Plugin(), "rag": rag.Plugin(), "content": content.Plugin()}
+	linked := map[string]*sdk.Plugin{"geval": geval.Plugin(), "dag": dagkinds.Plugin(), "rag": rag.Plugin(), "content": content.Plugin(), "agent": agent.Plugin()}
 	type key struct{ plugin, opts, transport string }
 	loaded := map[key]Plugin{}
 	transports := []string{TransportInproc, TransportWasm, TransportProcess}
@@ -251,6 +252,9 @@ func TestConformanceFirstParty(t *testing.T) {
 	qa := abi.TestCase{ID: "c1", Input: "What is the capital of France?", ActualOutput: "Paris is the capital. It has the Eiffel Tower.",
 		ExpectedOutput: "Paris", RetrievalContext: []string{"Paris is the capital of France.", "The Eiffel Tower is in Paris."}}
 	with := func(f func(c *abi.TestCase)) abi.TestCase { c := qa; f(&c); return c }
+	withTools := with(func(c *abi.TestCase) {
+		c.ToolsCalled = []abi.ToolCall{{Name: "search", Arguments: json.RawMessage(`{"q":"capital of France"}`), Output: json.RawMessage(`"Paris"`)}, {Name: "noop"}}
+	})
 
 	// prepareMeasure runs Prepare then Measure with its state, as the engine does.
 	prepareMeasure := func(cfg json.RawMessage, c abi.TestCase) func(context.Context, Plugin, Services) any {
@@ -329,6 +333,12 @@ func TestConformanceFirstParty(t *testing.T) {
 		{"content/summarization", "content", "granted", measure("summarization", raw(map[string]any{"n": 3}), qa), ""},
 		{"content/summarization questions given", "content", "granted", measure("summarization", raw(map[string]any{"assessment_questions": []string{"Is Paris the capital?"}}), qa), ""},
 		{"content/budget", "content", "budget1", measure("summarization", nil, qa), abi.CodeBudget},
+
+		{"agent/argument correctness", "agent", "granted", measure("argument_correctness", nil, withTools), ""},
+		{"agent/argument correctness strict reason call", "agent", "granted", measure("argument_correctness", raw(map[string]any{"strict_mode": true, "reason_call": true}), withTools), ""},
+		{"agent/argument correctness no tools", "agent", "granted", measure("argument_correctness", nil, qa), abi.CodeMissingField},
+		{"agent/task completion", "agent", "granted", measure("task_completion", nil, withTools), ""},
+		{"agent/task completion given task", "agent", "granted", measure("task_completion", raw(map[string]any{"task": "Answer geography questions."}), qa), ""},
 
 		{"dag/task", "dag", "granted", node("task", raw(map[string]any{"instructions": "List the headings.", "output_label": "Headings", "params": params("actual_output")}), nil, inputs, qa), ""},
 		{"dag/binary", "dag", "granted", node("binary", raw(map[string]any{"criteria": "Is it polite?", "params": params("input", "actual_output")}), bin, inputs, qa), ""},
@@ -584,10 +594,15 @@ func answer(r abi.JudgeRequest) abi.JudgeResponse {
 		return resp
 	case "statements", "claims", "truths":
 		return reply(map[string]any{r.Purpose: items(strings.TrimSuffix(r.Purpose, "s"))})
+	case "task":
+		if r.SchemaName == "agent_task" {
+			return reply(map[string]any{"task": "Oracle task.", "outcome": fmt.Sprintf("Oracle outcome %d.", n%97), "score": float64(n%11) / 10, "reason": "oracle judged"})
+		}
+		return reply(map[string]any{"output": fmt.Sprintf("oracle output %d", n%97)})
 	case "questions", "answers":
 		return reply(fromSchema(r.Schema, n))
 	case "verdicts":
-		if strings.HasPrefix(r.SchemaName, "content_") {
+		if strings.HasPrefix(r.SchemaName, "content_") || strings.HasPrefix(r.SchemaName, "agent_") {
 			return reply(fromSchema(r.Schema, n))
 		}
 		if strings.HasPrefix(r.SchemaName, "rag_") && r.SchemaName != "rag_verdicts" {
@@ -609,8 +624,6 @@ func answer(r abi.JudgeRequest) abi.JudgeResponse {
 		return reply(map[string]any{"verdicts": vs})
 	case "reason":
 		return reply(map[string]any{"reason": fmt.Sprintf("oracle prose %d", n%100)})
-	case "task":
-		return reply(map[string]any{"output": fmt.Sprintf("oracle output %d", n%97)})
 	case "binary":
 		return reply(map[string]any{"reason": "oracle decided", "verdict": n%2 == 0})
 	case "choice":

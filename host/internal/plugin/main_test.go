@@ -23,6 +23,7 @@ var guestSources = map[string]string{
 	"dag":        "../../../plugins/dag/wasm",
 	"rag":        "../../../plugins/rag/wasm",
 	"content":    "../../../plugins/content/wasm",
+	"agent":      "../../../plugins/agent/wasm",
 	"hostile":    "./testdata/zoo/hostile",
 	"judge":      "./testdata/zoo/judge",
 	"wrongabi":   "./testdata/zoo/wrongabi",
@@ -45,7 +46,7 @@ var guestSources = map[string]string{
 // under each of nativeNames (it is whichever plugin its name says).
 const nativeSource = "./testdata/native"
 
-var nativeNames = []string{"textcheck", "geval", "dag", "rag", "content", "hostile", "canary", "abi2", "nocookie", "descmajor",
+var nativeNames = []string{"textcheck", "geval", "dag", "rag", "content", "agent", "hostile", "canary", "abi2", "nocookie", "descmajor",
 	"unasked", "dupdesc", "refschema"}
 
 var (

@@ -5,7 +5,7 @@
 // build it once and hard-link it under each name:
 //
 //	textcheck, geval, dag, rag, the first-party plugins, via sdk/native.Serve
-//	content
+//	content, agent
 //	hostile                     misbehaviour on request (metric kind "hostile")
 //	canary                      hostile, after leaving <path>.started behind
 //	abi2                        go-plugin handshake for ABI major 2
@@ -35,6 +35,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/plugins/agent"
 	"github.com/agentanvil/anvil/plugins/content"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
@@ -63,6 +64,8 @@ func main() {
 		native.Serve(rag.Plugin())
 	case "content":
 		native.Serve(content.Plugin())
+	case "agent":
+		native.Serve(agent.Plugin())
 	case "hostile":
 		native.Serve(hostile())
 	case "canary":
