@@ -11,10 +11,10 @@ import (
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
-// metricsJudge scripts examples/metrics: per case (told apart by a phrase
+// retrievalJudge scripts examples/retrieval: per case (told apart by a phrase
 // its retrieval context and its context share) and per kind (by a phrase
 // of its prompt), the verdicts a careful judge would give.
-func metricsJudge(s *judgetest.Server) {
+func retrievalJudge(s *judgetest.Server) {
 	reply := func(v any) judgetest.Reply {
 		b, _ := json.Marshal(v)
 		return judgetest.Reply{Content: string(b)}
@@ -79,17 +79,17 @@ func metricsJudge(s *judgetest.Server) {
 	}
 }
 
-// TestMetricsExample runs examples/metrics with no judge key: the recorded
+// TestRetrievalExample runs examples/retrieval with no judge key: the recorded
 // session answers each kind's one call per case, the scores are the
 // formulas' on the scripted verdicts, and the contradicted warranty fails
 // the gate (exit 1). Re-record with
 //
-//	go test ./host/internal/cli -run TestMetricsExample -update-recording
-func TestMetricsExample(t *testing.T) {
-	dir := copyExample(t, "metrics")
+//	go test ./host/internal/cli -run TestRetrievalExample -update-recording
+func TestRetrievalExample(t *testing.T) {
+	dir := copyExample(t, "retrieval")
 	if *updateRecording {
 		srv := judgetest.New(t)
-		metricsJudge(srv)
+		retrievalJudge(srv)
 		store := filepath.Join(dir, "record.db")
 		if r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--store", store, "-o", "rec", "--no-progress"); r.code != exitThreshold {
 			t.Fatalf("recording: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -97,7 +97,7 @@ func TestMetricsExample(t *testing.T) {
 		if srv.Calls() != 12 {
 			t.Fatalf("recording made %d judge calls; want 12 (3 cases × 4 kinds, one call each)", srv.Calls())
 		}
-		dst, _ := filepath.Abs("../../../examples/metrics/judge-session.jsonl")
+		dst, _ := filepath.Abs("../../../examples/retrieval/judge-session.jsonl")
 		if r := runBinary(t, dir, nil, "cache", "export", "--store", store, "--note", recordingNote, "-o", dst); r.code != exitOK {
 			t.Fatalf("export: %s", r.stderr)
 		}
@@ -108,7 +108,7 @@ func TestMetricsExample(t *testing.T) {
 
 	r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
 	if r.code != exitThreshold {
-		t.Fatalf("offline metrics example: exit %d, want 1 (re-record with -update-recording if prompts changed)\n%s\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("offline retrieval example: exit %d, want 1 (re-record with -update-recording if prompts changed)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "REPLAYED from judge-session.jsonl") {
 		t.Errorf("the table does not say the judge was replayed:\n%s", r.stdout)
