@@ -56,6 +56,22 @@ func everyKindJudge(t *testing.T) *judgetest.Server {
 			return judgetest.Reply{Content: `{"verdicts": [{"sentence": "S.", "verdict": "yes", "reason": "a"}, {"sentence": "T.", "verdict": "no", "reason": "b"}]}`}
 		case "rag_node_statements":
 			return judgetest.Reply{Content: `{"nodes": [{"statements": [{"statement": "S.", "verdict": "yes", "reason": ""}]}]}`}
+		case "content_bias", "content_toxicity":
+			return judgetest.Reply{Content: `{"opinions": [{"opinion": "O.", "verdict": "no", "reason": ""}]}`}
+		case "content_pii_leakage":
+			return judgetest.Reply{Content: `{"statements": []}`}
+		case "content_prompt_alignment", "agent_argument_verdicts":
+			return judgetest.Reply{Content: `{"verdicts": [{"verdict": "yes", "reason": ""}, {"verdict": "no", "reason": "x"}]}`}
+		case "content_claims":
+			return three("claims")
+		case "content_questions":
+			return judgetest.Reply{Content: `{"questions": ["Q1?", "Q2?"]}`}
+		case "content_answers":
+			return judgetest.Reply{Content: `{"answers": ["yes", "idk"]}`}
+		case "content_summary_verdicts":
+			return judgetest.Reply{Content: `{"verdicts": [{"verdict": "yes", "reason": ""}, {"verdict": "idk", "reason": "x"}, {"verdict": "yes", "reason": ""}]}`}
+		case "agent_task":
+			return judgetest.Reply{Content: `{"task": "T.", "outcome": "O.", "score": 0.5, "reason": "R."}`}
 		case "dag_task":
 			return judgetest.Reply{Content: fmt.Sprintf(`{"output": "C1 (%s): refund window is 30 days"}`, fp)}
 		case "dag_binary":
@@ -84,6 +100,24 @@ const ctxMetrics = `  - {name: precision, kind: contextual_precision, threshold:
   - {name: recall, kind: contextual_recall, threshold: 0.5}
   - {name: relevancy, kind: contextual_relevancy, threshold: 0.5}
   - {name: hallucination, kind: hallucination, threshold: 0.5}
+`
+
+// catalogCases have what the content and agent kinds read: two tool calls
+// each (argument_correctness bounds its verdicts to them).
+const catalogCases = `{"id": "k1", "input": "Refund window?", "actual_output": "Refunds within 30 days.", "tools_called": [{"name": "policy", "arguments": {"q": "refund"}}, {"name": "noop"}]}
+{"id": "k2", "input": "Shipping?", "actual_output": "Free over $50.", "tools_called": [{"name": "policy", "arguments": {"q": "shipping"}}, {"name": "noop"}]}
+`
+
+// catalogMetrics: the estimate's sample replies keep to each schema's
+// count bounds (prompt_alignment's two instructions, summarization's two
+// questions, argument_correctness's two calls), so it predicts no repair.
+const catalogMetrics = `  - {name: bias, kind: bias, threshold: 0.5}
+  - {name: toxicity, kind: toxicity, threshold: 0.5}
+  - {name: pii, kind: pii_leakage, threshold: 0.5}
+  - {name: aligned, kind: prompt_alignment, threshold: 0.5, params: {prompt_instructions: [Be brief., Be polite.]}}
+  - {name: summary, kind: summarization, threshold: 0.5, params: {n: 2}}
+  - {name: args, kind: argument_correctness, threshold: 0.5}
+  - {name: done, kind: task_completion, threshold: 0.5}
 `
 
 const sampledGEval = `  - name: sampled
@@ -172,6 +206,9 @@ func TestEstimateCallsAreTheCallsARunMakes(t *testing.T) {
 		// One verdict call a case each; the estimate's sample reply keeps
 		// to the schemas' one-per-node bound, so it predicts no repair.
 		{"retrieval-context kinds", true, ctxMetrics, ctxCases, 3 * 4},
+		// One call a case each; summarization: claims + questions, then
+		// two answer calls and the alignment verdicts.
+		{"content and agent kinds", true, catalogMetrics, catalogCases, 2 * (1 + 1 + 1 + 1 + 5 + 1 + 1)},
 		// task → binary (true) → choice, on both cases.
 		{"dag", true, sharedNodeDAG, dagCases, 2 * 3},
 		// samples: N multiplies every scoring call (not G-Eval's steps).
