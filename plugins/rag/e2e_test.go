@@ -115,3 +115,41 @@ metrics:
 		}
 	}
 }
+
+// TestMiscountRepairedEndToEnd: through the host, a verdict list longer
+// than the nodes breaks the schema's maxItems, so the judge layer repairs
+// it (one more call, naming the bound) before the kind sees a reply.
+func TestMiscountRepairedEndToEnd(t *testing.T) {
+	srv := judgetest.New(t)
+	srv.SetDefault(judgetest.Sequence(
+		judgetest.Reply{Content: `{"verdicts":[{"verdict":"yes","reason":""},{"verdict":"no","reason":""},{"verdict":"yes","reason":""}]}`},
+		judgetest.Reply{Content: `{"verdicts":[{"verdict":"no","reason":"x"},{"verdict":"yes","reason":""}]}`},
+	))
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "anvil.yaml")
+	os.WriteFile(cfgPath, []byte(`version: 1
+judges:
+  default: {base_url: "`+srv.URL()+`", model: m, api_key_env: E2E_KEY, supports_json_schema: true}
+metrics:
+  - {name: precision, kind: contextual_precision, threshold: 0.5}
+`), 0o644)
+	cfg, err := host.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := host.Evaluate(ctx, cfg, []abi.TestCase{{ID: "c", Input: "Q?", ExpectedOutput: "A.", RetrievalContext: []string{"N1.", "N2."}}},
+		host.Options{Cache: "off", Getenv: func(k string) string { return map[string]string{"E2E_KEY": "k"}[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Cases[0].Metrics[0]
+	// The repaired verdicts: the useful node at rank 2, 1/2.
+	if m.Score == nil || *m.Score != 0.5 || srv.Calls() != 2 {
+		t.Fatalf("score %v error %v, %d calls", m.Score, m.Error, srv.Calls())
+	}
+	reqs := srv.Requests()
+	last := reqs[1].Messages[len(reqs[1].Messages)-1].Content
+	if !strings.Contains(last, "maxItems") && !strings.Contains(last, "at most 2") && !strings.Contains(last, "maximum 2") {
+		t.Errorf("the repair does not name the bound: %q", last)
+	}
+}
