@@ -27,11 +27,11 @@ func chat() abi.TestCase {
 
 const chatTurns = `[{"role":"user","content":"My order o-1 has not arrived."},{"role":"assistant","content":"It ships tomorrow.","tools_called":[{"name":"track","arguments":{"order":"o-1"}}]},{"role":"user","content":"Thanks."}]`
 
-func convPrep(h *scripted, cfg string) *abi.PrepareResult {
+func convPrep(h *scripter, cfg string) *abi.PrepareResult {
 	return geval.Plugin().Prepare(ctx, h, &abi.PrepareRequest{Kind: geval.ConversationalKindName, Metric: "m", Config: json.RawMessage(cfg), JudgeModel: "judge-1"})
 }
 
-func convMeas(h *scripted, cfg string, prepared json.RawMessage, c abi.TestCase) *abi.MeasureResult {
+func convMeas(h *scripter, cfg string, prepared json.RawMessage, c abi.TestCase) *abi.MeasureResult {
 	return geval.Plugin().Measure(ctx, h, &abi.MeasureRequest{Kind: geval.ConversationalKindName, Metric: "m", Config: json.RawMessage(cfg),
 		Prepared: prepared, Threshold: 0.5, JudgeModel: "judge-1", Case: c})
 }
@@ -42,7 +42,7 @@ func convMeas(h *scripted, cfg string, prepared json.RawMessage, c abi.TestCase)
 // normalised as geval's (7.5 on 0-10 is 0.75).
 func TestConversationalGEval(t *testing.T) {
 	cfg := `{"name":"Helpfulness","criteria":"The assistant resolves the user's problem.","evaluation_params":["scenario","turns"]}`
-	h := &scripted{replies: []reply{
+	h := &scripter{Replies: []reply{
 		stepsReply(false, "Read the scenario.", "Check each assistant turn answers the user."),
 		scoreReply("It told the user when the order ships.", 8, weighted(7.5,
 			abi.ScoreCandidate{Value: 7, Probability: 0.5}, abi.ScoreCandidate{Value: 8, Probability: 0.5}), chatTurns),
@@ -51,7 +51,7 @@ func TestConversationalGEval(t *testing.T) {
 	if pr.Error != nil {
 		t.Fatalf("prepare: %v", pr.Error)
 	}
-	steps := prompt(h.calls[0])
+	steps := prompt(h.Calls[0])
 	for _, want := range []string{"Scenario and Turns", "The test case is a conversation between a user and an assistant", "The assistant resolves the user's problem."} {
 		if !strings.Contains(steps, want) {
 			t.Errorf("steps prompt lacks %q:\n%s", want, steps)
@@ -61,10 +61,10 @@ func TestConversationalGEval(t *testing.T) {
 	if res.Error != nil {
 		t.Fatalf("measure: %v", res.Error)
 	}
-	if got := h.purposes(); !slices.Equal(got, []string{"steps", "score"}) {
+	if got := h.Purposes(); !slices.Equal(got, []string{"steps", "score"}) {
 		t.Fatalf("judge calls %v, want one steps and one score call", got)
 	}
-	sc := h.calls[1]
+	sc := h.Calls[1]
 	p := prompt(sc)
 	for _, want := range []string{
 		"The test case is a conversation",
@@ -92,16 +92,16 @@ func TestConversationalGEval(t *testing.T) {
 // judge cache serves it).
 func TestConversationalGEvalDefaultsAndStrict(t *testing.T) {
 	cfg := `{"evaluation_steps":["The assistant never invents an order status."],"strict_mode":true}`
-	h := &scripted{replies: []reply{strictReply("It checked with the tracker.", 1)}}
+	h := &scripter{Replies: []reply{strictReply("It checked with the tracker.", 1)}}
 	pr := convPrep(h, cfg)
-	if pr.Error != nil || len(h.calls) != 0 {
-		t.Fatalf("prepare with given steps: %v, %d calls", pr.Error, len(h.calls))
+	if pr.Error != nil || len(h.Calls) != 0 {
+		t.Fatalf("prepare with given steps: %v, %d calls", pr.Error, len(h.Calls))
 	}
 	res := convMeas(h, cfg, pr.State, chat())
 	if res.Error != nil || res.Score == nil || *res.Score != 1 || res.Threshold != 1 || res.ScoreMode != abi.ScoreRaw {
 		t.Fatalf("strict result %+v", res)
 	}
-	p := prompt(h.calls[0])
+	p := prompt(h.Calls[0])
 	if !strings.Contains(p, "Turns:\n"+chatTurns+"\n") || strings.Contains(p, "Scenario:") {
 		t.Errorf("default evaluation_params should show the turns only:\n%s", p)
 	}
@@ -109,13 +109,13 @@ func TestConversationalGEvalDefaultsAndStrict(t *testing.T) {
 	crit := `{"criteria":"Polite."}`
 	var first []abi.Message
 	for range 2 {
-		h := &scripted{replies: []reply{stepsReply(false, "s")}}
+		h := &scripter{Replies: []reply{stepsReply(false, "s")}}
 		if pr := convPrep(h, crit); pr.Error != nil {
 			t.Fatal(pr.Error)
 		}
 		if first == nil {
-			first = h.calls[0].Messages
-		} else if !reflect.DeepEqual(first, h.calls[0].Messages) {
+			first = h.Calls[0].Messages
+		} else if !reflect.DeepEqual(first, h.Calls[0].Messages) {
 			t.Error("steps prompt differs between runs")
 		}
 	}
@@ -130,7 +130,7 @@ func TestConversationalGEvalRefuses(t *testing.T) {
 		{`{"criteria":"c","evaluation_params":["scenario"]}`, "must include turns"},
 		{`{"evaluation_params":["turns"]}`, "criteria or evaluation_steps"},
 	} {
-		h := &scripted{}
+		h := &scripter{}
 		res := convMeas(h, tt.cfg, nil, chat())
 		if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || !strings.Contains(res.Error.Message, tt.want) {
 			t.Errorf("%s: error %+v, want invalid_config %q", tt.cfg, res.Error, tt.want)
@@ -138,25 +138,25 @@ func TestConversationalGEvalRefuses(t *testing.T) {
 		if pr := convPrep(h, tt.cfg); pr.Error == nil || pr.Error.Code != abi.CodeInvalidConfig {
 			t.Errorf("%s: prepare error %+v, want invalid_config", tt.cfg, pr.Error)
 		}
-		if len(h.calls) != 0 {
-			t.Errorf("%s: %d judge calls", tt.cfg, len(h.calls))
+		if len(h.Calls) != 0 {
+			t.Errorf("%s: %d judge calls", tt.cfg, len(h.Calls))
 		}
 	}
-	h := &scripted{}
+	h := &scripter{}
 	single := cases(1)[0]
 	res := convMeas(h, `{"evaluation_steps":["s"]}`, nil, single)
-	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldTurns || len(h.calls) != 0 {
-		t.Errorf("single-turn case: %+v, %d calls; want missing_field turns and no call", res.Error, len(h.calls))
+	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldTurns || len(h.Calls) != 0 {
+		t.Errorf("single-turn case: %+v, %d calls; want missing_field turns and no call", res.Error, len(h.Calls))
 	}
 }
 
 // TestGEvalPromptsWithoutTurnsUnchanged: geval's prompts say nothing of
 // conversations unless its evaluation_params show turns.
 func TestGEvalPromptsWithoutTurnsUnchanged(t *testing.T) {
-	h := &scripted{replies: []reply{stepsReply(false, "s"), scoreReply("ok", 5, weighted(5))}}
+	h := &scripter{Replies: []reply{stepsReply(false, "s"), scoreReply("ok", 5, weighted(5))}}
 	pr := prep(t, h, criteriaCfg)
 	meas(t, h, criteriaCfg, pr.State, 0.5, cases(1)[0])
-	for _, c := range h.calls {
+	for _, c := range h.Calls {
 		if strings.Contains(prompt(c), "conversation") {
 			t.Errorf("%s prompt mentions a conversation:\n%s", c.Purpose, prompt(c))
 		}

@@ -27,12 +27,12 @@ func cases(n int) []abi.TestCase {
 	return cs
 }
 
-func prep(t *testing.T, h *scripted, cfg string) *abi.PrepareResult {
+func prep(t *testing.T, h *scripter, cfg string) *abi.PrepareResult {
 	t.Helper()
 	return geval.Plugin().Prepare(ctx, h, &abi.PrepareRequest{Kind: "geval", Metric: "m", Config: json.RawMessage(cfg), JudgeModel: "judge-1"})
 }
 
-func meas(t *testing.T, h *scripted, cfg string, prepared json.RawMessage, threshold float64, c abi.TestCase) *abi.MeasureResult {
+func meas(t *testing.T, h *scripter, cfg string, prepared json.RawMessage, threshold float64, c abi.TestCase) *abi.MeasureResult {
 	t.Helper()
 	return geval.Plugin().Measure(ctx, h, &abi.MeasureRequest{Kind: "geval", Metric: "m", Config: json.RawMessage(cfg),
 		Prepared: prepared, Threshold: threshold, JudgeModel: "judge-1", Case: c})
@@ -63,7 +63,7 @@ const criteriaCfg = `{"criteria":"The answer is correct and concise.","evaluatio
 // Criteria-only: Prepare makes exactly one steps call; Measure makes exactly
 // one scoring call per case, using the prepared steps.
 func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
-	h := &scripted{replies: []reply{
+	h := &scripter{Replies: []reply{
 		stepsReply(false, "Check the answer against the question.", "Penalise padding."),
 		scoreReply("Correct and concise.", 9, weighted(8.6, abi.ScoreCandidate{Value: 8, Probability: 0.4}, abi.ScoreCandidate{Value: 9, Probability: 0.6})),
 	}}
@@ -71,10 +71,10 @@ func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
 	if pr.Error != nil {
 		t.Fatalf("prepare: %v", pr.Error)
 	}
-	if got := h.purposes(); !slices.Equal(got, []string{"steps"}) {
+	if got := h.Purposes(); !slices.Equal(got, []string{"steps"}) {
 		t.Fatalf("prepare calls = %v, want exactly one steps call", got)
 	}
-	sreq := h.calls[0]
+	sreq := h.Calls[0]
 	if sreq.Temperature == nil || *sreq.Temperature != 0 {
 		t.Errorf("steps temperature = %v, want 0", sreq.Temperature)
 	}
@@ -108,7 +108,7 @@ func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
 		if res.Error != nil {
 			t.Fatalf("measure: %v", res.Error)
 		}
-		if got := len(h.calls); got != 2+i {
+		if got := len(h.Calls); got != 2+i {
 			t.Fatalf("after case %d: %d judge calls, want %d", i, got, 2+i)
 		}
 		if !near(*res.Score, 0.86) || !res.Success || res.Threshold != 0.5 || res.ScoreMode != "weighted" || res.Reason != "Correct and concise." {
@@ -121,11 +121,11 @@ func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
 			t.Errorf("details = %+v", d)
 		}
 	}
-	if got := h.purposes(); !slices.Equal(got, []string{"steps", "score", "score", "score"}) {
+	if got := h.Purposes(); !slices.Equal(got, []string{"steps", "score", "score", "score"}) {
 		t.Errorf("calls = %v", got)
 	}
 	// The scoring request: logprob weighting over 0-10, reason then score.
-	r := h.calls[1]
+	r := h.Calls[1]
 	if r.Score == nil || r.Score.Min != 0 || r.Score.Max != 10 || r.Score.Samples != 0 || r.TopLogprobs != geval.DefaultTopLogprobs {
 		t.Errorf("score request: spec %+v top_logprobs %d", r.Score, r.TopLogprobs)
 	}
@@ -147,13 +147,13 @@ func TestStepsPromptStable(t *testing.T) {
 	}
 	var first []abi.Message
 	for _, cfg := range cfgs {
-		h := &scripted{replies: []reply{stepsReply(false, "s")}}
+		h := &scripter{Replies: []reply{stepsReply(false, "s")}}
 		if pr := prep(t, h, cfg); pr.Error != nil {
 			t.Fatalf("%s: %v", cfg, pr.Error)
 		}
 		if first == nil {
-			first = h.calls[0].Messages
-		} else if !reflect.DeepEqual(first, h.calls[0].Messages) {
+			first = h.Calls[0].Messages
+		} else if !reflect.DeepEqual(first, h.Calls[0].Messages) {
 			t.Errorf("steps prompt differs for %s", cfg)
 		}
 	}
@@ -171,13 +171,13 @@ func TestStepsSource(t *testing.T) {
 		{"provided", `{"evaluation_steps":["s1","s2"],"evaluation_params":["actual_output"]}`, nil, 0, "provided"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: append(tc.replies, scoreReply("ok", 7, weighted(7)))}
+			h := &scripter{Replies: append(tc.replies, scoreReply("ok", 7, weighted(7)))}
 			pr := prep(t, h, tc.cfg)
 			if pr.Error != nil {
 				t.Fatal(pr.Error)
 			}
-			if len(h.calls) != tc.wantCalls {
-				t.Fatalf("prepare made %d judge calls, want %d", len(h.calls), tc.wantCalls)
+			if len(h.Calls) != tc.wantCalls {
+				t.Fatalf("prepare made %d judge calls, want %d", len(h.Calls), tc.wantCalls)
 			}
 			if st := state(t, pr.State); st.Source != tc.wantSource {
 				t.Errorf("state source = %q, want %q", st.Source, tc.wantSource)
@@ -202,7 +202,7 @@ func TestStepsSource(t *testing.T) {
 // A caller that skips Prepare gets the steps generated inside Measure with
 // the same request Prepare would send.
 func TestMeasureWithoutPrepare(t *testing.T) {
-	h := &scripted{replies: []reply{stepsReply(false, "s1"), scoreReply("ok", 6, weighted(6))}}
+	h := &scripter{Replies: []reply{stepsReply(false, "s1"), scoreReply("ok", 6, weighted(6))}}
 	if pr := prep(t, h, criteriaCfg); pr.Error != nil {
 		t.Fatal(pr.Error)
 	}
@@ -210,11 +210,11 @@ func TestMeasureWithoutPrepare(t *testing.T) {
 	if res.Error != nil {
 		t.Fatal(res.Error)
 	}
-	if got := h.purposes(); !slices.Equal(got, []string{"steps", "steps", "score"}) {
+	if got := h.Purposes(); !slices.Equal(got, []string{"steps", "steps", "score"}) {
 		t.Fatalf("calls = %v", got)
 	}
-	if !reflect.DeepEqual(h.calls[0], h.calls[1]) {
-		t.Errorf("measure's steps request differs from prepare's:\n%+v\n%+v", h.calls[0], h.calls[1])
+	if !reflect.DeepEqual(h.Calls[0], h.Calls[1]) {
+		t.Errorf("measure's steps request differs from prepare's:\n%+v\n%+v", h.Calls[0], h.Calls[1])
 	}
 	d := details(t, res.Details)
 	if d.StepsSource != "generated" || d.StepsUsage == nil || d.StepsUsage.InputTokens != 100 {
@@ -234,7 +234,7 @@ func TestStrictMode(t *testing.T) {
 		{0, 0.3, 0, false},
 		{0, 0, 0, false}, // a 0 threshold does not let a strict 0 pass
 	} {
-		h := &scripted{replies: []reply{stepsReply(false, "s1"), strictReply("because", tc.raw)}}
+		h := &scripter{Replies: []reply{stepsReply(false, "s1"), strictReply("because", tc.raw)}}
 		pr := prep(t, h, cfg)
 		if pr.Error != nil {
 			t.Fatal(pr.Error)
@@ -250,7 +250,7 @@ func TestStrictMode(t *testing.T) {
 		if d.ScoreMode != "raw" || d.ScoreCause != geval.StrictCause || d.RawScore != tc.raw || d.ScoreRange != [2]int{0, 1} || !d.StrictMode {
 			t.Errorf("details = %+v", d)
 		}
-		r := h.calls[1]
+		r := h.Calls[1]
 		if r.Score != nil || r.TopLogprobs != 0 {
 			t.Errorf("strict request asks for weighting: spec %+v top %d", r.Score, r.TopLogprobs)
 		}
@@ -264,7 +264,7 @@ func TestStrictMode(t *testing.T) {
 		}
 	}
 	// A judge that answers outside {0,1} is a judge fault, not a score.
-	h := &scripted{replies: []reply{stepsReply(false, "s1"), strictReply("x", 7)}}
+	h := &scripter{Replies: []reply{stepsReply(false, "s1"), strictReply("x", 7)}}
 	pr := prep(t, h, cfg)
 	if res := meas(t, h, cfg, pr.State, 0.5, cases(1)[0]); res.Error == nil || res.Error.Code != abi.CodeJudge {
 		t.Errorf("strict score 7: error %v, want judge_error", res.Error)
@@ -291,7 +291,7 @@ func TestInvalidConfig(t *testing.T) {
 		{"negative top_logprobs", `{"criteria":"c","evaluation_params":["input"],"top_logprobs":-1}`, "top_logprobs", ">= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{}
+			h := &scripter{}
 			pr := prep(t, h, tc.cfg)
 			res := meas(t, h, tc.cfg, json.RawMessage(`{"steps":["s"],"source":"provided"}`), 0.5, cases(1)[0])
 			for _, e := range []*abi.Error{pr.Error, res.Error} {
@@ -299,8 +299,8 @@ func TestInvalidConfig(t *testing.T) {
 					t.Errorf("error = %+v, want invalid_config field %q containing %q", e, tc.field, tc.msg)
 				}
 			}
-			if len(h.calls) != 0 {
-				t.Errorf("%d judge calls on an invalid config", len(h.calls))
+			if len(h.Calls) != 0 {
+				t.Errorf("%d judge calls on an invalid config", len(h.Calls))
 			}
 		})
 	}
@@ -317,7 +317,7 @@ func TestCriteriaAndStepsStepsWin(t *testing.T) {
 		{"steps only", `{"evaluation_steps":["s1","s2"],"evaluation_params":["input"]}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{}
+			h := &scripter{}
 			pr := prep(t, h, tc.cfg)
 			if pr.Error != nil {
 				t.Fatalf("prepare error %v, want none", pr.Error)
@@ -333,8 +333,8 @@ func TestCriteriaAndStepsStepsWin(t *testing.T) {
 			if got != tc.warn {
 				t.Errorf("warnings %q: criteria-ignored warning %v, want %v", pd.Warnings, got, tc.warn)
 			}
-			if len(h.calls) != 0 {
-				t.Errorf("%d judge calls, want 0 (the steps are given)", len(h.calls))
+			if len(h.Calls) != 0 {
+				t.Errorf("%d judge calls, want 0 (the steps are given)", len(h.Calls))
 			}
 		})
 	}
@@ -354,7 +354,7 @@ func TestRubricBandReported(t *testing.T) {
 		{5, [2]int{4, 7}, "Partly right."},
 		{1, [2]int{0, 3}, "Wrong."},
 	} {
-		h := &scripted{replies: []reply{scoreReply("r", int(tc.value), weighted(tc.value))}}
+		h := &scripter{Replies: []reply{scoreReply("r", int(tc.value), weighted(tc.value))}}
 		res := meas(t, h, cfg, nil, 0.5, cases(1)[0])
 		if res.Error != nil {
 			t.Fatal(res.Error)
@@ -363,7 +363,7 @@ func TestRubricBandReported(t *testing.T) {
 		if d.RubricBand == nil || !slices.Equal(d.RubricBand.ScoreRange, tc.wantBand[:]) || d.RubricBand.ExpectedOutcome != tc.wantOut {
 			t.Errorf("value %v: band %+v, want %v %q", tc.value, d.RubricBand, tc.wantBand, tc.wantOut)
 		}
-		p := prompt(h.calls[0])
+		p := prompt(h.Calls[0])
 		for _, want := range []string{"Rubric (score band: expected outcome):\n0-3: Wrong.\n4-7: Partly right.\n8-10: Right and complete.\n", "An integer from 0 to 10"} {
 			if !strings.Contains(p, want) {
 				t.Errorf("prompt lacks %q:\n%s", want, p)
@@ -389,7 +389,7 @@ func TestScoreRangeNormalisation(t *testing.T) {
 		{"default 0-10", `{"evaluation_steps":["s"],"evaluation_params":["actual_output"]}`, 0, 10, 2.5, 0.5, 0.25, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{scoreReply("r", int(tc.value), weighted(tc.value))}}
+			h := &scripter{Replies: []reply{scoreReply("r", int(tc.value), weighted(tc.value))}}
 			res := meas(t, h, tc.cfg, nil, tc.threshold, cases(1)[0])
 			if res.Error != nil {
 				t.Fatal(res.Error)
@@ -397,7 +397,7 @@ func TestScoreRangeNormalisation(t *testing.T) {
 			if !near(*res.Score, tc.wantScore) || res.Success != tc.wantPass {
 				t.Errorf("score %v success %v, want %v %v", *res.Score, res.Success, tc.wantScore, tc.wantPass)
 			}
-			r := h.calls[0]
+			r := h.Calls[0]
 			if r.Score == nil || r.Score.Min != tc.min || r.Score.Max != tc.max {
 				t.Errorf("score spec %+v, want %d-%d", r.Score, tc.min, tc.max)
 			}
@@ -433,7 +433,7 @@ func TestScoreModeReportedAsReturned(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := `{"evaluation_steps":["s"],"evaluation_params":["actual_output"],"samples":3,"top_logprobs":5}`
-			h := &scripted{replies: []reply{scoreReply("r", tc.raw, tc.sr)}}
+			h := &scripter{Replies: []reply{scoreReply("r", tc.raw, tc.sr)}}
 			res := meas(t, h, cfg, json.RawMessage(`{"steps":["s"],"source":"provided"}`), 0.5, cases(1)[0])
 			if res.Error != nil {
 				t.Fatal(res.Error)
@@ -446,13 +446,13 @@ func TestScoreModeReportedAsReturned(t *testing.T) {
 			if !near(*res.Score, tc.sr.Value/10) {
 				t.Errorf("score %v", *res.Score)
 			}
-			if r := h.calls[0]; r.Score.Samples != 3 || r.TopLogprobs != 5 {
+			if r := h.Calls[0]; r.Score.Samples != 3 || r.TopLogprobs != 5 {
 				t.Errorf("request samples %d top %d", r.Score.Samples, r.TopLogprobs)
 			}
 		})
 	}
 	// A reply in which the host located no score is a judge fault.
-	h := &scripted{replies: []reply{{purpose: "score", resp: abi.JudgeResponse{JSON: json.RawMessage(`{"reason":"r","score":5}`)}}}}
+	h := &scripter{Replies: []reply{{Purpose: "score", Resp: abi.JudgeResponse{JSON: json.RawMessage(`{"reason":"r","score":5}`)}}}}
 	res := meas(t, h, `{"evaluation_steps":["s"],"evaluation_params":["actual_output"]}`, nil, 0.5, cases(1)[0])
 	if res.Error == nil || res.Error.Code != abi.CodeJudge {
 		t.Errorf("no host score: %+v", res.Error)
@@ -461,13 +461,13 @@ func TestScoreModeReportedAsReturned(t *testing.T) {
 
 func TestMissingField(t *testing.T) {
 	cfg := `{"evaluation_steps":["s"],"evaluation_params":["input","expected_output"]}`
-	h := &scripted{}
+	h := &scripter{}
 	res := meas(t, h, cfg, nil, 0.5, cases(1)[0])
 	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != "expected_output" {
 		t.Fatalf("error = %+v, want missing_field expected_output", res.Error)
 	}
-	if len(h.calls) != 0 {
-		t.Errorf("%d judge calls for a case missing a field", len(h.calls))
+	if len(h.Calls) != 0 {
+		t.Errorf("%d judge calls for a case missing a field", len(h.Calls))
 	}
 }
 
@@ -478,14 +478,14 @@ func TestJudgeErrorsKeepTheirCode(t *testing.T) {
 		steps bool // fault on the steps call (Prepare)
 		code  abi.Code
 	}{
-		{"judge error", reply{purpose: "score", resp: abi.JudgeResponse{Error: &abi.Error{Code: abi.CodeJudge, Message: "unparseable after repair", Retryable: true}}}, false, abi.CodeJudge},
-		{"budget", reply{purpose: "score", resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "judge-token budget")}}, false, abi.CodeBudget},
-		{"batch capability denied", reply{err: abi.Errorf(abi.CodeCapability, "capability judge is not granted")}, false, abi.CodeCapability},
-		{"steps call budget", reply{purpose: "steps", resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "judge-call budget")}}, true, abi.CodeBudget},
-		{"steps call no steps", reply{purpose: "steps", resp: abi.JudgeResponse{JSON: json.RawMessage(`{"steps":[]}`)}}, true, abi.CodeJudge},
+		{"judge error", reply{Purpose: "score", Resp: abi.JudgeResponse{Error: &abi.Error{Code: abi.CodeJudge, Message: "unparseable after repair", Retryable: true}}}, false, abi.CodeJudge},
+		{"budget", reply{Purpose: "score", Resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "judge-token budget")}}, false, abi.CodeBudget},
+		{"batch capability denied", reply{Err: abi.Errorf(abi.CodeCapability, "capability judge is not granted")}, false, abi.CodeCapability},
+		{"steps call budget", reply{Purpose: "steps", Resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "judge-call budget")}}, true, abi.CodeBudget},
+		{"steps call no steps", reply{Purpose: "steps", Resp: abi.JudgeResponse{JSON: json.RawMessage(`{"steps":[]}`)}}, true, abi.CodeJudge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{tc.rep}}
+			h := &scripter{Replies: []reply{tc.rep}}
 			if tc.steps {
 				pr := prep(t, h, criteriaCfg)
 				if pr.Error == nil || pr.Error.Code != tc.code || pr.State != nil {
@@ -497,7 +497,7 @@ func TestJudgeErrorsKeepTheirCode(t *testing.T) {
 			if res.Error == nil || res.Error.Code != tc.code || res.Score != nil {
 				t.Errorf("measure error = %+v, want %s", res.Error, tc.code)
 			}
-			if tc.rep.resp.Error != nil && res.Error != nil && res.Error.Retryable != tc.rep.resp.Error.Retryable {
+			if tc.rep.Resp.Error != nil && res.Error != nil && res.Error.Retryable != tc.rep.Resp.Error.Retryable {
 				t.Errorf("retryable lost: %+v", res.Error)
 			}
 		})
@@ -510,12 +510,12 @@ func TestScoringPromptShape(t *testing.T) {
 		"evaluation_params":["input","actual_output","context","source_doc"]}`
 	c := abi.TestCase{ID: "x", Input: "Q?", ActualOutput: "A with 3 facts.", Context: []string{"c1", "c2"},
 		Extra: map[string]json.RawMessage{"source_doc": json.RawMessage(`"the doc"`)}}
-	h := &scripted{replies: []reply{scoreReply("r", 5, weighted(5))}}
+	h := &scripter{Replies: []reply{scoreReply("r", 5, weighted(5))}}
 	res := meas(t, h, cfg, json.RawMessage(`{"steps":["First step.","Second step."],"source":"generated"}`), 0.5, c)
 	if res.Error != nil {
 		t.Fatal(res.Error)
 	}
-	p := prompt(h.calls[0])
+	p := prompt(h.Calls[0])
 	for _, want := range []string{
 		geval.PromptVersion,
 		"Metric: Correctness\nDescription: Is the answer right?\n",
@@ -543,13 +543,13 @@ func TestScoringPromptShape(t *testing.T) {
 func TestNoReason(t *testing.T) {
 	cfg := `{"evaluation_steps":["s"],"evaluation_params":["actual_output"],"reason":false}`
 	b := json.RawMessage(`{"score":4}`)
-	h := &scripted{replies: []reply{{purpose: "score", resp: abi.JudgeResponse{JSON: b, Score: &abi.ScoreResult{Raw: 4, Value: 4, Mode: "weighted"}}}}}
+	h := &scripter{Replies: []reply{{Purpose: "score", Resp: abi.JudgeResponse{JSON: b, Score: &abi.ScoreResult{Raw: 4, Value: 4, Mode: "weighted"}}}}}
 	res := meas(t, h, cfg, nil, 0.5, cases(1)[0])
 	if res.Error != nil {
 		t.Fatal(res.Error)
 	}
-	if res.Reason != "" || len(h.calls) != 1 || strings.Contains(string(h.calls[0].Schema), "reason") {
-		t.Errorf("reason %q calls %d schema %s", res.Reason, len(h.calls), h.calls[0].Schema)
+	if res.Reason != "" || len(h.Calls) != 1 || strings.Contains(string(h.Calls[0].Schema), "reason") {
+		t.Errorf("reason %q calls %d schema %s", res.Reason, len(h.Calls), h.Calls[0].Schema)
 	}
 }
 

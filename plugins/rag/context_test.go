@@ -38,7 +38,7 @@ func itemVerdicts(noun string, vs []sv) []map[string]string {
 
 func sentenceReply(vs ...sv) reply {
 	r := jsonReply("verdicts", map[string]any{"verdicts": itemVerdicts("sentence", vs)})
-	r.lacks = []string{"Your reply is invalid"}
+	r.Lacks = []string{"Your reply is invalid"}
 	return r
 }
 
@@ -48,7 +48,7 @@ func nodesReply(nodes ...[]sv) reply {
 		out = append(out, map[string]any{"statements": itemVerdicts("statement", n)})
 	}
 	r := jsonReply("verdicts", map[string]any{"nodes": out})
-	r.lacks = []string{"Your reply is invalid"}
+	r.Lacks = []string{"Your reply is invalid"}
 	return r
 }
 
@@ -114,7 +114,7 @@ func TestContextScoreArithmetic(t *testing.T) {
 			rag.Counts{Yes: 2, No: 1, Total: 3, Passed: 2}, []int{1}, "1 − no / n = 1 − 1 / 3 = 0.6667 (hallucination rate 0.3333); strict_mode: 1 only if the score is 1 → 0", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{tc.reply}}
+			h := &scripter{Replies: []reply{tc.reply}}
 			res := meas(h, tc.kind, tc.cfg, tc.threshold, ctxCase)
 			strict := strings.Contains(tc.cfg, "strict")
 			wantThreshold := tc.threshold
@@ -125,7 +125,7 @@ func TestContextScoreArithmetic(t *testing.T) {
 				t.Errorf("score %v success %v threshold %v, want %v (threshold %v)", got, res.Success, res.Threshold, tc.score, wantThreshold)
 			}
 			// One judge call: every node judged at once, no reason call.
-			if got := h.purposes(); !slices.Equal(got, []string{rag.PurposeVerdicts}) {
+			if got := h.Purposes(); !slices.Equal(got, []string{rag.PurposeVerdicts}) {
 				t.Errorf("calls = %v, want one verdict call", got)
 			}
 			d := details(t, res)
@@ -152,14 +152,14 @@ func TestContextScoreArithmetic(t *testing.T) {
 // The verdicts name what they judge: the ranked nodes, the contexts, the
 // sentences and statements the judge quoted (with their node).
 func TestContextVerdictItems(t *testing.T) {
-	h := &scripted{replies: []reply{verdictReply("yes", "no:x", "yes", "no:y")}}
+	h := &scripter{Replies: []reply{verdictReply("yes", "no:x", "yes", "no:y")}}
 	d := details(t, meas(h, cp, `{}`, 0.5, ctxCase))
 	for i, v := range d.Verdicts {
 		if v.Item != ctxCase.RetrievalContext[i] || v.Node != 0 {
 			t.Errorf("precision verdict %d = %+v", i, v)
 		}
 	}
-	h = &scripted{replies: []reply{nodesReply([]sv{{"A.", "yes"}}, nil, []sv{{"B.", "no:b"}, {"C.", "yes"}}, nil)}}
+	h = &scripter{Replies: []reply{nodesReply([]sv{{"A.", "yes"}}, nil, []sv{{"B.", "no:b"}, {"C.", "yes"}}, nil)}}
 	d = details(t, meas(h, cv, `{}`, 0.5, ctxCase))
 	want := []rag.Verdict{{Item: "A.", Node: 1, Verdict: "yes", Pass: true}, {Item: "B.", Node: 3, Verdict: "no", Reason: "b"}, {Item: "C.", Node: 3, Verdict: "yes", Pass: true}}
 	if !slices.Equal(d.Verdicts, want) {
@@ -193,12 +193,12 @@ func TestContextRequestShape(t *testing.T) {
 			"is NOT a contradiction", `"enum":["yes","no","idk"]`, `"minItems":3,"maxItems":3`}, []string{"There was a cat.", ctxCase.Input}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			h := &scripted{replies: []reply{tc.reply}}
+			h := &scripter{Replies: []reply{tc.reply}}
 			mustScore(t, meas(h, tc.kind, `{}`, 0.5, ctxCase))
-			if len(h.calls) != 1 {
-				t.Fatalf("%d calls", len(h.calls))
+			if len(h.Calls) != 1 {
+				t.Fatalf("%d calls", len(h.Calls))
 			}
-			c := h.calls[0]
+			c := h.Calls[0]
 			if c.Temperature == nil || *c.Temperature != 0 || c.SchemaName != tc.schemaName || len(c.Messages) != 2 ||
 				!strings.Contains(c.Messages[0].Content, rag.PromptVersion) {
 				t.Errorf("request = %+v", c)
@@ -245,24 +245,24 @@ func TestContextRepair(t *testing.T) {
 			`node 2: verdict 1 is "maybe", not "yes" or "no"`, "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{tc.first, tc.repaired}}
+			h := &scripter{Replies: []reply{tc.first, tc.repaired}}
 			res := meas(h, tc.kind, `{}`, 0.5, ctxCase)
 			if got := mustScore(t, res); !near(got, tc.score) {
 				t.Errorf("score = %v, want %v", got, tc.score)
 			}
 			d := details(t, res)
-			if !d.Repaired || d.RepairCause != tc.problem || d.Usage.Calls != 2 || len(h.calls) != 2 {
+			if !d.Repaired || d.RepairCause != tc.problem || d.Usage.Calls != 2 || len(h.Calls) != 2 {
 				t.Errorf("repaired %v cause %q calls %d", d.Repaired, d.RepairCause, d.Usage.Calls)
 			}
-			rep := h.calls[1]
+			rep := h.Calls[1]
 			if len(rep.Messages) != 4 || rep.Messages[2].Role != "assistant" || !strings.Contains(rep.Messages[3].Content, tc.want) ||
-				rep.SchemaName != h.calls[0].SchemaName {
+				rep.SchemaName != h.Calls[0].SchemaName {
 				t.Errorf("repair request = %+v", rep.Messages)
 			}
 		})
 	}
 	t.Run("fails twice", func(t *testing.T) {
-		h := &scripted{replies: []reply{verdictReply("yes"), repairWith(verdictReply("yes", "yes"), "")}}
+		h := &scripter{Replies: []reply{verdictReply("yes"), repairWith(verdictReply("yes", "yes"), "")}}
 		res := meas(h, cp, `{}`, 0.5, ctxCase)
 		want := "contextual_precision: invalid verdicts after one repair attempt: first reply: 1 verdict for 4 nodes; repair reply: 2 verdicts for 4 nodes"
 		if res.Error == nil || res.Error.Code != abi.CodeJudge || res.Error.Message != want || res.Score != nil {
@@ -276,21 +276,21 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
 // repairWith answers the repair request whose prompt states problem.
 func repairWith(r reply, problem string) reply {
-	r.lacks = nil
-	r.contains = []string{"Your reply is invalid (" + problem}
+	r.Lacks = nil
+	r.Contains = []string{"Your reply is invalid (" + problem}
 	return r
 }
 
 func TestContextReasonCall(t *testing.T) {
-	h := &scripted{replies: []reply{verdictReply("no:x", "yes", "yes", "no:y"), reasonReply("Node 1 is ranked first but does not help.")}}
+	h := &scripter{Replies: []reply{verdictReply("no:x", "yes", "yes", "no:y"), reasonReply("Node 1 is ranked first but does not help.")}}
 	res := meas(h, cp, `{"reason_call":true}`, 0.5, ctxCase)
 	if got := mustScore(t, res); !near(got, 7.0/12) || res.Reason != "Node 1 is ranked first but does not help." {
 		t.Errorf("score %v reason %q", got, res.Reason)
 	}
-	if got := h.purposes(); !slices.Equal(got, []string{"verdicts", "reason"}) {
+	if got := h.Purposes(); !slices.Equal(got, []string{"verdicts", "reason"}) {
 		t.Errorf("calls = %v", got)
 	}
-	rp := prompt(h.calls[1])
+	rp := prompt(h.Calls[1])
 	for _, want := range []string{"weighted cumulative precision", "Score: 0.5833", ctxCase.Input, `[1] "The Eiffel Tower was completed in 1889." (no: x)`} {
 		if !strings.Contains(rp, want) {
 			t.Errorf("reason prompt lacks %q:\n%s", want, rp)
@@ -319,10 +319,10 @@ func TestContextMissingField(t *testing.T) {
 	} {
 		c := ctxCase
 		tc.clear(&c)
-		h := &scripted{}
+		h := &scripter{}
 		res := meas(h, tc.kind, `{}`, 0.5, c)
-		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field || len(h.calls) != 0 {
-			t.Errorf("%s without %s: error = %+v, %d calls", tc.kind, tc.field, res.Error, len(h.calls))
+		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field || len(h.Calls) != 0 {
+			t.Errorf("%s without %s: error = %+v, %d calls", tc.kind, tc.field, res.Error, len(h.Calls))
 		}
 	}
 	// Fields a kind does not read are not required (DeepEval asks for
@@ -330,11 +330,11 @@ func TestContextMissingField(t *testing.T) {
 	for _, kind := range []string{cp, cr, cv} {
 		c := ctxCase
 		c.ActualOutput = ""
-		h := &scripted{replies: []reply{verdictReply("yes", "yes", "yes", "yes"), sentenceReply(sv{"S.", "yes"})}}
+		h := &scripter{Replies: []reply{verdictReply("yes", "yes", "yes", "yes"), sentenceReply(sv{"S.", "yes"})}}
 		if kind == cv {
-			h.replies = []reply{nodesReply([]sv{{"S.", "yes"}}, nil, nil, nil)}
+			h.Replies = []reply{nodesReply([]sv{{"S.", "yes"}}, nil, nil, nil)}
 		} else if kind == cr {
-			h.replies = h.replies[1:]
+			h.Replies = h.Replies[1:]
 		}
 		mustScore(t, meas(h, kind, `{}`, 0.5, c))
 	}
@@ -343,9 +343,9 @@ func TestContextMissingField(t *testing.T) {
 func TestContextInvalidConfig(t *testing.T) {
 	for _, kind := range []string{cp, cr, cv, hl} {
 		for _, cfg := range []string{`{"idk_counts_as":"no"}`, `{"include_reason":true}`, `{"strict_mode":"yes"}`} {
-			h := &scripted{}
+			h := &scripter{}
 			res := meas(h, kind, cfg, 0.5, ctxCase)
-			if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || len(h.calls) != 0 {
+			if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || len(h.Calls) != 0 {
 				t.Errorf("%s %s: error = %+v", kind, cfg, res.Error)
 			}
 		}

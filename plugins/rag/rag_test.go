@@ -43,7 +43,7 @@ func extractPurpose(kind string) string {
 	return rag.PurposeClaims
 }
 
-func meas(h *scripted, kind, cfg string, threshold float64, c abi.TestCase) *abi.MeasureResult {
+func meas(h *scripter, kind, cfg string, threshold float64, c abi.TestCase) *abi.MeasureResult {
 	return rag.Plugin().Measure(ctx, h, &abi.MeasureRequest{Kind: kind, Metric: "m", Config: json.RawMessage(cfg),
 		Threshold: threshold, JudgeModel: "judge-1", Case: c})
 }
@@ -108,7 +108,7 @@ func TestScoreArithmetic(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			its := statements(len(tc.verdicts))
-			h := &scripted{replies: []reply{listReply(extractPurpose(tc.kind), its...), verdictReply(tc.verdicts...)}}
+			h := &scripter{Replies: []reply{listReply(extractPurpose(tc.kind), its...), verdictReply(tc.verdicts...)}}
 			res := meas(h, tc.kind, tc.cfg, tc.threshold, caseFor(tc.kind))
 			if got := mustScore(t, res); got != tc.score || res.Success != tc.success || res.Threshold != tc.threshold {
 				t.Errorf("score %v success %v threshold %v, want %v %v %v", got, res.Success, res.Threshold, tc.score, tc.success, tc.threshold)
@@ -117,11 +117,11 @@ func TestScoreArithmetic(t *testing.T) {
 				t.Errorf("score_mode = %q, want empty", res.ScoreMode)
 			}
 			// Exactly two judge calls, in two batches, in this order.
-			if got, want := h.purposes(), []string{extractPurpose(tc.kind), rag.PurposeVerdicts}; !slices.Equal(got, want) {
+			if got, want := h.Purposes(), []string{extractPurpose(tc.kind), rag.PurposeVerdicts}; !slices.Equal(got, want) {
 				t.Errorf("calls = %v, want %v", got, want)
 			}
-			if len(h.batches) != 2 {
-				t.Errorf("%d batches, want 2", len(h.batches))
+			if len(h.Batches) != 2 {
+				t.Errorf("%d batches, want 2", len(h.Batches))
 			}
 			d := details(t, res)
 			if d.Kind != tc.kind || d.Counts != tc.counts || !slices.Equal(d.Failed, tc.failed) || d.Formula != tc.formula {
@@ -162,12 +162,12 @@ func TestRequestShape(t *testing.T) {
 		{ff, "rag_claims", []string{"[1] Paris is the capital of France.\n[2] The Eiffel Tower was completed in 1889.", "1. Statement 1.\n2. Statement 2.\n<<<END CLAIMS>>>", "exactly 2 objects", "DIRECTLY contradicts"}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			h := &scripted{replies: []reply{listReply(extractPurpose(tc.kind), statements(2)...), verdictReply("yes", "yes")}}
+			h := &scripter{Replies: []reply{listReply(extractPurpose(tc.kind), statements(2)...), verdictReply("yes", "yes")}}
 			mustScore(t, meas(h, tc.kind, `{}`, 0.5, caseFor(tc.kind)))
-			if len(h.calls) != 2 {
-				t.Fatalf("%d calls", len(h.calls))
+			if len(h.Calls) != 2 {
+				t.Fatalf("%d calls", len(h.Calls))
 			}
-			for _, c := range h.calls {
+			for _, c := range h.Calls {
 				if c.Temperature == nil || *c.Temperature != 0 || c.Score != nil || c.TopLogprobs != 0 || c.Judge != "" {
 					t.Errorf("%s request: temperature %v score %v top %d", c.Purpose, c.Temperature, c.Score, c.TopLogprobs)
 				}
@@ -179,7 +179,7 @@ func TestRequestShape(t *testing.T) {
 					t.Errorf("%s schema = %s", c.Purpose, c.Schema)
 				}
 			}
-			ex, vr := h.calls[0], h.calls[1]
+			ex, vr := h.Calls[0], h.Calls[1]
 			if ex.SchemaName != tc.extractSchema || !strings.Contains(prompt(ex), "<<<BEGIN TEXT>>>\n"+caseFor(tc.kind).ActualOutput+"\n<<<END TEXT>>>") {
 				t.Errorf("extraction request %s:\n%s", ex.SchemaName, prompt(ex))
 			}
@@ -211,9 +211,9 @@ func TestRepair(t *testing.T) {
 		{"one verdict for one statement is fine", ar, []v{"yes", "yes", "yes", "yes"}, "", nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{listReply(extractPurpose(tc.kind), statements(4)...), verdictReply(tc.first...)}}
+			h := &scripter{Replies: []reply{listReply(extractPurpose(tc.kind), statements(4)...), verdictReply(tc.first...)}}
 			if tc.repaired != nil {
-				h.replies = append(h.replies, repairReply(tc.problem, tc.repaired...))
+				h.Replies = append(h.Replies, repairReply(tc.problem, tc.repaired...))
 			}
 			res := meas(h, tc.kind, `{}`, 0.5, caseFor(tc.kind))
 			if got := mustScore(t, res); got != tc.score {
@@ -224,7 +224,7 @@ func TestRepair(t *testing.T) {
 			if tc.repaired != nil {
 				want = append(want, "verdicts")
 			}
-			if got := h.purposes(); !slices.Equal(got, want) {
+			if got := h.Purposes(); !slices.Equal(got, want) {
 				t.Fatalf("calls = %v, want %v", got, want)
 			}
 			if d.Repaired != (tc.repaired != nil) || d.RepairCause != tc.problem || d.Usage.Calls != len(want) {
@@ -234,10 +234,10 @@ func TestRepair(t *testing.T) {
 				return
 			}
 			// The repair shows the judge its previous reply, then the problem.
-			rep := h.calls[2]
-			orig := h.calls[1]
+			rep := h.Calls[2]
+			orig := h.Calls[1]
 			if len(rep.Messages) != 4 || !reflect.DeepEqual(rep.Messages[:2], orig.Messages) ||
-				rep.Messages[2].Role != "assistant" || rep.Messages[2].Content != string(h.replies[1].resp.JSON) ||
+				rep.Messages[2].Role != "assistant" || rep.Messages[2].Content != string(h.Replies[1].Resp.JSON) ||
 				rep.Messages[3].Role != "user" || !strings.Contains(rep.Messages[3].Content, "exactly 4 verdicts") ||
 				rep.Temperature == nil || *rep.Temperature != 0 || rep.SchemaName != "rag_verdicts" {
 				t.Errorf("repair request = %+v", rep)
@@ -248,14 +248,14 @@ func TestRepair(t *testing.T) {
 
 // Verdict strings are normalised ("Yes.", " IDK ") without a repair.
 func TestVerdictNormalised(t *testing.T) {
-	h := &scripted{replies: []reply{listReply("statements", statements(3)...), verdictReply(" Yes.", "IDK :hm", "No:x")}}
+	h := &scripter{Replies: []reply{listReply("statements", statements(3)...), verdictReply(" Yes.", "IDK :hm", "No:x")}}
 	res := meas(h, ar, `{}`, 0.5, arCase)
 	if got := mustScore(t, res); got != 2.0/3 {
 		t.Errorf("score = %v", got)
 	}
 	d := details(t, res)
-	if d.Repaired || d.Verdicts[0].Verdict != "yes" || d.Verdicts[1].Verdict != "idk" || d.Verdicts[2].Verdict != "no" || len(h.calls) != 2 {
-		t.Errorf("verdicts %+v repaired %v calls %d", d.Verdicts, d.Repaired, len(h.calls))
+	if d.Repaired || d.Verdicts[0].Verdict != "yes" || d.Verdicts[1].Verdict != "idk" || d.Verdicts[2].Verdict != "no" || len(h.Calls) != 2 {
+		t.Errorf("verdicts %+v repaired %v calls %d", d.Verdicts, d.Repaired, len(h.Calls))
 	}
 }
 
@@ -272,7 +272,7 @@ func TestRepairFails(t *testing.T) {
 			"faithfulness: invalid verdicts after one repair attempt: first reply: 1 verdict for 4 claims; repair reply: 2 verdicts for 4 claims"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			h := &scripted{replies: []reply{
+			h := &scripter{Replies: []reply{
 				listReply(extractPurpose(tc.kind), statements(4)...),
 				verdictReply(tc.first...),
 				jsonReply("verdicts", verdictsJSON(tc.second...), "Your reply is invalid"),
@@ -281,7 +281,7 @@ func TestRepairFails(t *testing.T) {
 			if res.Error == nil || res.Error.Code != abi.CodeJudge || res.Error.Message != tc.want || res.Score != nil {
 				t.Fatalf("result = %+v, error %v; want judge_error %q", res, res.Error, tc.want)
 			}
-			if got := h.purposes(); len(got) != 3 || got[1] != "verdicts" || got[2] != "verdicts" {
+			if got := h.Purposes(); len(got) != 3 || got[1] != "verdicts" || got[2] != "verdicts" {
 				t.Errorf("calls = %v, want extraction + verdicts + one repair", got)
 			}
 		})
@@ -300,12 +300,12 @@ func TestZeroItems(t *testing.T) {
 		{ff, `{"idk_counts_as":"no"}`, "no claims"},
 	} {
 		t.Run(tc.kind+tc.cfg, func(t *testing.T) {
-			h := &scripted{replies: []reply{listReply(extractPurpose(tc.kind))}}
+			h := &scripter{Replies: []reply{listReply(extractPurpose(tc.kind))}}
 			res := meas(h, tc.kind, tc.cfg, 0.9, caseFor(tc.kind))
 			if got := mustScore(t, res); got != 1 || !res.Success || res.Reason != tc.reason {
 				t.Errorf("score %v success %v reason %q", got, res.Success, res.Reason)
 			}
-			if got := h.purposes(); !slices.Equal(got, []string{extractPurpose(tc.kind)}) {
+			if got := h.Purposes(); !slices.Equal(got, []string{extractPurpose(tc.kind)}) {
 				t.Errorf("calls = %v, want the extraction only", got)
 			}
 			d := details(t, res)
@@ -329,7 +329,7 @@ func TestStrictMode(t *testing.T) {
 		{"idk fails with idk_counts_as no", ff, `{"strict_mode":true,"idk_counts_as":"no"}`, []v{"yes", "idk:x"}, 0, "yes / n = 1 / 2 = 0.5; strict_mode: 1 only if every verdict passes → 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{listReply(extractPurpose(tc.kind), statements(len(tc.verdicts))...), verdictReply(tc.verdicts...)}}
+			h := &scripter{Replies: []reply{listReply(extractPurpose(tc.kind), statements(len(tc.verdicts))...), verdictReply(tc.verdicts...)}}
 			res := meas(h, tc.kind, tc.cfg, 0.2, caseFor(tc.kind))
 			if got := mustScore(t, res); got != tc.score || res.Threshold != 1 || res.Success != (tc.score == 1) {
 				t.Errorf("score %v threshold %v success %v", got, res.Threshold, res.Success)
@@ -362,14 +362,14 @@ func TestReasonListsFailingItems(t *testing.T) {
 			`All 2 claims are faithful to the retrieval context (1 "idk" counted as passing).`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{listReply(extractPurpose(tc.kind), statements(len(tc.verdicts))...), verdictReply(tc.verdicts...)}}
+			h := &scripter{Replies: []reply{listReply(extractPurpose(tc.kind), statements(len(tc.verdicts))...), verdictReply(tc.verdicts...)}}
 			res := meas(h, tc.kind, tc.cfg, 0.5, caseFor(tc.kind))
 			mustScore(t, res)
 			if res.Reason != tc.want {
 				t.Errorf("reason =\n%s\nwant\n%s", res.Reason, tc.want)
 			}
-			if len(h.calls) != 2 {
-				t.Errorf("%d calls, want 2 (no reason call)", len(h.calls))
+			if len(h.Calls) != 2 {
+				t.Errorf("%d calls, want 2 (no reason call)", len(h.Calls))
 			}
 		})
 	}
@@ -377,30 +377,30 @@ func TestReasonListsFailingItems(t *testing.T) {
 
 func TestReasonCall(t *testing.T) {
 	t.Run("prose from the judge", func(t *testing.T) {
-		h := &scripted{replies: []reply{listReply("statements", statements(2)...), verdictReply("yes", "no:off topic"), reasonReply("Half the answer is about food.")}}
+		h := &scripter{Replies: []reply{listReply("statements", statements(2)...), verdictReply("yes", "no:off topic"), reasonReply("Half the answer is about food.")}}
 		res := meas(h, ar, `{"reason_call":true}`, 0.5, arCase)
 		if got := mustScore(t, res); got != 0.5 || res.Reason != "Half the answer is about food." {
 			t.Errorf("score %v reason %q", got, res.Reason)
 		}
-		if got := h.purposes(); !slices.Equal(got, []string{"statements", "verdicts", "reason"}) {
+		if got := h.Purposes(); !slices.Equal(got, []string{"statements", "verdicts", "reason"}) {
 			t.Errorf("calls = %v", got)
 		}
 		d := details(t, res)
 		if d.ReasonSource != rag.ReasonFromJudge || d.Usage.Calls != 3 || d.ReasonError != nil {
 			t.Errorf("details = %+v", d)
 		}
-		rp := prompt(h.calls[2])
+		rp := prompt(h.Calls[2])
 		for _, want := range []string{"What is the capital of France?", `[2] "Statement 2." (no: off topic)`, "Score: 0.5", `"yes" and "idk" count`} {
 			if !strings.Contains(rp, want) {
 				t.Errorf("reason prompt lacks %q:\n%s", want, rp)
 			}
 		}
-		if h.calls[2].SchemaName != "rag_reason" || *h.calls[2].Temperature != 0 {
-			t.Errorf("reason request = %+v", h.calls[2])
+		if h.Calls[2].SchemaName != "rag_reason" || *h.Calls[2].Temperature != 0 {
+			t.Errorf("reason request = %+v", h.Calls[2])
 		}
 	})
 	t.Run("a failed reason call keeps the score", func(t *testing.T) {
-		h := &scripted{replies: []reply{listReply("claims", statements(2)...), verdictReply("yes", "no:wrong year"), errReply("reason", abi.CodeBudget)}}
+		h := &scripter{Replies: []reply{listReply("claims", statements(2)...), verdictReply("yes", "no:wrong year"), errReply("reason", abi.CodeBudget)}}
 		res := meas(h, ff, `{"reason_call":true}`, 0.5, fCase)
 		if got := mustScore(t, res); got != 0.5 || res.Reason != `1 of 2 claims count as faithful to the retrieval context. Failing claims: [2] "Statement 2." (no: wrong year).` {
 			t.Errorf("score %v reason %q", got, res.Reason)
@@ -409,10 +409,10 @@ func TestReasonCall(t *testing.T) {
 		if d.ReasonSource != rag.ReasonFromItems || d.ReasonError == nil || d.ReasonError.Code != abi.CodeBudget || len(d.Warnings) != 1 || d.Usage.Calls != 2 {
 			t.Errorf("details = %+v", d)
 		}
-		if !slices.ContainsFunc(h.logs, func(l logLine) bool {
-			return l.level == slog.LevelWarn && strings.Contains(l.msg, "reason call failed")
+		if !slices.ContainsFunc(h.Logs, func(l string) bool {
+			return strings.HasPrefix(l, slog.LevelWarn.String()+" ") && strings.Contains(l, "reason call failed")
 		}) {
-			t.Errorf("no warning logged: %+v", h.logs)
+			t.Errorf("no warning logged: %+v", h.Logs)
 		}
 	})
 }
@@ -438,22 +438,22 @@ func TestTruths(t *testing.T) {
 			[]string{"[1] Paris is the capital of France.\n[2] The Eiffel Tower was completed in 1889."}, nil, nil, 1, "[1] Paris"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{listReply("claims", "C one.", "C two."), listReply("truths", tc.truths...), verdictReply("yes", "idk:x")}}
+			h := &scripter{Replies: []reply{listReply("claims", "C one.", "C two."), listReply("truths", tc.truths...), verdictReply("yes", "idk:x")}}
 			res := meas(h, ff, tc.cfg, 0.5, fCase)
 			if got := mustScore(t, res); got != 1 {
 				t.Errorf("score = %v", got)
 			}
-			if len(h.batches) != 2 || len(h.batches[0]) != 2 || h.batches[0][0].Purpose != "claims" || h.batches[0][1].Purpose != "truths" {
-				t.Fatalf("batches = %v; want [claims truths] then [verdicts]", h.purposes())
+			if len(h.Batches) != 2 || len(h.Batches[0]) != 2 || h.Batches[0][0].Purpose != "claims" || h.Batches[0][1].Purpose != "truths" {
+				t.Fatalf("batches = %v; want [claims truths] then [verdicts]", h.Purposes())
 			}
-			tp := prompt(h.batches[0][1])
+			tp := prompt(h.Batches[0][1])
 			if !strings.Contains(tp, tc.truthsPromptHas) || (tc.promptHas != "") != strings.Contains(tp, "at most") || !strings.Contains(tp, tc.promptHas) {
 				t.Errorf("truths prompt:\n%s", tp)
 			}
-			if h.batches[0][1].SchemaName != "rag_truths" || *h.batches[0][1].Temperature != 0 {
-				t.Errorf("truths request = %+v", h.batches[0][1])
+			if h.Batches[0][1].SchemaName != "rag_truths" || *h.Batches[0][1].Temperature != 0 {
+				t.Errorf("truths request = %+v", h.Batches[0][1])
 			}
-			vp := prompt(h.batches[1][0])
+			vp := prompt(h.Batches[1][0])
 			for _, want := range tc.verdictHas {
 				if !strings.Contains(vp, want) {
 					t.Errorf("verdict prompt lacks %q:\n%s", want, vp)
@@ -487,12 +487,12 @@ func TestJudgeErrorsKeepTheirCode(t *testing.T) {
 		{"verdicts judge error", ar, `{}`, errReply("verdicts", abi.CodeJudge), abi.CodeJudge, "scripted verdicts fault", 2},
 		{"claims cache miss", ff, `{}`, errReply("claims", abi.CodeCacheMiss), abi.CodeCacheMiss, "scripted claims fault", 1},
 		{"truths timeout", ff, `{"truths_limit":3}`, errReply("truths", abi.CodeTimeout), abi.CodeTimeout, "scripted truths fault", 2},
-		{"batch capability denied", ar, `{}`, reply{err: abi.Errorf(abi.CodeCapability, "capability judge is not granted")}, abi.CodeCapability, "capability judge is not granted", 1},
-		{"batch plain error", ff, `{}`, reply{purpose: "verdicts", err: plain}, abi.CodeJudge, "faithfulness: connection reset", 2},
-		{"repair budget", ar, `{}`, reply{purpose: "verdicts", contains: []string{"Your reply is invalid"}, resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "judge-call budget")}}, abi.CodeBudget, "judge-call budget", 3},
+		{"batch capability denied", ar, `{}`, reply{Err: abi.Errorf(abi.CodeCapability, "capability judge is not granted")}, abi.CodeCapability, "capability judge is not granted", 1},
+		{"batch plain error", ff, `{}`, reply{Purpose: "verdicts", Err: plain}, abi.CodeJudge, "faithfulness: connection reset", 2},
+		{"repair budget", ar, `{}`, reply{Purpose: "verdicts", Contains: []string{"Your reply is invalid"}, Resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "judge-call budget")}}, abi.CodeBudget, "judge-call budget", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &scripted{replies: []reply{tc.fault,
+			h := &scripter{Replies: []reply{tc.fault,
 				listReply(extractPurpose(tc.kind), statements(2)...), listReply("truths", "t"),
 				verdictReply("yes")}} // one verdict for two items: forces a repair
 			res := meas(h, tc.kind, tc.cfg, 0.5, caseFor(tc.kind))
@@ -502,8 +502,8 @@ func TestJudgeErrorsKeepTheirCode(t *testing.T) {
 			if res.Threshold != 0.5 {
 				t.Errorf("threshold = %v", res.Threshold)
 			}
-			if len(h.calls) != tc.calls {
-				t.Errorf("calls = %v, want %d", h.purposes(), tc.calls)
+			if len(h.Calls) != tc.calls {
+				t.Errorf("calls = %v, want %d", h.Purposes(), tc.calls)
 			}
 		})
 	}
@@ -521,13 +521,13 @@ func TestMissingField(t *testing.T) {
 		{ar, abi.TestCase{ID: "x", ActualOutput: "Paris."}, abi.FieldInput},
 		{ar, abi.TestCase{ID: "x", Input: "Capital?"}, abi.FieldActualOutput},
 	} {
-		h := &scripted{}
+		h := &scripter{}
 		res := meas(h, tc.kind, `{}`, 0.5, tc.c)
 		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field {
 			t.Errorf("%s %+v: error = %+v, want missing_field %s", tc.kind, tc.c, res.Error, tc.field)
 		}
-		if len(h.calls) != 0 {
-			t.Errorf("%s: %d judge calls for a case missing a field", tc.kind, len(h.calls))
+		if len(h.Calls) != 0 {
+			t.Errorf("%s: %d judge calls for a case missing a field", tc.kind, len(h.Calls))
 		}
 	}
 }
@@ -543,12 +543,12 @@ func TestInvalidConfig(t *testing.T) {
 		{ar, `{"threshold":0.7}`, "threshold", `config: json: unknown field "threshold"`},
 		{ar, `{"truths_limit":2}`, "truths_limit", `config: json: unknown field "truths_limit"`},
 	} {
-		h := &scripted{}
+		h := &scripter{}
 		res := meas(h, tc.kind, tc.cfg, 0.5, caseFor(tc.kind))
 		if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || res.Error.Field != tc.field || (tc.msg != "" && res.Error.Message != tc.msg) {
 			t.Errorf("%s %s: error = %+v", tc.kind, tc.cfg, res.Error)
 		}
-		if len(h.calls) != 0 {
+		if len(h.Calls) != 0 {
 			t.Errorf("%s %s: judge called", tc.kind, tc.cfg)
 		}
 	}
@@ -603,11 +603,11 @@ func TestDescriptor(t *testing.T) {
 func TestExtractionRequestStable(t *testing.T) {
 	var first []abi.Message
 	for _, c := range []abi.TestCase{arCase, {ID: "other", Input: "Something else?", ActualOutput: arCase.ActualOutput}} {
-		h := &scripted{replies: []reply{listReply("statements", "s."), verdictReply("yes")}}
+		h := &scripter{Replies: []reply{listReply("statements", "s."), verdictReply("yes")}}
 		mustScore(t, meas(h, ar, `{"strict_mode":true}`, 0.5, c))
 		if first == nil {
-			first = h.calls[0].Messages
-		} else if !reflect.DeepEqual(first, h.calls[0].Messages) {
+			first = h.Calls[0].Messages
+		} else if !reflect.DeepEqual(first, h.Calls[0].Messages) {
 			t.Error("extraction prompt depends on more than the actual output")
 		}
 	}
