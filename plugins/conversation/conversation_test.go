@@ -23,7 +23,7 @@ func turns(spec ...string) []abi.Turn {
 	return ts
 }
 
-func measure(h *scripted, kind, cfg string, c abi.TestCase) *abi.MeasureResult {
+func measure(h *scripter, kind, cfg string, c abi.TestCase) *abi.MeasureResult {
 	if cfg == "" {
 		cfg = "{}"
 	}
@@ -68,17 +68,17 @@ var shop = turns(
 // each against every fact given before it; "yes" (attrition) fails.
 // Score = no / verdicts = 1 / 3.
 func TestKnowledgeRetention(t *testing.T) {
-	h := &scripted{replies: []reply{
-		{purpose: "knowledge", contains: []string{"<<<BEGIN USER MESSAGE>>>\nI'm Ann"}, content: `{"facts":{"Name":"Ann","Allergies":["peanuts"]}}`},
-		{purpose: "knowledge", contains: []string{"<<<BEGIN USER MESSAGE>>>\nSuggest"}, content: `{"facts":{}}`},
-		{purpose: "knowledge", contains: []string{"o-5521 is late"}, content: `{"facts": {"Order number": "o-5521"}}`},
+	h := &scripter{Replies: []reply{
+		answer("knowledge", `{"facts":{"Name":"Ann","Allergies":["peanuts"]}}`, "<<<BEGIN USER MESSAGE>>>\nI'm Ann"),
+		answer("knowledge", `{"facts":{}}`, "<<<BEGIN USER MESSAGE>>>\nSuggest"),
+		answer("knowledge", `{"facts": {"Order number": "o-5521"}}`, "o-5521 is late"),
 		verdict("retention", "no", "Uses the name.", "Hi Ann"),
 		verdict("retention", "yes", "Suggests peanuts to a peanut-allergic user.", "peanut butter bar"),
 		verdict("retention", "yes", "Asks again for the order number.", `[{"Name":"Ann","Allergies":["peanuts"]},{"Order number":"o-5521"}]`, "What is your order number?"),
 	}}
 	res := measure(h, conversation.KindKnowledgeRetention, "", abi.TestCase{ID: "c", Turns: shop})
 	wantScore(t, res, 1.0/3, false)
-	if got := h.shape(); got != "knowledge,knowledge,knowledge|retention,retention,retention" {
+	if got := h.Shape(); got != "knowledge,knowledge,knowledge|retention,retention,retention" {
 		t.Errorf("batches %s", got)
 	}
 	d := details(t, res)
@@ -100,7 +100,7 @@ func TestKnowledgeRetention(t *testing.T) {
 		t.Errorf("reason\n%q\nwant\n%q", res.Reason, want)
 	}
 	// The second turn is judged against the first user turn's facts only.
-	for _, r := range h.batches[1] {
+	for _, r := range h.Batches[1] {
 		if strings.Contains(prompt(r), "Hi Ann") && strings.Contains(prompt(r), "o-5521") {
 			t.Errorf("turn 2 judged against a fact given after it:\n%s", prompt(r))
 		}
@@ -115,14 +115,14 @@ func TestKnowledgeRetention(t *testing.T) {
 // TestKnowledgeRetentionNothingToForget: no facts before any assistant
 // turn scores 1 (DeepEval: 0), with no verdict call.
 func TestKnowledgeRetentionNothingToForget(t *testing.T) {
-	h := &scripted{replies: []reply{{purpose: "knowledge", content: `{"facts":{}}`}}}
+	h := &scripter{Replies: []reply{answer("knowledge", `{"facts":{}}`)}}
 	res := measure(h, conversation.KindKnowledgeRetention, "", abi.TestCase{ID: "c", Turns: turns("user: hello", "assistant: Hi!")})
 	wantScore(t, res, 1, true)
-	if h.shape() != "knowledge" || !strings.Contains(res.Reason, "nothing to forget") {
-		t.Errorf("batches %s, reason %q", h.shape(), res.Reason)
+	if h.Shape() != "knowledge" || !strings.Contains(res.Reason, "nothing to forget") {
+		t.Errorf("batches %s, reason %q", h.Shape(), res.Reason)
 	}
 	for _, bad := range []string{`{"facts":[]}`, `{"facts":{"Age":3}}`, `not json`} {
-		h := &scripted{replies: []reply{{purpose: "knowledge", content: bad}}}
+		h := &scripter{Replies: []reply{answer("knowledge", bad)}}
 		res := measure(h, conversation.KindKnowledgeRetention, "", abi.TestCase{ID: "c", Turns: shop})
 		if res.Error == nil || res.Error.Code != abi.CodeJudge || !strings.Contains(res.Error.Message, "turn 1") {
 			t.Errorf("facts reply %s: error %+v, want judge_error naming turn 1", bad, res.Error)
@@ -143,41 +143,40 @@ var roleplay = abi.TestCase{ID: "r", ChatbotRole: "A formal bank clerk.", Turns:
 // TestRoleAdherence: one call lists the assistant turns out of character.
 // Score = (assistant turns − out of character) / assistant turns = 2 / 3.
 func TestRoleAdherence(t *testing.T) {
-	h := &scripted{replies: []reply{{purpose: "out_of_character", contains: []string{"A formal bank clerk.", "5. {\"role\":\"assistant\",\"content\":\"lol, sucks to be you\"}"},
-		content: `{"out_of_character":[{"turn":5,"reason":"Mocks the customer."},{"turn":5,"reason":"again"}]}`}}}
+	h := &scripter{Replies: []reply{answer("out_of_character", `{"out_of_character":[{"turn":5,"reason":"Mocks the customer."},{"turn":5,"reason":"again"}]}`, "A formal bank clerk.", "5. {\"role\":\"assistant\",\"content\":\"lol, sucks to be you\"}")}}
 	res := measure(h, conversation.KindRoleAdherence, "", roleplay)
 	wantScore(t, res, 2.0/3, true)
 	d := details(t, res)
-	if h.shape() != "out_of_character" || d.Total != 3 || d.Passed != 2 || d.Verdicts[1].Turn != 5 || d.Verdicts[1].Verdict != "out_of_character" {
-		t.Errorf("batches %s details %+v", h.shape(), d)
+	if h.Shape() != "out_of_character" || d.Total != 3 || d.Passed != 2 || d.Verdicts[1].Turn != 5 || d.Verdicts[1].Verdict != "out_of_character" {
+		t.Errorf("batches %s details %+v", h.Shape(), d)
 	}
-	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "turn 5 out of character twice") || len(h.logs) != 1 {
-		t.Errorf("warnings %v logs %v", d.Warnings, h.logs)
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "turn 5 out of character twice") || len(h.Logs) != 1 {
+		t.Errorf("warnings %v logs %v", d.Warnings, h.Logs)
 	}
 	if want := "2 of 3 assistant turns keep the role; not: turn 5: Mocks the customer.."; res.Reason != want {
 		t.Errorf("reason %q, want %q", res.Reason, want)
 	}
 	// A listed turn that is not the assistant's is the judge's slip: not
 	// counted, with a warning.
-	for answer, want := range map[string]string{
+	for content, want := range map[string]string{
 		`{"out_of_character":[{"turn":2,"reason":"x"}]}`: "turn 2 out of character, which is a user turn",
 		`{"out_of_character":[{"turn":8,"reason":"x"}]}`: "turns 1 to 7",
 	} {
-		h := &scripted{replies: []reply{{purpose: "out_of_character", content: answer}}}
+		h := &scripter{Replies: []reply{answer("out_of_character", content)}}
 		res := measure(h, conversation.KindRoleAdherence, "", roleplay)
 		wantScore(t, res, 1, true)
 		if d := details(t, res); len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], want) {
-			t.Errorf("%s: warnings %v, want %q", answer, d.Warnings, want)
+			t.Errorf("%s: warnings %v, want %q", content, d.Warnings, want)
 		}
 	}
-	h = &scripted{replies: []reply{{purpose: "out_of_character", content: `{"verdicts":[]}`}}}
+	h = &scripter{Replies: []reply{answer("out_of_character", `{"verdicts":[]}`)}}
 	if res := measure(h, conversation.KindRoleAdherence, "", roleplay); res.Error == nil || res.Error.Code != abi.CodeJudge || !strings.Contains(res.Error.Message, `"out_of_character" list`) {
 		t.Errorf("reply without the list: %+v", res.Error)
 	}
-	h = &scripted{}
+	h = &scripter{}
 	res = measure(h, conversation.KindRoleAdherence, "", abi.TestCase{ID: "r", ChatbotRole: "x", Turns: turns("user: hi")})
-	if wantScore(t, res, 1, true); len(h.batches) != 0 {
-		t.Errorf("%d batches for a conversation without assistant turns", len(h.batches))
+	if wantScore(t, res, 1, true); len(h.Batches) != 0 {
+		t.Errorf("%d batches for a conversation without assistant turns", len(h.Batches))
 	}
 	res = measure(h, conversation.KindRoleAdherence, "", abi.TestCase{ID: "r", Turns: roleplay.Turns})
 	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldChatbotRole {
@@ -189,31 +188,31 @@ func TestRoleAdherence(t *testing.T) {
 // verdict per intention in one batch. Score = met / intentions = 1 / 2.
 func TestConversationCompleteness(t *testing.T) {
 	c := abi.TestCase{ID: "c", Turns: turns("user: Refund my headphones, and when does the money arrive?", "assistant: Refund R-1 is open.")}
-	h := &scripted{replies: []reply{
-		{purpose: "intentions", content: `{"intentions":["The user wants a refund.","  ","The user wants to know when the money arrives."]}`},
+	h := &scripter{Replies: []reply{
+		answer("intentions", `{"intentions":["The user wants a refund.","  ","The user wants to know when the money arrives."]}`),
 		verdict("completeness", "yes", "Refund opened.", "<<<BEGIN INTENTION>>>\nThe user wants a refund."),
 		verdict("completeness", "no", "The timing was never given.", "money arrives"),
 	}}
 	res := measure(h, conversation.KindConversationCompleteness, "", c)
 	wantScore(t, res, 0.5, true)
 	d := details(t, res)
-	if h.shape() != "intentions|completeness,completeness" || len(d.Intentions) != 2 || d.Formula != "met / intentions = 1 / 2 = 0.500" {
-		t.Errorf("batches %s details %+v", h.shape(), d)
+	if h.Shape() != "intentions|completeness,completeness" || len(d.Intentions) != 2 || d.Formula != "met / intentions = 1 / 2 = 0.500" {
+		t.Errorf("batches %s details %+v", h.Shape(), d)
 	}
 	if want := "1 of 2 user intentions met; not: «The user wants to know when the money arrives.»: The timing was never given.."; res.Reason != want {
 		t.Errorf("reason %q, want %q", res.Reason, want)
 	}
-	h = &scripted{replies: []reply{{purpose: "intentions", content: `{"intentions":["x"]}`}, verdict("completeness", "maybe", "")}}
+	h = &scripter{Replies: []reply{answer("intentions", `{"intentions":["x"]}`), verdict("completeness", "maybe", "")}}
 	if res := measure(h, conversation.KindConversationCompleteness, "", c); res.Error == nil || !strings.Contains(res.Error.Message, `"maybe", not "yes" or "no"`) {
 		t.Errorf("verdict maybe: %+v", res.Error)
 	}
-	h = &scripted{replies: []reply{{purpose: "intentions", content: `{"intentions":[]}`}}}
+	h = &scripter{Replies: []reply{answer("intentions", `{"intentions":[]}`)}}
 	wantScore(t, measure(h, conversation.KindConversationCompleteness, "", c), 1, true)
-	if h.shape() != "intentions" {
-		t.Errorf("no intentions: batches %s", h.shape())
+	if h.Shape() != "intentions" {
+		t.Errorf("no intentions: batches %s", h.Shape())
 	}
 	budget := abi.Errorf(abi.CodeBudget, "judge budget spent")
-	h = &scripted{replies: []reply{{purpose: "intentions", err: budget}}}
+	h = &scripter{Replies: []reply{fails("intentions", budget)}}
 	if res := measure(h, conversation.KindConversationCompleteness, "", c); res.Error == nil || res.Error.Code != abi.CodeBudget {
 		t.Errorf("budget fault became %+v", res.Error)
 	}
@@ -231,23 +230,23 @@ func TestTurnRelevancy(t *testing.T) {
 		verdict("relevancy", "no", "Answers with an advert.", `"Our shop sells umbrellas."}]`),
 		verdict("relevancy", "yes", "Fine."),
 	}
-	h := &scripted{replies: script}
+	h := &scripter{Replies: script}
 	res := measure(h, conversation.KindTurnRelevancy, `{"window":2}`, c)
 	wantScore(t, res, 2.0/3, true)
 	d := details(t, res)
-	if h.shape() != "relevancy,relevancy,relevancy" || d.Window != 2 || d.Verdicts[1].Turn != 4 || d.Verdicts[1].Pass {
-		t.Errorf("batches %s details %+v", h.shape(), d)
+	if h.Shape() != "relevancy,relevancy,relevancy" || d.Window != 2 || d.Verdicts[1].Turn != 4 || d.Verdicts[1].Pass {
+		t.Errorf("batches %s details %+v", h.Shape(), d)
 	}
-	third := prompt(h.batches[0][2])
+	third := prompt(h.Batches[0][2])
 	if strings.Contains(third, "Oslo") || !strings.Contains(third, "And tomorrow?") || !strings.Contains(third, "You're welcome.") {
 		t.Errorf("window 2: the third verdict should see interactions 2 and 3 only:\n%s", third)
 	}
-	h = &scripted{replies: script}
+	h = &scripter{Replies: script}
 	measure(h, conversation.KindTurnRelevancy, "", c)
-	if third := prompt(h.batches[0][2]); !strings.Contains(third, "Oslo") {
+	if third := prompt(h.Batches[0][2]); !strings.Contains(third, "Oslo") {
 		t.Errorf("default window 10: the third verdict should see the whole conversation:\n%s", third)
 	}
-	if res := measure(&scripted{}, conversation.KindTurnRelevancy, `{"window":-1}`, c); res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || res.Error.Field != "window" {
+	if res := measure(&scripter{}, conversation.KindTurnRelevancy, `{"window":-1}`, c); res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || res.Error.Field != "window" {
 		t.Errorf("window -1: %+v", res.Error)
 	}
 }
@@ -293,11 +292,11 @@ func TestDescriptor(t *testing.T) {
 // its user message holds the case's text and none of the instructions, so
 // a provider's prefix cache serves them.
 func TestPromptsAreStaticFirst(t *testing.T) {
-	scriptFor := func() *scripted {
-		return &scripted{replies: []reply{
-			{purpose: "knowledge", content: `{"facts":{"a":"b"}}`},
-			{purpose: "out_of_character", content: `{"out_of_character":[]}`},
-			{purpose: "intentions", content: `{"intentions":["The user wants x."]}`},
+	scriptFor := func() *scripter {
+		return &scripter{Replies: []reply{
+			answer("knowledge", `{"facts":{"a":"b"}}`),
+			answer("out_of_character", `{"out_of_character":[]}`),
+			answer("intentions", `{"intentions":["The user wants x."]}`),
 			verdict("retention", "no", "r"), verdict("completeness", "yes", "r"), verdict("relevancy", "yes", "r"),
 		}}
 	}
@@ -312,7 +311,7 @@ func TestPromptsAreStaticFirst(t *testing.T) {
 			if res := measure(h, k, "", c); res.Error != nil {
 				t.Fatalf("%s: %v", k, res.Error)
 			}
-			for _, b := range h.batches {
+			for _, b := range h.Batches {
 				for _, r := range b {
 					if len(r.Messages) != 2 || r.Messages[0].Role != "system" || r.Messages[1].Role != "user" {
 						t.Fatalf("%s: messages %+v", r.Purpose, r.Messages)

@@ -23,10 +23,10 @@ func FuzzJudgeReplies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, content string) {
 		var replies []reply
 		for _, p := range []string{"knowledge", "retention", "out_of_character", "intentions", "completeness", "relevancy"} {
-			replies = append(replies, reply{purpose: p, content: content})
+			replies = append(replies, answer(p, content))
 		}
 		for _, k := range kinds {
-			res := measure(&scripted{replies: replies}, k, "", c)
+			res := measure(&scripter{Replies: replies}, k, "", c)
 			switch {
 			case res.Error != nil:
 				if res.Error.Code != abi.CodeJudge {

@@ -107,6 +107,21 @@ func (s *Host) Purposes() []string {
 	return p
 }
 
+// Shape is the purposes of each batch: "facts,facts|retention".
+func (s *Host) Shape() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var bs []string
+	for _, b := range s.Batches {
+		var ps []string
+		for _, r := range b {
+			ps = append(ps, r.Purpose)
+		}
+		bs = append(bs, strings.Join(ps, ","))
+	}
+	return strings.Join(bs, "|")
+}
+
 // Usage is every scripted reply's usage.
 var Usage = abi.Usage{Model: "judge-1", InputTokens: 100, OutputTokens: 20, USD: 0.001}
 
