@@ -1,7 +1,7 @@
 // Package judge is the only code in Anvil that talks to an LLM. A Judge is
 // one configured endpoint and model of a provider — any OpenAI-compatible
 // server (OpenAI, vLLM, llama.cpp, Ollama, LM Studio) and Azure OpenAI
-// through github.com/openai/openai-go, Anthropic through
+// through github.com/openai/openai-go/v3, Anthropic through
 // github.com/anthropics/anthropic-sdk-go, Gemini through
 // google.golang.org/genai, Amazon Bedrock (Converse) through
 // aws-sdk-go-v2's bedrockruntime — with the middleware every call goes
