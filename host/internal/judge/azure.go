@@ -58,7 +58,7 @@ func newAzureProvider(cfg Config, httpClient *http.Client, credential string, he
 		opts = append(opts, azure.WithAPIKey(credential))
 	}
 	opts = append(opts, headerOptions(headers)...)
-	return &openaiProvider{api: openai.Client{Options: slices.Clip(opts)}, model: cfg.Deployment}, nil
+	return &openaiProvider{api: openai.Client{Options: slices.Clip(opts)}, model: cfg.Deployment, azure: true}, nil
 }
 
 // azurePlainHTTP says whether endpoint is plain http to a loopback

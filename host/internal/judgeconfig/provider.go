@@ -99,6 +99,22 @@ func (c Config) CredentialEnv() string {
 	return c.APIKeyEnv
 }
 
+// HasBatch says the provider has a batch API the judge speaks (OpenAI's
+// and Azure OpenAI's files and batches).
+func (p Provider) HasBatch() bool { return p == ProviderOpenAI || p == ProviderAzure || p == "" }
+
+// BatchDiscount is the factor a provider's batch API applies to its live
+// price: 0.5 for OpenAI and Azure OpenAI (Global Batch), Anthropic's
+// message batches, Gemini's Batch API and Bedrock's batch inference (each
+// announced at half the price of live calls).
+func (p Provider) BatchDiscount() float64 {
+	switch p {
+	case ProviderOpenAI, ProviderAzure, ProviderAnthropic, ProviderGemini, ProviderBedrock, "":
+		return 0.5
+	}
+	return 1
+}
+
 // HasLogprobs says the provider's API can return token log-probabilities
 // (Gemini's with the models that support responseLogprobs).
 func (p Provider) HasLogprobs() bool { return p != ProviderAnthropic && p != ProviderBedrock }
@@ -142,6 +158,9 @@ func (c Config) validateProvider(bad func(field, format string, args ...any)) {
 			if v != "" {
 				bad(field, "only for provider azure (this judge's provider is %s)", c.Provider)
 			}
+		}
+		if c.Batch {
+			bad("batch", "provider %s's batch API is not implemented yet (openai and azure are); remove batch: true for this judge", c.Provider)
 		}
 		if c.Provider == ProviderAnthropic && c.Temperature != nil && *c.Temperature > 1 {
 			bad("temperature", "%g is outside 0..1, Anthropic's range", *c.Temperature)
