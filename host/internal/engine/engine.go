@@ -124,17 +124,17 @@ const batchConcurrency = 1000
 
 // Engine is a loaded configuration, ready to run.
 type Engine struct {
-	cfg     *config.Config
-	opts    Options
-	logger  *slog.Logger
-	store   *store.Store
-	judges  *judges
+	cfg    *config.Config
+	opts   Options
+	logger *slog.Logger
+	store  *store.Store
+	judges *judges
 	// batching: some judge sends its calls in batches.
 	batching bool
-	runtime *plugin.Runtime
-	plugins map[string]plugin.Plugin // by config name, and first-party by plugin name
-	digests map[string]string
-	sources map[string]pluginSource // configured plugins by name
+	runtime  *plugin.Runtime
+	plugins  map[string]plugin.Plugin // by config name, and first-party by plugin name
+	digests  map[string]string
+	sources  map[string]pluginSource // configured plugins by name
 	// compiling are the plugins still being compiled when New returned
 	// (CompileInBackground).
 	compiling compiling
@@ -169,6 +169,11 @@ func (e *Engine) Close(ctx context.Context) error {
 		errs = append(errs, e.runtime.Close(ctx))
 	}
 	if e.store != nil {
+		// A batch being submitted is recorded in the store before it
+		// closes: a stopped run resumed polls it instead of paying again.
+		for _, j := range e.judges.byName {
+			j.WaitSubmitted()
+		}
 		errs = append(errs, e.store.Close())
 	}
 	return errors.Join(errs...)

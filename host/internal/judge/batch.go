@@ -103,6 +103,9 @@ type batchWaiter struct {
 	// sent counts the batches the request went into (owned by the
 	// flush and deliver of the batch it is in).
 	sent int
+	// gone: the caller gave up; a batch submitted for it is recorded but
+	// not polled for it.
+	gone bool
 }
 
 type batcher struct {
@@ -119,6 +122,8 @@ type batcher struct {
 	ready map[string]lineResult
 	// live counts waiters by body digest, to number identical bodies.
 	live map[string]int
+	// submitting counts the batches being submitted and recorded.
+	submitting sync.WaitGroup
 }
 
 func newBatcher(j *Judge, wire batchWire, o BatchOptions) *batcher {
@@ -229,7 +234,11 @@ func (b *batcher) enqueue(w *batchWaiter) {
 			b.timer.Stop()
 			b.timer = nil
 		}
-		go b.flush(batch)
+		b.submitting.Add(1)
+		go func() {
+			defer b.submitting.Done()
+			b.flush(batch)
+		}()
 		return
 	}
 	if b.timer == nil {
@@ -237,8 +246,12 @@ func (b *batcher) enqueue(w *batchWaiter) {
 			b.mu.Lock()
 			batch := b.pending
 			b.pending, b.timer = nil, nil
+			if len(batch) > 0 {
+				b.submitting.Add(1)
+			}
 			b.mu.Unlock()
 			if len(batch) > 0 {
+				defer b.submitting.Done()
 				b.flush(batch)
 			}
 		})
@@ -250,6 +263,7 @@ func (b *batcher) enqueue(w *batchWaiter) {
 func (b *batcher) drop(w *batchWaiter) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	w.gone = true
 	for i, p := range b.pending {
 		if p == w {
 			b.pending = append(b.pending[:i:i], b.pending[i+1:]...)
@@ -264,6 +278,14 @@ func (b *batcher) drop(w *batchWaiter) {
 				return
 			}
 		}
+	}
+}
+
+// WaitSubmitted waits until the batches being submitted are created and
+// recorded in the batch state (or have failed): before the store closes.
+func (j *Judge) WaitSubmitted() {
+	if j.batcher != nil {
+		j.batcher.submitting.Wait()
 	}
 }
 
@@ -332,7 +354,9 @@ func (b *batcher) watch(id string, ws []*batchWaiter) {
 		b.waiting[id] = byID
 	}
 	for _, w := range ws {
-		byID[w.id] = append(byID[w.id], w)
+		if !w.gone {
+			byID[w.id] = append(byID[w.id], w)
+		}
 	}
 	b.mu.Unlock()
 	if !polling {
@@ -484,7 +508,11 @@ func (b *batcher) deliver(id string, results map[string]lineResult, missing *fai
 		}
 	}
 	if len(again) > 0 {
-		go b.flush(again)
+		b.submitting.Add(1)
+		go func() {
+			defer b.submitting.Done()
+			b.flush(again)
+		}()
 	}
 }
 
