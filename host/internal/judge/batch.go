@@ -518,8 +518,12 @@ func (b *batcher) deliver(id string, results map[string]lineResult, missing *fai
 
 // decode decodes a delivered line's completion as its waiter needs it.
 func (b *batcher) decode(r lineResult, need openaiwire.Need) lineResult {
-	if r.f != nil || r.comp.raw == nil {
+	if r.f != nil {
 		return r
+	}
+	if len(r.comp.raw) == 0 {
+		// A 2xx line without a body is no reply.
+		return lineResult{f: &failure{kind: failUnparseable, status: http.StatusOK, detail: "a batch result line with status 2xx and no body"}}
 	}
 	c, f := decodeCompletion("application/json", r.comp.raw, need)
 	if f != nil {

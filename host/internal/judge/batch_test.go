@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
@@ -239,4 +241,27 @@ func TestBatchOnlyInBatchingContext(t *testing.T) {
 	if n := srv.BatchCreates(); n != 0 {
 		t.Errorf("%d batches for a live call", n)
 	}
+}
+
+// A result line from the network becomes a completion or a failure, never
+// a panic; a 2xx line's body is decoded as a live reply is.
+func FuzzBatchResultLine(f *testing.F) {
+	f.Add([]byte(`{"id":"r","custom_id":"a-0","response":{"status_code":200,"request_id":"q","body":{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}},"error":null}`))
+	f.Add([]byte(`{"custom_id":"a-0","response":{"status_code":500,"body":{"error":{"message":"x"}}},"error":null}`))
+	f.Add([]byte(`{"custom_id":"a-0","response":null,"error":{"code":"batch_expired","message":"m"}}`))
+	j, err := New(testConfig("http://127.0.0.1:1/v1"), WithAPIKey(testKey))
+	if err != nil {
+		f.Fatal(err)
+	}
+	b := newBatcher(j, nil, BatchOptions{})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var l batchResultLine
+		if json.Unmarshal(raw, &l) != nil {
+			return
+		}
+		r := b.decode(b.lineResult(l), 0)
+		if r.f == nil && len(r.comp.choices) == 0 {
+			t.Fatalf("a completion without a choice from %s", raw)
+		}
+	})
 }
