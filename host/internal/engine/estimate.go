@@ -143,11 +143,10 @@ func (e *Engine) batchDiscount(m *metric) float64 {
 		if j == nil {
 			return 1
 		}
-		p := j.Config().Provider
-		if !p.HasBatch() {
+		if !j.Config().Provider.HasBatch() {
 			return 1
 		}
-		d = max(d, p.BatchDiscount())
+		d = max(d, 1-j.PriceInfo().BatchDiscount)
 	}
 	if d == 0 {
 		return 1

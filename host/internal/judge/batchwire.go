@@ -9,8 +9,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
-	"github.com/agentanvil/anvil/host/internal/judgeconfig"
 )
 
 // batchWire is a provider's batch API: upload a JSONL file of requests
@@ -113,8 +111,8 @@ func (o *openaiProvider) content(ctx context.Context, fileID string) ([]byte, *h
 	return b, nil, nil
 }
 
-// batchDiscount is the price factor of a batched call for the judge's
-// provider (judgeconfig.Provider.BatchDiscount).
+// batchDiscount is the price factor of a batched call: one less the
+// price table's batch discount for the judge's provider.
 func (j *Judge) batchDiscount() float64 {
-	return judgeconfig.Provider(j.cfg.Provider).BatchDiscount()
+	return 1 - j.price.BatchDiscount
 }

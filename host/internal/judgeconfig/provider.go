@@ -103,18 +103,6 @@ func (c Config) CredentialEnv() string {
 // and Azure OpenAI's files and batches).
 func (p Provider) HasBatch() bool { return p == ProviderOpenAI || p == ProviderAzure || p == "" }
 
-// BatchDiscount is the factor a provider's batch API applies to its live
-// price: 0.5 for OpenAI and Azure OpenAI (Global Batch), Anthropic's
-// message batches, Gemini's Batch API and Bedrock's batch inference (each
-// announced at half the price of live calls).
-func (p Provider) BatchDiscount() float64 {
-	switch p {
-	case ProviderOpenAI, ProviderAzure, ProviderAnthropic, ProviderGemini, ProviderBedrock, "":
-		return 0.5
-	}
-	return 1
-}
-
 // HasLogprobs says the provider's API can return token log-probabilities
 // (Gemini's with the models that support responseLogprobs).
 func (p Provider) HasLogprobs() bool { return p != ProviderAnthropic && p != ProviderBedrock }
