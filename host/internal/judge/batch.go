@@ -192,7 +192,8 @@ func (b *batcher) await(ctx context.Context, w *batchWaiter) lineResult {
 	if r, ok := b.ready[w.id]; ok {
 		delete(b.ready, w.id)
 		b.mu.Unlock()
-		return r
+		// Kept as it came: decoded as this caller needs it.
+		return b.decode(r, w.need)
 	}
 	b.mu.Unlock()
 	if id := b.submitted(ctx, w.id); id != "" {

@@ -265,3 +265,33 @@ func FuzzBatchResultLine(f *testing.F) {
 		}
 	})
 }
+
+// A line of a batch that ended before its request was asked for again (a
+// resumed run's case still queued) answers it when it is, decoded as a
+// fresh reply is.
+func TestBatchLineKeptUntilAsked(t *testing.T) {
+	srv := judgetest.New(t)
+	srv.SetBatchMode(judgetest.BatchManual)
+	state := &memState{puts: make(chan string, 2)}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv.OnBatchCreate(func(string) { cancel() })
+	doAll(ctx, batchJudge(t, srv, 2, state, false).judge, prompts(2))
+	<-state.puts
+	<-state.puts
+	state.puts = nil
+	if err := srv.CompleteBatch(srv.Batches()[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	second := batchJudge(t, srv, 2, state, false)
+	ps := prompts(2)
+	for _, p := range ps { // one at a time: the second's line waits for it
+		r := second.judge.Do(WithBatching(context.Background()), userRequest(p))
+		mustOK(t, r)
+		if r.Content != judgetest.DefaultContent {
+			t.Errorf("%s: content %q", p, r.Content)
+		}
+	}
+	if n := srv.BatchCreates(); n != 1 {
+		t.Errorf("%d batches created; want 1", n)
+	}
+}
