@@ -32,7 +32,7 @@ func TestNeutral(t *testing.T) {
 			"github.com/extism/go-sdk",      // the host SDK; the guest's is go-pdk
 			"google.golang.org/grpc",
 			"github.com/hashicorp/go-plugin",
-			"github.com/openai/openai-go",
+			"github.com/openai/openai-go/v3",
 		}
 		deps := godeps.List(t, []string{"GOOS=wasip1", "GOARCH=wasm"}, module+"plugins/geval/wasm")
 		var paths []string

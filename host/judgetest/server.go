@@ -74,6 +74,9 @@ type Server struct {
 	tls       bool
 	embedFn   func(model, text string) []float64
 
+	// batch is the Batch API's files and batches (batch.go).
+	batch batchState
+
 	ts   *httptest.Server // set by New
 	http *http.Server     // set by Start
 	url  string
@@ -209,7 +212,8 @@ func (s *Server) Requests() []RecordedRequest {
 	return append([]RecordedRequest(nil), s.requests...)
 }
 
-// Handler serves the OpenAI chat-completions endpoint.
+// Handler serves the OpenAI chat-completions endpoint and the Batch API
+// (batch.go).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if s.azure != nil {
@@ -230,6 +234,11 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST "+CompletionsPath, s.serveCompletion)
 	mux.HandleFunc("POST "+EmbeddingsPath, s.serveEmbeddings)
+	mux.HandleFunc("POST /v1/files", s.serveFileUpload)
+	mux.HandleFunc("GET /v1/files/{id}/content", s.serveFileContent)
+	mux.HandleFunc("POST /v1/batches", s.serveBatchCreate)
+	mux.HandleFunc("GET /v1/batches/{id}", s.serveBatchGet)
+	mux.HandleFunc("POST /v1/batches/{id}/cancel", s.serveBatchCancel)
 	return mux
 }
 

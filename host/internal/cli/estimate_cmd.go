@@ -44,10 +44,10 @@ a request caps them lower. A request larger than its judge takes
 				return writeJSON(out, rep)
 			}
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "METRIC\tKIND\tJUDGE\tCASES\tCALLS\tCACHED\tIN TOKENS\tOUT TOKENS\tUSD\tNOTE")
+			fmt.Fprintln(tw, "METRIC\tKIND\tJUDGE\tCASES\tCALLS\tCACHED\tIN TOKENS\tOUT TOKENS\tUSD\tBATCH USD\tNOTE")
 			for _, m := range append(rep.Metrics, &rep.Total) {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t$%.4f\t%s\n", m.Metric, m.Kind, dash(m.Judge),
-					m.Cases, m.JudgeCalls, m.CachedCalls, m.InputTokens, m.OutputTokens, m.USD, m.Note)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t$%.4f\t$%.4f\t%s\n", m.Metric, m.Kind, dash(m.Judge),
+					m.Cases, m.JudgeCalls, m.CachedCalls, m.InputTokens, m.OutputTokens, m.USD, m.BatchUSD, m.Note)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

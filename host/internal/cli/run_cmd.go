@@ -212,6 +212,7 @@ func newRunCmd() *cobra.Command {
 	var noProgress, asJSON bool
 	var progressFlag string
 	var progressEvery time.Duration
+	var bf batchFlags
 	var cf clusterFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -264,6 +265,13 @@ process writes the same outputs; see docs/cluster.md.
 				// plugins compile; their params are checked before New
 				// returns all the same.
 				adjust = append(adjust, func(o *engine.Options) { o.CompileInBackground = true })
+			}
+			batch, err := bf.options(cmd)
+			if err != nil {
+				return err
+			}
+			if batch != nil {
+				adjust = append(adjust, func(o *engine.Options) { o.Batch = batch })
 			}
 			cfg, eng, err := lf.load(ctx, stderr, adjust...)
 			if err != nil {
@@ -347,6 +355,7 @@ process writes the same outputs; see docs/cluster.md.
 	f.BoolVar(&noProgress, "no-progress", false, "same as --progress none")
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"bar", "plain", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout instead of the table (the exit code is the same)")
+	bf.register(cmd)
 	cf.register(cmd, true)
 	return cmd
 }

@@ -17,7 +17,7 @@ var heavy = []string{
 	"github.com/extism",
 	"google.golang.org/grpc",
 	"github.com/hashicorp/go-plugin",
-	"github.com/openai/openai-go",
+	"github.com/openai/openai-go/v3",
 	"net/http",
 	"crypto/tls",
 	"github.com/agentanvil/anvil/host/internal/judge",

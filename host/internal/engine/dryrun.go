@@ -38,6 +38,10 @@ type Estimate struct {
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	USD          float64 `json:"usd"`
+	// BatchUSD is USD with the cases' judge calls sent in batches (`run
+	// --batch`), at the provider's batch discount; prepare calls stay
+	// live. Equal to USD for a judge without a batch API.
+	BatchUSD float64 `json:"batch_usd"`
 	// Refused is cases on which the judge would refuse a request as too
 	// large for it (request_too_large): not sent, not priced.
 	Refused int    `json:"refused,omitempty"`

@@ -65,6 +65,10 @@ type Options struct {
 	// (ErrUnverifiable). Without it New returns only when every plugin is
 	// compiled and started.
 	CompileInBackground bool
+	// Batch, when set, sends judge calls through the providers' batch
+	// APIs (docs/batch.md): every judge's that has one under All (`run
+	// --batch`), else those configured with batch: true.
+	Batch *BatchOptions
 
 	// extraPlugins are linked in beside the first-party kinds (tests).
 	extraPlugins []*sdk.Plugin
@@ -99,17 +103,38 @@ type RunOptions struct {
 	Sink results.Sink
 }
 
+// BatchOptions are batch mode's settings for a run (judge.BatchOptions
+// for each batched judge; the store keeps the batches).
+type BatchOptions struct {
+	// All batches every judge whose provider has a batch API.
+	All bool
+	// RetryLive retries requests a batch ended without live, not in a
+	// new batch.
+	RetryLive bool
+	// PollEvery, FlushAfter and MaxRequests: judge.BatchOptions'.
+	PollEvery   time.Duration
+	FlushAfter  time.Duration
+	MaxRequests int
+}
+
+// batchConcurrency is the default number of cases in flight when a judge
+// batches: a batch holds the calls of the cases waiting on it, so the
+// cases in flight bound how large a batch gets.
+const batchConcurrency = 1000
+
 // Engine is a loaded configuration, ready to run.
 type Engine struct {
-	cfg     *config.Config
-	opts    Options
-	logger  *slog.Logger
-	store   *store.Store
-	judges  *judges
-	runtime *plugin.Runtime
-	plugins map[string]plugin.Plugin // by config name, and first-party by plugin name
-	digests map[string]string
-	sources map[string]pluginSource // configured plugins by name
+	cfg    *config.Config
+	opts   Options
+	logger *slog.Logger
+	store  *store.Store
+	judges *judges
+	// batching: some judge sends its calls in batches.
+	batching bool
+	runtime  *plugin.Runtime
+	plugins  map[string]plugin.Plugin // by config name, and first-party by plugin name
+	digests  map[string]string
+	sources  map[string]pluginSource // configured plugins by name
 	// compiling are the plugins still being compiled when New returned
 	// (CompileInBackground).
 	compiling compiling
@@ -144,6 +169,11 @@ func (e *Engine) Close(ctx context.Context) error {
 		errs = append(errs, e.runtime.Close(ctx))
 	}
 	if e.store != nil {
+		// A batch being submitted is recorded in the store before it
+		// closes: a stopped run resumed polls it instead of paying again.
+		for _, j := range e.judges.byName {
+			j.WaitSubmitted()
+		}
 		errs = append(errs, e.store.Close())
 	}
 	return errors.Join(errs...)
@@ -242,6 +272,9 @@ func (e *Engine) Store() *store.Store { return e.store }
 // plugins and between its calls), at least 8. The judges' own limits then
 // throttle the calls themselves.
 func (e *Engine) defaultConcurrency() int {
+	if e.batching {
+		return batchConcurrency
+	}
 	n := 8
 	for _, j := range e.judges.byName {
 		n = max(n, 2*j.Config().MaxConcurrency)

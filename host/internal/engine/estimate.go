@@ -26,6 +26,7 @@ func estimateNotes(outputTokens int) []string {
 	return []string{
 		"judge calls are upstream completions, counted as run counts them: G-Eval steps in prepare, and one call per sample when a judge without logprobs samples a score",
 		"not predicted: a repair call after an unusable reply, a sample asked again alone when a judge's multi-choice reply cut, spoilt or left out its choice (a sample top-up), and a call made again when a server rejects json_schema (all depend on the replies); identical requests in flight together share one call in a run, and are counted apart here",
+		"batch usd: the cases' judge calls sent through the provider's batch API (run --batch) at its batch discount, prepare calls live; as usd for a judge whose provider has no batch API in this build",
 		fmt.Sprintf("input tokens are estimated at 4 characters a token; output is assumed at %d tokens a reply unless a request caps it lower", outputTokens),
 		"USD prices every input token at the full input rate: a run reads from each reply the tokens the provider served from its prompt cache and prices them lower, so a run costs at most this",
 	}
@@ -80,6 +81,7 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 		rep.Metrics = append(rep.Metrics, est)
 		e.prepare(ctx, m, dry)
 		est.addUsage(m.prepareUsage)
+		est.BatchUSD += m.prepareUsage.USD
 	}
 	// The real run prepares again; forget the dry-run state.
 	defer func() {
@@ -104,6 +106,7 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 			est := byKey[m.key]
 			est.Cases++
 			est.addUsage(mr.Usage)
+			est.BatchUSD += mr.Usage.USD * e.batchDiscount(m)
 			if mr.Error != nil && mr.Error.Code == abi.CodeRequestTooLarge {
 				est.Refused++
 			}
@@ -117,6 +120,7 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 		rep.Total.InputTokens += est.InputTokens
 		rep.Total.OutputTokens += est.OutputTokens
 		rep.Total.USD += est.USD
+		rep.Total.BatchUSD += est.BatchUSD
 		rep.Total.Refused += est.Refused
 		if est.Refused > 0 {
 			refused := fmt.Sprintf("%d case(s) would be refused as too large for the judge (request_too_large)", est.Refused)
@@ -127,6 +131,27 @@ func (e *Engine) Estimate(ctx context.Context, input string, limit int) (*Estima
 		}
 	}
 	return rep, nil
+}
+
+// batchDiscount is the price factor of m's calls in batch mode: the
+// largest of its judges' (1 for a judge whose provider this build cannot
+// batch).
+func (e *Engine) batchDiscount(m *metric) float64 {
+	d := 0.0
+	for _, name := range m.panel {
+		j := e.judges.byName[name]
+		if j == nil {
+			return 1
+		}
+		if !j.Config().Provider.HasBatch() {
+			return 1
+		}
+		d = max(d, 1-j.PriceInfo().BatchDiscount)
+	}
+	if d == 0 {
+		return 1
+	}
+	return d
 }
 
 // assumedReplyTokens is the reply size estimate assumes for an uncached

@@ -213,6 +213,17 @@ func (e *Engine) buildJudges() error {
 					name, jc.CredentialEnv(), advice)
 			}
 		}
+		if b := e.opts.Batch; (b != nil && b.All && jc.Provider.HasBatch()) || jc.Batch {
+			bo := judge.BatchOptions{}
+			if b != nil {
+				bo = judge.BatchOptions{RetryLive: b.RetryLive, PollEvery: b.PollEvery, FlushAfter: b.FlushAfter, MaxRequests: b.MaxRequests}
+			}
+			if e.store != nil {
+				bo.State = e.store
+			}
+			jopts = append(jopts, judge.WithBatch(bo))
+			e.batching = true
+		}
 		j, err := judge.New(jc, jopts...)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: judge %s: %v", e.cfg.File, name, err))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/dag"
+	"github.com/agentanvil/anvil/host/internal/judge"
 	"github.com/agentanvil/anvil/host/internal/results"
 )
 
@@ -180,7 +181,9 @@ func (e *Engine) Run(ctx context.Context, ro RunOptions) (*results.Summary, erro
 		}
 		wg.Go(func() {
 			for c := range cases {
-				r := e.evaluate(runCtx, c, nil)
+				// A case's judge calls may go into batches; prepare
+				// work (startPrepares) is made live, first.
+				r := e.evaluate(judge.WithBatching(runCtx), c, nil)
 				if runCtx.Err() != nil {
 					// Stopped: a half-evaluated case is not written, but
 					// what it spent is counted.

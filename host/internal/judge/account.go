@@ -100,6 +100,9 @@ type usage struct {
 	tokens   tokens
 	attempts int
 	unknown  bool
+	// usd is the calls' cost, each at its price (a batched call's is
+	// the batch price).
+	usd float64
 }
 
 // add counts one call sent upstream.
@@ -158,7 +161,7 @@ func (j *Judge) spent(u *usage, start time.Time) abi.Usage {
 		OutputTokens:          u.tokens.out,
 		CachedInputTokens:     u.tokens.cached,
 		CacheWriteInputTokens: u.tokens.written,
-		USD:                   j.cost(u.tokens),
+		USD:                   u.usd,
 		Unpriced:              u.calls > 0 && !j.price.Known,
 		LatencyMS:             float64(j.clock.Now().Sub(start)) / float64(time.Millisecond),
 		Calls:                 u.calls,

@@ -2,15 +2,19 @@ package judge
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/openai/openai-go"
-	"github.com/openai/openai-go/azure"
-	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/azure"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // newAzureProvider is the OpenAI wire on Azure OpenAI, through openai-go's
@@ -18,12 +22,33 @@ import (
 // (azure.WithEndpoint, which puts the body's model — here the deployment —
 // in the path: /openai/deployments/{deployment}/chat/completions), and
 // the api-key header or an Entra ID bearer token.
-func newAzureProvider(cfg Config, httpClient *http.Client, credential string, headers http.Header) *openaiProvider {
+//
+// openai-go v3 sends an Azure credential only over https, or over plain
+// http to a loopback address when asked to (azure.WithUnsafeAllowHTTP: a
+// local fake resource), and refuses a configured header that would carry
+// a second credential. It refuses them at each request, as an error the
+// retry layer would take for a network failure; they are refused here,
+// once, as configuration.
+func newAzureProvider(cfg Config, httpClient *http.Client, credential string, headers http.Header) (*openaiProvider, error) {
 	opts := []option.RequestOption{
 		azure.WithEndpoint(cfg.BaseURL, cfg.APIVersion),
 		option.WithHTTPClient(httpClient),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(limitReplyBody(maxReplyBytes)),
+	}
+	if credential != "" {
+		plain, err := azurePlainHTTP(cfg.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("judge %q: base_url: %w", cfg.Name, err)
+		}
+		if plain {
+			opts = append(opts, azure.WithUnsafeAllowHTTP())
+		}
+		for _, name := range []string{"Authorization", "Api-Key"} {
+			if headers.Get(name) != "" {
+				return nil, fmt.Errorf("judge %q: headers.%s: an Azure judge sends its credential (%s) itself; remove the header", cfg.Name, name, cfg.CredentialEnv())
+			}
+		}
 	}
 	switch {
 	case credential == "":
@@ -33,7 +58,25 @@ func newAzureProvider(cfg Config, httpClient *http.Client, credential string, he
 		opts = append(opts, azure.WithAPIKey(credential))
 	}
 	opts = append(opts, headerOptions(headers)...)
-	return &openaiProvider{api: openai.Client{Options: slices.Clip(opts)}, model: cfg.Deployment}
+	return &openaiProvider{api: openai.Client{Options: slices.Clip(opts)}, model: cfg.Deployment, azure: true}, nil
+}
+
+// azurePlainHTTP says whether endpoint is plain http to a loopback
+// address, the one case an Azure credential may travel unencrypted, and
+// refuses plain http to anywhere else.
+func azurePlainHTTP(endpoint string) (bool, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false, err
+	}
+	if !strings.EqualFold(u.Scheme, "http") {
+		return false, nil
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback()) {
+		return true, nil
+	}
+	return false, fmt.Errorf("%q: an Azure credential is only sent over https (plain http only to a loopback address, for a local fake)", endpoint)
 }
 
 // staticToken is an Entra ID access token read from the environment, as

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
@@ -67,5 +68,52 @@ func TestAzureRefusals(t *testing.T) {
 			h := newHarnessOn(t, srv, srv.URL(), func(c *Config) { azureConfig(srv.URL())(c); tc.edit(c) }, WithHTTPClient(srv.Client()))
 			wantError(t, h.judge.Do(context.Background(), userRequest("grade")), abi.CodeJudge, tc.want...)
 		})
+	}
+}
+
+// openai-go v3 sends an Azure credential only over https (plain http to a
+// loopback address when asked) and never beside a second credential
+// header; it refuses them at each request, as an error the retry layer
+// took for a network failure (5 attempts, then "cannot reach"). The judge
+// refuses them once, when it is built, naming the field.
+func TestAzureCredentialTransportRefused(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*Config)
+		wantErr string // "" : New succeeds
+	}{
+		{"https", func(c *Config) { c.BaseURL = "https://acme.openai.azure.com" }, ""},
+		{"http loopback", func(c *Config) { c.BaseURL = "http://127.0.0.1:8080" }, ""},
+		{"http localhost", func(c *Config) { c.BaseURL = "http://localhost:8080" }, ""},
+		{"http ::1", func(c *Config) { c.BaseURL = "http://[::1]:8080" }, ""},
+		{"http remote", func(c *Config) { c.BaseURL = "http://acme.openai.azure.com" },
+			`judge "grader": base_url: "http://acme.openai.azure.com": an Azure credential is only sent over https`},
+		{"authorization header", func(c *Config) { c.Headers = map[string]string{"Authorization": "Bearer x"} },
+			`judge "grader": headers.Authorization: an Azure judge sends its credential (AZURE_OPENAI_API_KEY) itself`},
+		{"api-key header", func(c *Config) { c.Headers = map[string]string{"api-key": "x"} },
+			`judge "grader": headers.Api-Key: an Azure judge sends its credential`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig("https://acme.openai.azure.com")
+			azureConfig("https://acme.openai.azure.com")(&cfg)
+			tc.edit(&cfg)
+			_, err := New(cfg, WithAPIKey(testKey))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("New: %v; want an error containing %q", err, tc.wantErr)
+			case err != nil && strings.Contains(err.Error(), testKey):
+				t.Fatalf("the key appears in the error: %v", err)
+			}
+		})
+	}
+	// Without a credential the header is the gateway's own, and is sent.
+	cfg := testConfig("http://gateway.internal")
+	azureConfig("http://gateway.internal")(&cfg)
+	cfg.Headers = map[string]string{"Authorization": "Bearer x"}
+	if _, err := New(cfg, WithGetenv(func(string) string { return "" })); err != nil {
+		t.Fatalf("New without a credential: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // maxReplyBytes bounds the body of one judge reply. A completion with 20

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/openai/openai-go"
-	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
@@ -52,6 +52,10 @@ type completion struct {
 	// usageKnown is false when the reply had no usage block: the token
 	// counts are then the judge's estimates.
 	usageKnown bool
+	// batched says the reply came through a batch, at the batch price.
+	batched bool
+	// raw is a batch line's reply body, not yet decoded (batch.go).
+	raw []byte
 }
 
 // openaiProvider is the OpenAI chat-completions wire (provider openai, and
@@ -67,6 +71,8 @@ type openaiProvider struct {
 	// model is what the body names: the model, or for Azure the
 	// deployment (which openai-go's Azure middleware puts in the path).
 	model string
+	// azure: the judge's provider is Azure OpenAI.
+	azure bool
 }
 
 func newOpenAIProvider(cfg Config, httpClient *http.Client, apiKey string, headers http.Header) *openaiProvider {

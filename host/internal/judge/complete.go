@@ -31,9 +31,16 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 		if j.spendLimit > 0 && j.counters.usd() >= j.spendLimit {
 			return completion{}, j.errorf(abi.CodeBudget, false, "spend limit of $%.2f reached ($%.4f spent)", j.spendLimit, j.counters.usd())
 		}
-		release, aerr := j.acquire(ctx, estimate)
-		if aerr != nil {
-			return completion{}, aerr
+		// A batched call holds no connection and is not paced: the
+		// provider queues it, and the batch's size is the bound.
+		batched := j.batcher != nil && batching(ctx)
+		release := func() {}
+		if !batched {
+			var aerr *abi.Error
+			release, aerr = j.acquire(ctx, estimate)
+			if aerr != nil {
+				return completion{}, aerr
+			}
 		}
 		// Requests queued behind the ones that tripped the breaker must
 		// not go out.
@@ -47,7 +54,14 @@ func (j *Judge) complete(ctx context.Context, p *plan, c call, u *usage) (comple
 			release()
 			return completion{}, j.errorf(abi.CodeABI, false, "request cannot be encoded: %v", encErr)
 		}
-		comp, attempts, f := j.withRetry(ctx, body, p.tokenNeed())
+		var comp completion
+		var attempts int
+		var f *failure
+		if batched {
+			comp, attempts, f = j.batcher.do(ctx, body, p.tokenNeed())
+		} else {
+			comp, attempts, f = j.withRetry(ctx, body, p.tokenNeed())
+		}
 		release()
 
 		j.counters.attempts.Add(int64(attempts))
@@ -94,7 +108,14 @@ func (j *Judge) account(p *plan, c call, comp completion, attempts int, u *usage
 	j.counters.cachedInputTokens.Add(int64(t.cached))
 	j.counters.cacheWriteInputTokens.Add(int64(t.written))
 	j.counters.outputTokens.Add(int64(t.out))
-	j.counters.addUSD(j.cost(t))
+	usd := j.cost(t)
+	if comp.batched {
+		usd *= j.batchDiscount()
+	}
+	j.counters.addUSD(usd)
+	u.mu.Lock()
+	u.usd += usd
+	u.mu.Unlock()
 }
 
 // acquire waits until one call estimated at tokens may start: on the

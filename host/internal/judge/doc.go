@@ -1,7 +1,7 @@
 // Package judge is the only code in Anvil that talks to an LLM. A Judge is
 // one configured endpoint and model of a provider — any OpenAI-compatible
 // server (OpenAI, vLLM, llama.cpp, Ollama, LM Studio) and Azure OpenAI
-// through github.com/openai/openai-go, Anthropic through
+// through github.com/openai/openai-go/v3, Anthropic through
 // github.com/anthropics/anthropic-sdk-go, Gemini through
 // google.golang.org/genai, Amazon Bedrock (Converse) through
 // aws-sdk-go-v2's bedrockruntime — with the middleware every call goes
@@ -112,6 +112,13 @@
 //     built-in table (package pricing), each kind of input token at its
 //     rate; a judge with neither reports USD 0 and marks its calls
 //     Unpriced, never a cost it does not know.
-//     A reply without a usage block is counted at the judge's estimate and
+//   - Batch mode (WithBatch, batch.go): a call made in a batching context
+//     (WithBatching) is sent as a line of a Batch API batch in place of the
+//     HTTP attempt, below the cache, singleflight, budget and breaker;
+//     prepare calls, made outside one, stay live. Its batch is recorded in
+//     the store before the caller can be answered, so a resumed run polls
+//     it rather than submitting it again; it is priced at the provider's
+//     batch discount (package pricing).
+//   - A reply without a usage block is counted at the judge's estimate and
 //     marked usage_unknown: unknown is not zero, and the spend limit holds.
 package judge

@@ -50,6 +50,10 @@ type Judge struct {
 	counters   counters
 	price      PriceInfo
 
+	// batcher, when set, sends calls made in a batching context through
+	// the provider's batch API (batch.go).
+	batcher *batcher
+
 	breaker       breaker
 	onUnavailable func(error)
 	// modeFloor is the rank (see modeRank) of the strongest structured-
@@ -126,6 +130,13 @@ func New(cfg Config, opts ...Option) (*Judge, error) {
 	}
 	if j.cache == nil {
 		j.cacheMode = CacheOff
+	}
+	if o.batch != nil {
+		wire, ok := prov.(batchWire)
+		if !ok {
+			return nil, fmt.Errorf("judge %q: batch: provider %s has no batch API in this build", cfg.Name, cfg.Provider)
+		}
+		j.batcher = newBatcher(j, wire, *o.batch)
 	}
 	if id := cfg.Identity(); id.Provider != judgeconfig.ProviderOpenAI {
 		j.keyProvider, j.keyEndpoint = string(id.Provider), id.Endpoint

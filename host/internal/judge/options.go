@@ -78,6 +78,7 @@ type options struct {
 
 	onUnavailable func(error)
 	limiter       Limiter
+	batch         *BatchOptions
 }
 
 // WithCache sets the persistent cache and how it is used.

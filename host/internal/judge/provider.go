@@ -33,7 +33,7 @@ func newProvider(cfg Config, httpClient *http.Client, apiKey string, headers htt
 	case judgeconfig.ProviderOpenAI:
 		return newOpenAIProvider(cfg, httpClient, apiKey, headers), nil
 	case judgeconfig.ProviderAzure:
-		return newAzureProvider(cfg, httpClient, apiKey, headers), nil
+		return newAzureProvider(cfg, httpClient, apiKey, headers)
 	case judgeconfig.ProviderAnthropic:
 		return newAnthropicProvider(cfg, httpClient, apiKey, headers), nil
 	case judgeconfig.ProviderGemini:

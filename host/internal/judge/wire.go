@@ -3,7 +3,7 @@ package judge
 import (
 	"context"
 
-	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"

@@ -1,8 +1,8 @@
 package judge
 
 import (
-	"github.com/openai/openai-go"
-	"github.com/openai/openai-go/shared"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // The request as openai-go's own types build it: what the judge sent

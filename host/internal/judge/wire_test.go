@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/cputime"
-	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/v3"
 )
 
 // wireCase is one generated request: a plan, a call and the mode it is sent in.
@@ -87,7 +87,7 @@ func TestRequestBodiesAreOpenAIGos(t *testing.T) {
 	models := []string{"gpt-4o-mini", "", "m<&>"}
 	for i, wc := range wireCases(3000) {
 		model := models[i%len(models)]
-		want, err := json.Marshal(wc.p.typedParams(model, wc.c, wc.mode))
+		want, err := wc.p.typedParams(model, wc.c, wc.mode).MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func FuzzRequestBody(f *testing.F) {
 		}
 		c := call{temperature: &temp, n: int(mode % 4), extra: []abi.Message{{Role: "assistant", Content: content}}}
 		sm := []schemaMode{modeJSONSchema, modeJSONObject, modePrompt}[mode%3]
-		want, err := json.Marshal(p.typedParams(model, c, sm))
+		want, err := p.typedParams(model, c, sm).MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
 		}

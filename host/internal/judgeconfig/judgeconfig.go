@@ -134,6 +134,10 @@ type Config struct {
 	// judge's metrics, and says so in its output. With a key, the judge is
 	// called and the recording is not read.
 	OfflineRecording string `yaml:"offline_recording,omitempty" json:"offline_recording,omitempty"`
+	// Batch sends the judge's scoring calls through the provider's batch
+	// API at its batch price (docs/batch.md), as `run --batch` does for
+	// every judge that has one.
+	Batch bool `yaml:"batch,omitempty" json:"batch,omitempty"`
 }
 
 // Price is USD per million tokens.

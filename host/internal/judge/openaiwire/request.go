@@ -44,12 +44,13 @@ type JSONSchema struct {
 	Schema jsontext.Value `json:"schema"`
 }
 
-// encodeOptions write strings as encoding/json (and so openai-go) writes
-// them: HTML characters and the JavaScript line separators escaped, and
-// invalid UTF-8 replaced with U+FFFD rather than refused, so a prompt
-// with a stray byte is sent as openai-go would send it.
+// encodeOptions write strings as openai-go v3 writes them (its fork of
+// encoding/json, HTML escaping off): the JavaScript line separators
+// escaped, "<", ">" and "&" as they are, and invalid UTF-8 replaced with
+// U+FFFD rather than refused, so a prompt with a stray byte is sent as
+// openai-go would send it.
 var encodeOptions = json.JoinOptions(
-	jsontext.EscapeForHTML(true),
+	jsontext.EscapeForHTML(false),
 	jsontext.EscapeForJS(true),
 	jsontext.AllowInvalidUTF8(true),
 )

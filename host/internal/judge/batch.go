@@ -1,0 +1,535 @@
+package judge
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
+)
+
+// Batch mode: the judge's scoring calls go through the provider's batch
+// API instead of one HTTP request each. The batcher sits where the retry
+// layer's HTTP attempt would be — under the cache, singleflight, budget and
+// breaker, which all still apply (a cached request never goes into a
+// batch) — so a guest's judge call blocks until its line of a batch comes
+// back. Requests wait in a pending list; it is flushed as one batch when
+// it holds MaxRequests or FlushAfter has passed since its first request.
+// Each line's custom_id is a digest of its request body (and of how many
+// identical bodies were waiting at once: samples of one request are sent
+// as distinct lines); the store keeps custom_id → batch id as soon as the
+// batch is created, so a run killed while batches are out, resumed, polls
+// them instead of paying for the requests twice. A batch's lines are
+// delivered when it ends; a line for a request nobody is waiting on yet
+// (a resumed run whose case is still queued) is kept until it is asked for.
+// Lines a batch ended without (expired, cancelled) and lines the server
+// failed with a retryable status are retried — in a new batch, or live
+// when RetryLive is set; the rest fail the request as a live call would.
+// Calls made outside a batching context (WithBatching: G-Eval's steps and
+// other prepare calls) are made live.
+
+// BatchOptions turn batch mode on for a judge.
+type BatchOptions struct {
+	// State keeps which batch each request went into (the store's
+	// key/value namespace). Nil: a killed run cannot find its batches.
+	State BatchState
+	// MaxRequests flushes the pending requests as a batch once this many
+	// wait (default 1000).
+	MaxRequests int
+	// FlushAfter flushes the pending requests this long after the first
+	// of them arrived (default 2 s).
+	FlushAfter time.Duration
+	// PollEvery is the wait between two reads of a batch's status
+	// (default 30 s).
+	PollEvery time.Duration
+	// RetryLive retries a request a batch ended without live rather than
+	// in a new batch.
+	RetryLive bool
+}
+
+// BatchState is where the judge records its batches: the store.
+type BatchState interface {
+	Get(ctx context.Context, namespace, key string) ([]byte, bool, error)
+	Put(ctx context.Context, namespace, key string, value []byte) error
+}
+
+// batchNamespace is the store namespace of custom_id → batch id.
+const batchNamespace = "judge_batch"
+
+// WithBatch sends the judge's calls made in a batching context
+// (WithBatching) through the provider's batch API.
+func WithBatch(o BatchOptions) Option {
+	return func(opts *options) { opts.batch = &o }
+}
+
+type batchingKey struct{}
+
+// WithBatching marks ctx's judge calls as batchable: a judge in batch mode
+// sends them in batches; other calls (a kind's once-per-run prepare work)
+// go live, first.
+func WithBatching(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchingKey{}, true)
+}
+
+func batching(ctx context.Context) bool {
+	v, _ := ctx.Value(batchingKey{}).(bool)
+	return v
+}
+
+// lineResult is one request's outcome in a batch.
+type lineResult struct {
+	comp completion
+	f    *failure
+	// again says the batch ended without answering (expired, cancelled,
+	// a retryable server error): worth sending again.
+	again bool
+}
+
+type batchWaiter struct {
+	id   string
+	body []byte
+	need openaiwire.Need
+	done chan lineResult
+	// sent counts the batches the request went into (owned by the
+	// flush and deliver of the batch it is in).
+	sent int
+	// gone: the caller gave up; a batch submitted for it is recorded but
+	// not polled for it.
+	gone bool
+}
+
+type batcher struct {
+	j    *Judge
+	wire batchWire
+	opts BatchOptions
+
+	mu      sync.Mutex
+	pending []*batchWaiter
+	timer   *time.Timer
+	// waiting are the waiters of each batch out, by custom_id.
+	waiting map[string]map[string][]*batchWaiter
+	// ready are lines of ended batches nobody has asked for yet.
+	ready map[string]lineResult
+	// live counts waiters by body digest, to number identical bodies.
+	live map[string]int
+	// submitting counts the batches being submitted and recorded.
+	submitting sync.WaitGroup
+}
+
+func newBatcher(j *Judge, wire batchWire, o BatchOptions) *batcher {
+	if o.MaxRequests <= 0 {
+		o.MaxRequests = 1000
+	}
+	if o.FlushAfter <= 0 {
+		o.FlushAfter = 2 * time.Second
+	}
+	if o.PollEvery <= 0 {
+		o.PollEvery = 30 * time.Second
+	}
+	return &batcher{j: j, wire: wire, opts: o, waiting: map[string]map[string][]*batchWaiter{},
+		ready: map[string]lineResult{}, live: map[string]int{}}
+}
+
+// stateKey is the store key of custom_id id: the judge's identity first,
+// so two judges (or endpoints) never share a batch record.
+func (b *batcher) stateKey(id string) string {
+	ident := b.j.cfg.Identity()
+	return string(ident.Provider) + " " + ident.Endpoint + " " + b.j.cfg.Model + " " + id
+}
+
+// do makes one call through a batch: the completion, the attempts it
+// counts (1 for a batch line, more when retried live) and a failure.
+func (b *batcher) do(ctx context.Context, body []byte, need openaiwire.Need) (completion, int, *failure) {
+	sum := sha256.Sum256(body)
+	digest := hex.EncodeToString(sum[:16])
+	b.mu.Lock()
+	n := b.live[digest]
+	b.live[digest] = n + 1
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		if b.live[digest]--; b.live[digest] == 0 {
+			delete(b.live, digest)
+		}
+		b.mu.Unlock()
+	}()
+	w := &batchWaiter{id: digest + "-" + strconv.Itoa(n), body: body, need: need, done: make(chan lineResult, 1)}
+	r := b.await(ctx, w)
+	sent := max(w.sentCount(b), 1)
+	if r.f == nil {
+		r.comp.batched = true
+		return r.comp, sent, nil
+	}
+	if !r.again || ctx.Err() != nil || !b.opts.RetryLive {
+		return completion{}, sent, r.f
+	}
+	b.j.log.LogAttrs(ctx, slog.LevelInfo, "judge batch request not answered; sending it again, live",
+		slog.String("judge", b.j.cfg.Name), slog.String("custom_id", w.id), slog.String("problem", r.f.detail))
+	c, attempts, f := b.j.withRetry(ctx, body, need)
+	return c, sent + attempts, f
+}
+
+func (w *batchWaiter) sentCount(b *batcher) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return w.sent
+}
+
+// await finds w's result: from a batch that ended, from a batch a
+// previous run submitted, or by queueing w for the next batch.
+func (b *batcher) await(ctx context.Context, w *batchWaiter) lineResult {
+	b.mu.Lock()
+	if r, ok := b.ready[w.id]; ok {
+		delete(b.ready, w.id)
+		b.mu.Unlock()
+		// Kept as it came: decoded as this caller needs it.
+		return b.decode(r, w.need)
+	}
+	b.mu.Unlock()
+	if id := b.submitted(ctx, w.id); id != "" {
+		b.j.log.LogAttrs(ctx, slog.LevelDebug, "judge request already in a batch; polling it",
+			slog.String("judge", b.j.cfg.Name), slog.String("batch", id), slog.String("custom_id", w.id))
+		b.watch(id, []*batchWaiter{w})
+	} else {
+		b.enqueue(w)
+	}
+	select {
+	case r := <-w.done:
+		return r
+	case <-ctx.Done():
+		b.drop(w)
+		return lineResult{f: &failure{kind: failCancelled, detail: "cancelled while waiting for a batch"}}
+	}
+}
+
+// submitted is the batch a previous submission put custom_id id in.
+func (b *batcher) submitted(ctx context.Context, id string) string {
+	if b.opts.State == nil {
+		return ""
+	}
+	v, ok, err := b.opts.State.Get(ctx, batchNamespace, b.stateKey(id))
+	if err != nil || !ok {
+		return ""
+	}
+	return string(v)
+}
+
+func (b *batcher) enqueue(w *batchWaiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending = append(b.pending, w)
+	if len(b.pending) >= b.opts.MaxRequests {
+		batch := b.pending
+		b.pending = nil
+		if b.timer != nil {
+			b.timer.Stop()
+			b.timer = nil
+		}
+		b.submitting.Add(1)
+		go func() {
+			defer b.submitting.Done()
+			b.flush(batch)
+		}()
+		return
+	}
+	if b.timer == nil {
+		b.timer = time.AfterFunc(b.opts.FlushAfter, func() {
+			b.mu.Lock()
+			batch := b.pending
+			b.pending, b.timer = nil, nil
+			if len(batch) > 0 {
+				b.submitting.Add(1)
+			}
+			b.mu.Unlock()
+			if len(batch) > 0 {
+				defer b.submitting.Done()
+				b.flush(batch)
+			}
+		})
+	}
+}
+
+// drop forgets a waiter whose caller gave up. Its batch, if any, stays out
+// and recorded: a resumed run collects it.
+func (b *batcher) drop(w *batchWaiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w.gone = true
+	for i, p := range b.pending {
+		if p == w {
+			b.pending = append(b.pending[:i:i], b.pending[i+1:]...)
+			return
+		}
+	}
+	for _, byID := range b.waiting {
+		ws := byID[w.id]
+		for i, p := range ws {
+			if p == w {
+				byID[w.id] = append(ws[:i:i], ws[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// WaitSubmitted waits until the batches being submitted are created and
+// recorded in the batch state (or have failed): before the store closes.
+func (j *Judge) WaitSubmitted() {
+	if j.batcher != nil {
+		j.batcher.submitting.Wait()
+	}
+}
+
+// batchLine is one line of a batch input file.
+type batchLine struct {
+	CustomID string         `json:"custom_id"`
+	Method   string         `json:"method"`
+	URL      string         `json:"url"`
+	Body     jsontext.Value `json:"body"`
+}
+
+// flush submits ws as one batch, records it and starts polling it.
+func (b *batcher) flush(ws []*batchWaiter) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	url := b.wire.batchURL()
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if seen[w.id] {
+			continue // the same waiter cannot be queued twice; an id is one request
+		}
+		seen[w.id] = true
+		if err := json.MarshalWrite(&buf, batchLine{CustomID: w.id, Method: http.MethodPost, URL: url, Body: w.body}); err != nil {
+			b.fail(ws, &failure{kind: failRejected, detail: "encoding the batch file: " + err.Error()})
+			return
+		}
+		buf.WriteByte('\n')
+	}
+	id, httpResp, err := b.wire.submit(ctx, buf.Bytes())
+	if err != nil {
+		f := b.j.classify(ctx, httpResp, err)
+		f.detail = b.j.words(err.Error() + ": " + f.detail)
+		b.fail(ws, f)
+		return
+	}
+	if b.opts.State != nil {
+		for _, w := range ws {
+			if err := b.opts.State.Put(ctx, batchNamespace, b.stateKey(w.id), []byte(id)); err != nil {
+				b.j.log.Warn("judge batch: cannot record the batch in the store; a killed run would submit its requests again",
+					"judge", b.j.cfg.Name, "batch", id, "error", err)
+				break
+			}
+		}
+	}
+	b.mu.Lock()
+	for _, w := range ws {
+		w.sent++
+	}
+	b.mu.Unlock()
+	b.j.log.Info("judge batch submitted", "judge", b.j.cfg.Name, "batch", id, "requests", len(seen))
+	b.watch(id, ws)
+}
+
+func (b *batcher) fail(ws []*batchWaiter, f *failure) {
+	for _, w := range ws {
+		w.done <- lineResult{f: f}
+	}
+}
+
+// watch adds ws to batch id's waiters, starting its poller if it has none.
+func (b *batcher) watch(id string, ws []*batchWaiter) {
+	b.mu.Lock()
+	byID, polling := b.waiting[id]
+	if !polling {
+		byID = map[string][]*batchWaiter{}
+		b.waiting[id] = byID
+	}
+	for _, w := range ws {
+		if !w.gone {
+			byID[w.id] = append(byID[w.id], w)
+		}
+	}
+	b.mu.Unlock()
+	if !polling {
+		go b.poll(id)
+	}
+}
+
+// waiters says whether anyone still waits on batch id.
+func (b *batcher) waiters(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ws := range b.waiting[id] {
+		if len(ws) > 0 {
+			return true
+		}
+	}
+	delete(b.waiting, id)
+	return false
+}
+
+// poll reads batch id's status until it ends, then delivers its lines. It
+// stops early when nobody waits on it any more (the run stopped): the
+// batch is recorded, and a resumed run polls it again.
+func (b *batcher) poll(id string) {
+	ctx := context.Background()
+	failures := 0
+	for {
+		if !b.waiters(id) {
+			return
+		}
+		st, httpResp, err := b.wire.status(ctx, id)
+		if err != nil {
+			f := b.j.classify(ctx, httpResp, err)
+			failures++
+			if !f.retryable() || failures > b.j.cfg.MaxRetries {
+				f.detail = b.j.words(err.Error() + ": " + f.detail)
+				b.deliver(id, nil, f)
+				return
+			}
+		} else if st.ended() {
+			b.collect(ctx, id, st)
+			return
+		} else {
+			failures = 0
+		}
+		if b.j.clock.Sleep(ctx, b.opts.PollEvery) != nil {
+			return
+		}
+	}
+}
+
+// batchResultLine is a line of a batch's output or error file.
+type batchResultLine struct {
+	CustomID string `json:"custom_id"`
+	Response *struct {
+		StatusCode int            `json:"status_code"`
+		Body       jsontext.Value `json:"body"`
+	} `json:"response"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// collect reads an ended batch's files and delivers every line.
+func (b *batcher) collect(ctx context.Context, id string, st batchStatus) {
+	results := map[string]lineResult{}
+	for _, fileID := range []string{st.outputFileID, st.errorFileID} {
+		if fileID == "" {
+			continue
+		}
+		data, httpResp, err := b.wire.content(ctx, fileID)
+		if err != nil {
+			f := b.j.classify(ctx, httpResp, err)
+			f.detail = b.j.words(err.Error() + ": " + f.detail)
+			b.deliver(id, nil, f)
+			return
+		}
+		for n, raw := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(raw)) == 0 {
+				continue
+			}
+			var l batchResultLine
+			if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
+				b.j.log.Warn("judge batch: a result line is not one; its request is sent again",
+					"judge", b.j.cfg.Name, "batch", id, "file", fileID, "line", n+1)
+				continue
+			}
+			results[l.CustomID] = b.lineResult(l)
+		}
+	}
+	missing := &failure{kind: failServer, detail: fmt.Sprintf("batch %s ended %s without answering the request", id, st.status)}
+	b.deliver(id, results, missing)
+}
+
+// lineResult turns one result line into a completion or a failure.
+func (b *batcher) lineResult(l batchResultLine) lineResult {
+	switch {
+	case l.Response != nil && l.Response.StatusCode/100 == 2:
+		// The decoder needs what the waiter needs; decoded at delivery.
+		return lineResult{comp: completion{raw: l.Response.Body}}
+	case l.Response != nil:
+		f := &failure{status: l.Response.StatusCode, detail: serverWords(l.Response.Body)}
+		switch {
+		case f.status == http.StatusTooManyRequests:
+			f.kind = failRateLimited
+		case f.status >= 500 || f.status == http.StatusRequestTimeout:
+			f.kind = failServer
+		default:
+			f.kind = failRejected
+		}
+		return lineResult{f: f, again: f.retryable()}
+	case l.Error != nil:
+		return lineResult{f: &failure{kind: failServer, detail: l.Error.Code + ": " + l.Error.Message}, again: true}
+	}
+	return lineResult{f: &failure{kind: failUnparseable, detail: "a batch result line with neither response nor error"}, again: true}
+}
+
+// deliver hands batch id's results to its waiters; a waiter without a
+// line gets missing (sent again). Lines nobody waits on are kept for
+// whoever asks for them later.
+func (b *batcher) deliver(id string, results map[string]lineResult, missing *failure) {
+	b.mu.Lock()
+	byID := b.waiting[id]
+	delete(b.waiting, id)
+	for cid, r := range results {
+		if len(byID[cid]) == 0 {
+			b.ready[cid] = r
+		}
+	}
+	b.mu.Unlock()
+	// Requests worth sending again go, together, into a new batch (at
+	// most max_retries+1 batches each, as a live call makes at most
+	// max_retries+1 attempts), unless they are to be retried live.
+	var again []*batchWaiter
+	for cid, ws := range byID {
+		r, ok := results[cid]
+		if !ok {
+			r = lineResult{f: missing, again: missing.retryable()}
+		}
+		for _, w := range ws {
+			if r.again && !b.opts.RetryLive && w.sentCount(b) <= b.j.cfg.MaxRetries {
+				b.j.log.Info("judge batch request not answered; sending it again in a new batch",
+					"judge", b.j.cfg.Name, "batch", id, "custom_id", cid, "problem", r.f.detail)
+				again = append(again, w)
+				continue
+			}
+			w.done <- b.decode(r, w.need)
+		}
+	}
+	if len(again) > 0 {
+		b.submitting.Add(1)
+		go func() {
+			defer b.submitting.Done()
+			b.flush(again)
+		}()
+	}
+}
+
+// decode decodes a delivered line's completion as its waiter needs it.
+func (b *batcher) decode(r lineResult, need openaiwire.Need) lineResult {
+	if r.f != nil {
+		return r
+	}
+	if len(r.comp.raw) == 0 {
+		// A 2xx line without a body is no reply.
+		return lineResult{f: &failure{kind: failUnparseable, status: http.StatusOK, detail: "a batch result line with status 2xx and no body"}}
+	}
+	c, f := decodeCompletion("application/json", r.comp.raw, need)
+	if f != nil {
+		f.detail = b.j.words(f.detail)
+		return lineResult{f: f}
+	}
+	return lineResult{comp: c}
+}
