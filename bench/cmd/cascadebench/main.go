@@ -1,10 +1,11 @@
 // Command cascadebench measures a judge cascade against its strong judge
-// alone: two scripted fake judges on loopback (host/judgetest), a
-// synthetic dataset, and two `anvil-host run`s of one G-Eval metric — one
-// with judge: strong, one with judge_cascade: [cheap, strong]. It prints,
-// per run, the USD per verified (scored) case, the share of cases that
-// reached the strong judge, and the verdict agreement with the strong-only
-// run.
+// alone, live and through the providers' batch API: two scripted fake
+// judges on loopback (host/judgetest, which also serves the Batch API), a
+// synthetic dataset, and four `anvil-host run`s of one G-Eval metric —
+// judge: strong and judge_cascade: [cheap, strong], each live and with
+// --batch. It prints, per run, the USD per verified (scored) case, the
+// share of cases that reached the strong judge, the verdict agreement with
+// the live strong-only run, and the bill against it.
 //
 // The judges are scripted, so the figures measure the mechanism (routing,
 // accounting), not a real model's calibration. Each case has a true score
@@ -118,9 +119,19 @@ dataset: cases.jsonl
       evaluation_params: [input, actual_output, expected_output]
 `, judges, judging)
 	}
-	runs := []struct{ name, judging string }{
-		{"strong-only", "judge: strong"},
-		{"cascade", fmt.Sprintf("judge_cascade: [cheap, strong]\n    escalate_band: [%s]", band)},
+	cascade := fmt.Sprintf("judge_cascade: [cheap, strong]\n    escalate_band: [%s]", band)
+	// The batch runs send the cases' judge calls through the fake
+	// servers' Batch API (at the price table's batch discount), polled
+	// often so that the bench measures cost, not waiting.
+	batch := []string{"--batch", "--batch-poll", "20ms", "--batch-flush", "100ms"}
+	runs := []struct {
+		name, judging string
+		flags         []string
+	}{
+		{"strong-only", "judge: strong", nil},
+		{"cascade", cascade, nil},
+		{"batch", "judge: strong", batch},
+		{"batch+cascade", cascade, batch},
 	}
 	type figures struct {
 		verified, strongScorings int
@@ -138,19 +149,22 @@ dataset: cases.jsonl
 		if err := os.WriteFile(cfg, []byte(metric(r.judging)), 0o644); err != nil {
 			return err
 		}
-		before := strong.Calls()
-		cmd := exec.CommandContext(ctx, host, "run", "-c", cfg, "--output-dir", filepath.Join(dir, "out"),
-			"--store", filepath.Join(dir, "store.db"), "--cache", "off", "--concurrency", strconv.Itoa(concurrency))
+		args := append([]string{"run", "-c", cfg, "--output-dir", filepath.Join(dir, "out"),
+			"--store", filepath.Join(dir, "store.db"), "--cache", "off", "--concurrency", strconv.Itoa(concurrency)}, r.flags...)
+		cmd := exec.CommandContext(ctx, host, args...)
 		cmd.Env = append(os.Environ(), "ANVIL_BENCH_KEY=bench")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("%s: anvil-host run: %v\n%s", r.name, err, out)
 		}
-		f := &figures{pass: map[string]bool{}, strongScorings: strong.Calls() - before}
+		f := &figures{pass: map[string]bool{}}
 		if err := readRun(filepath.Join(dir, "out"), func(id, status string, usd float64, escalated bool) {
 			f.usd += usd
 			if status == "passed" || status == "failed" {
 				f.verified++
 				f.pass[id] = status == "passed"
+			}
+			if escalated || r.judging == "judge: strong" {
+				f.strongScorings++ // a case the strong judge scored
 			}
 			if escalated {
 				f.escalated++
@@ -162,7 +176,7 @@ dataset: cases.jsonl
 	}
 	base := got["strong-only"]
 	fmt.Printf("%d cases, cheap judge confidently wrong on %.1f%%, escalate_band [%s]\n\n", n, 100*wrong, band)
-	fmt.Printf("%-12s %9s %12s %14s %16s %18s\n", "run", "verified", "USD", "USD/verified", "reached strong", "verdicts differ")
+	fmt.Printf("%-14s %9s %12s %14s %16s %18s %16s\n", "run", "verified", "USD", "USD/verified", "reached strong", "verdicts differ", "of strong-only")
 	for _, r := range runs {
 		f := got[r.name]
 		differ := 0
@@ -171,8 +185,8 @@ dataset: cases.jsonl
 				differ++
 			}
 		}
-		fmt.Printf("%-12s %9d %12.6f %14.3e %15.1f%% %17.2f%%\n", r.name, f.verified, f.usd, f.usd/float64(f.verified),
-			100*float64(f.strongScorings)/float64(n), 100*float64(differ)/float64(len(base.pass)))
+		fmt.Printf("%-14s %9d %12.6f %14.3e %15.1f%% %17.2f%% %15.2f×\n", r.name, f.verified, f.usd, f.usd/float64(f.verified),
+			100*float64(f.strongScorings)/float64(n), 100*float64(differ)/float64(len(base.pass)), f.usd/base.usd)
 	}
 	c := got["cascade"]
 	fmt.Printf("\ncascade: %d of %d cases escalated; USD %.1f%% of strong-only\n", c.escalated, n, 100*c.usd/base.usd)
