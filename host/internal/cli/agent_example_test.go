@@ -2,8 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,24 +53,7 @@ func agentJudge(s *judgetest.Server) {
 //	go test ./host/internal/cli -run TestAgentExample -update-recording
 func TestAgentExample(t *testing.T) {
 	dir := copyExample(t, "agent")
-	if *updateRecording {
-		srv := judgetest.New(t)
-		agentJudge(srv)
-		store := filepath.Join(dir, "record.db")
-		if r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--store", store, "-o", "rec", "--no-progress"); r.code != exitThreshold {
-			t.Fatalf("recording: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-		}
-		if srv.Calls() != 6 {
-			t.Fatalf("recording made %d judge calls; want 6 (3 cases × 2 kinds, one call each)", srv.Calls())
-		}
-		dst, _ := filepath.Abs("../../../examples/agent/judge-session.jsonl")
-		if r := runBinary(t, dir, nil, "cache", "export", "--store", store, "--note", recordingNote, "-o", dst); r.code != exitOK {
-			t.Fatalf("export: %s", r.stderr)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "judge-session.jsonl"), mustRead(t, dst), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordExample(t, dir, "agent", agentJudge, exitThreshold, 6)
 
 	r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
 	if r.code != exitThreshold {
@@ -88,16 +69,5 @@ func TestAgentExample(t *testing.T) {
 		"refund":  {"argument_correctness": 0, "task_completion": 0.1},
 		"weather": {"argument_correctness": 0.5, "task_completion": 0.9},
 	}
-	lines := resultLines(t, filepath.Join(dir, "out", "results.jsonl"))
-	if len(lines) != 3 {
-		t.Fatalf("%d result lines", len(lines))
-	}
-	for _, l := range lines {
-		for _, m := range l.Metrics {
-			w, ok := want[l.CaseID][m.Metric]
-			if !ok || m.Score == nil || math.Abs(*m.Score-w) > 1e-9 {
-				t.Errorf("%s %s: score %v error %v, want %v", l.CaseID, m.Metric, m.Score, m.Error, w)
-			}
-		}
-	}
+	wantScores(t, filepath.Join(dir, "out"), want)
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,27 +96,10 @@ func contentJudge(s *judgetest.Server) {
 //	go test ./host/internal/cli -run TestContentExample -update-recording
 func TestContentExample(t *testing.T) {
 	dir := copyExample(t, "content")
-	if *updateRecording {
-		srv := judgetest.New(t)
-		contentJudge(srv)
-		store := filepath.Join(dir, "record.db")
-		if r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--store", store, "-o", "rec", "--no-progress"); r.code != exitThreshold {
-			t.Fatalf("recording: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-		}
-		// Per case: bias, toxicity, pii_leakage and prompt_alignment one
-		// call each; summarization claims + questions, then two answer
-		// calls and the alignment verdicts.
-		if srv.Calls() != 3*(4+5) {
-			t.Fatalf("recording made %d judge calls; want 27", srv.Calls())
-		}
-		dst, _ := filepath.Abs("../../../examples/content/judge-session.jsonl")
-		if r := runBinary(t, dir, nil, "cache", "export", "--store", store, "--note", recordingNote, "-o", dst); r.code != exitOK {
-			t.Fatalf("export: %s", r.stderr)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "judge-session.jsonl"), mustRead(t, dst), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Per case: bias, toxicity, pii_leakage and prompt_alignment one
+	// call each; summarization claims + questions, then two answer
+	// calls and the alignment verdicts.
+	recordExample(t, dir, "content", contentJudge, exitThreshold, 3*(4+5))
 
 	r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
 	if r.code != exitThreshold {
@@ -134,18 +115,7 @@ func TestContentExample(t *testing.T) {
 		"hire":   {"bias": 0, "toxicity": 1, "pii_leakage": 1.0 / 3, "prompt_alignment": 1.0 / 3, "summarization": 2.0 / 3},
 		"outage": {"bias": 1, "toxicity": 0, "pii_leakage": 1, "prompt_alignment": 2.0 / 3, "summarization": 2.0 / 3},
 	}
-	lines := resultLines(t, filepath.Join(dir, "out", "results.jsonl"))
-	if len(lines) != 3 {
-		t.Fatalf("%d result lines", len(lines))
-	}
-	for _, l := range lines {
-		for _, m := range l.Metrics {
-			w, ok := want[l.CaseID][m.Metric]
-			if !ok || m.Score == nil || math.Abs(*m.Score-w) > 1e-9 {
-				t.Errorf("%s %s: score %v error %v, want %v", l.CaseID, m.Metric, m.Score, m.Error, w)
-			}
-		}
-	}
+	wantScores(t, filepath.Join(dir, "out"), want)
 	if s := readSummary(t, filepath.Join(dir, "out", "summary.json")); s.Judge.Calls != 0 {
 		t.Errorf("an offline run made %d judge calls", s.Judge.Calls)
 	}

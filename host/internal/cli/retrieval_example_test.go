@@ -2,8 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,24 +85,7 @@ func retrievalJudge(s *judgetest.Server) {
 //	go test ./host/internal/cli -run TestRetrievalExample -update-recording
 func TestRetrievalExample(t *testing.T) {
 	dir := copyExample(t, "retrieval")
-	if *updateRecording {
-		srv := judgetest.New(t)
-		retrievalJudge(srv)
-		store := filepath.Join(dir, "record.db")
-		if r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--store", store, "-o", "rec", "--no-progress"); r.code != exitThreshold {
-			t.Fatalf("recording: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-		}
-		if srv.Calls() != 12 {
-			t.Fatalf("recording made %d judge calls; want 12 (3 cases × 4 kinds, one call each)", srv.Calls())
-		}
-		dst, _ := filepath.Abs("../../../examples/retrieval/judge-session.jsonl")
-		if r := runBinary(t, dir, nil, "cache", "export", "--store", store, "--note", recordingNote, "-o", dst); r.code != exitOK {
-			t.Fatalf("export: %s", r.stderr)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "judge-session.jsonl"), mustRead(t, dst), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordExample(t, dir, "retrieval", retrievalJudge, exitThreshold, 12)
 
 	r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
 	if r.code != exitThreshold {
@@ -118,18 +99,7 @@ func TestRetrievalExample(t *testing.T) {
 		"warranty": {"contextual_precision": 7.0 / 12, "contextual_recall": 1, "contextual_relevancy": 2.0 / 3, "hallucination": 0.5},
 		"shipping": {"contextual_precision": 1, "contextual_recall": 0.5, "contextual_relevancy": 0.5, "hallucination": 1},
 	}
-	lines := resultLines(t, filepath.Join(dir, "out", "results.jsonl"))
-	if len(lines) != 3 {
-		t.Fatalf("%d result lines", len(lines))
-	}
-	for _, l := range lines {
-		for _, m := range l.Metrics {
-			w, ok := want[l.CaseID][m.Metric]
-			if !ok || m.Score == nil || math.Abs(*m.Score-w) > 1e-9 {
-				t.Errorf("%s %s: score %v error %v, want %v", l.CaseID, m.Metric, m.Score, m.Error, w)
-			}
-		}
-	}
+	wantScores(t, filepath.Join(dir, "out"), want)
 	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
 	if s.Judge.Calls != 0 || metricOf(t, s, "hallucination").Failed != 1 || metricOf(t, s, "contextual_precision").Failed != 1 {
 		t.Errorf("summary: %d judge calls; hallucination %+v; precision %+v", s.Judge.Calls, metricOf(t, s, "hallucination"), metricOf(t, s, "contextual_precision"))

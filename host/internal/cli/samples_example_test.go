@@ -56,26 +56,9 @@ func samplesJudge(s *judgetest.Server) {
 //	go test ./host/internal/cli -run TestSamplesExample -update-recording
 func TestSamplesExample(t *testing.T) {
 	dir := copyExample(t, "samples")
-	if *updateRecording {
-		srv := judgetest.New(t)
-		samplesJudge(srv)
-		store := filepath.Join(dir, "record.db")
-		if r := runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "--store", store, "-o", "rec", "--no-progress"); r.code != exitThreshold {
-			t.Fatalf("recording: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-		}
-		// 5 cases × 3 samples of correctness, 5 × 2 judges of the panel,
-		// 5 × 3 walks of the graph's one question.
-		if srv.Calls() != 40 {
-			t.Fatalf("recording made %d judge calls; want 40", srv.Calls())
-		}
-		dst, _ := filepath.Abs("../../../examples/samples/judge-session.jsonl")
-		if r := runBinary(t, dir, nil, "cache", "export", "--store", store, "--note", recordingNote, "-o", dst); r.code != exitOK {
-			t.Fatalf("export: %s", r.stderr)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "judge-session.jsonl"), mustRead(t, dst), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// 5 cases × 3 samples of correctness, 5 × 2 judges of the panel,
+	// 5 × 3 walks of the graph's one question.
+	recordExample(t, dir, "samples", samplesJudge, exitThreshold, 40)
 
 	r := runBinary(t, dir, nil, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress")
 	if r.code != exitThreshold {
