@@ -104,6 +104,9 @@ func TestEveryJudgeSettingIsClassified(t *testing.T) {
 		"TokensPerMinute":   func(c *judgeconfig.Config) { c.TokensPerMinute = 6000 },
 		"MaxRetries":        func(c *judgeconfig.Config) { c.MaxRetries = 0 },
 		"Price":             func(c *judgeconfig.Config) { c.Price.InputPerMillion = 3 },
+		// The batch API carries the same request body and answers the
+		// same way, later and at the batch price.
+		"Batch": func(c *judgeconfig.Config) { c.Batch = true },
 		// The path of a recording; its digest is the identity's when it
 		// is replayed (OfJudge's recording).
 		"OfflineRecording": func(c *judgeconfig.Config) { c.OfflineRecording = "rec.jsonl" },
