@@ -27,7 +27,11 @@ func AzureEmbeddings(deployment string) Option {
 
 // Azure makes the server an Azure OpenAI resource serving deployment at
 // apiVersion: POST /openai/deployments/{deployment}/chat/completions?api-version=…,
-// the key (WithAPIKey) in the api-key header. Anything else fails as
+// the key (WithAPIKey) in the api-key header. It serves Azure's Batch API
+// too (batch.go), at the same api-version and key: POST /openai/files,
+// GET /openai/files/{id}/content, POST /openai/batches, GET
+// /openai/batches/{id} and POST /openai/batches/{id}/cancel, each line's
+// url /chat/completions and its model the deployment. Anything else fails as
 // Azure fails it: another path or an unknown api-version 404, another
 // deployment 404 DeploymentNotFound, a missing or wrong key 401, a
 // key sent as a bearer token 401.
@@ -56,22 +60,9 @@ func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
 		writeAzureError(w, http.StatusNotFound, "404", "Resource not found")
 		return
 	}
-	if got := r.URL.Query()["api-version"]; len(got) != 1 || got[0] != s.azure.apiVersion {
+	if !s.azureAuthorized(w, r) {
 		s.calls.Add(1)
-		writeAzureError(w, http.StatusNotFound, "404", "Resource not found")
 		return
-	}
-	if s.apiKey != "" {
-		ok := r.Header.Get("Api-Key") == s.apiKey && r.Header.Get("Authorization") == ""
-		if s.azure.entra {
-			ok = r.Header.Get("Authorization") == "Bearer "+s.apiKey && r.Header.Get("Api-Key") == ""
-		}
-		if !ok {
-			s.calls.Add(1)
-			writeAzureError(w, http.StatusUnauthorized, "401",
-				"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.")
-			return
-		}
 	}
 	want := s.azure.deployment
 	if suffix == "/embeddings" {
@@ -88,6 +79,28 @@ func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveCompletion(w, r)
+}
+
+// azureAuthorized checks what every request to the resource needs — the
+// one api-version it serves, the key in api-key (or the Entra token as a
+// bearer token, and then no api-key) — and answers as Azure does if not.
+func (s *Server) azureAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	if got := r.URL.Query()["api-version"]; len(got) != 1 || got[0] != s.azure.apiVersion {
+		writeAzureError(w, http.StatusNotFound, "404", "Resource not found")
+		return false
+	}
+	if s.apiKey == "" {
+		return true
+	}
+	ok := r.Header.Get("Api-Key") == s.apiKey && r.Header.Get("Authorization") == ""
+	if s.azure.entra {
+		ok = r.Header.Get("Authorization") == "Bearer "+s.apiKey && r.Header.Get("Api-Key") == ""
+	}
+	if !ok {
+		writeAzureError(w, http.StatusUnauthorized, "401",
+			"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.")
+	}
+	return ok
 }
 
 // writeAzureError writes Azure's error shape: {"error": {"code", "message"}}.

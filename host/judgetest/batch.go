@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,13 +59,13 @@ type fakeFile struct {
 }
 
 type fakeBatch struct {
-	id, inputFileID, status string
-	lines                   []batchLine
-	outputFileID            string
-	errorFileID             string
-	completed, failed       int
-	created                 int64
-	metadata                map[string]string
+	id, endpoint, inputFileID, status string
+	lines                             []batchLine
+	outputFileID                      string
+	errorFileID                       string
+	completed, failed                 int
+	created                           int64
+	metadata                          map[string]string
 }
 
 // batchState is the server's files and batches.
@@ -235,6 +236,9 @@ func isFinal(status string) bool {
 }
 
 func (s *Server) batchAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	if s.azure != nil {
+		return s.azureAuthorized(w, r)
+	}
 	if s.apiKey == "" {
 		return true
 	}
@@ -257,28 +261,28 @@ func (s *Server) serveFileUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := r.ParseMultipartForm(32 << 20); err != nil {
-		writeError(w, http.StatusBadRequest, "expected a multipart/form-data body: "+err.Error(), "invalid_request_error", "")
+		s.batchError(w, http.StatusBadRequest, "expected a multipart/form-data body: "+err.Error(), "")
 		return
 	}
 	purpose := r.FormValue("purpose")
 	if purpose != "batch" {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("purpose %q: this fake accepts only purpose=batch", purpose), "invalid_request_error", "")
+		s.batchError(w, http.StatusBadRequest, fmt.Sprintf("purpose %q: this fake accepts only purpose=batch", purpose), "")
 		return
 	}
 	f, hdr, err := r.FormFile("file")
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "missing file: "+err.Error(), "invalid_request_error", "")
+		s.batchError(w, http.StatusBadRequest, "missing file: "+err.Error(), "")
 		return
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxBatchFileBytes+1))
 	if err != nil || len(data) > maxBatchFileBytes {
-		writeError(w, http.StatusBadRequest, "file unreadable or over 200 MB", "invalid_request_error", "")
+		s.batchError(w, http.StatusBadRequest, "file unreadable or over 200 MB", "")
 		return
 	}
-	lines, err := parseBatchFile(data)
+	lines, err := s.parseBatchFile(data)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "invalid_file")
+		s.batchError(w, http.StatusBadRequest, err.Error(), "invalid_file")
 		return
 	}
 	s.batch.mu.Lock()
@@ -290,11 +294,34 @@ func (s *Server) serveFileUpload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, fileObject(ff))
 }
 
+// batchURL is the url a batch line and a batch's endpoint name: Azure's
+// route has no /v1.
+func (s *Server) batchURL() string {
+	if s.azure != nil {
+		return "/chat/completions"
+	}
+	return CompletionsPath
+}
+
+// batchError writes an error in the server's flavour: OpenAI's shape, or
+// Azure's {"error": {"code", "message"}}.
+func (s *Server) batchError(w http.ResponseWriter, status int, msg, code string) {
+	if s.azure != nil {
+		if code == "" {
+			code = strconv.Itoa(status)
+		}
+		writeAzureError(w, status, code, msg)
+		return
+	}
+	writeError(w, status, msg, "invalid_request_error", code)
+}
+
 // parseBatchFile checks a batch input file line by line as the real API
 // does: each line a JSON object with a custom_id unique in the file,
-// method POST, url /v1/chat/completions, and a body that is a chat
-// completion request; one model throughout.
-func parseBatchFile(data []byte) ([]batchLine, error) {
+// method POST, url /v1/chat/completions (Azure: /chat/completions), and a
+// body that is a chat completion request; one model throughout (Azure:
+// the resource's deployment).
+func (s *Server) parseBatchFile(data []byte) ([]batchLine, error) {
 	var lines []batchLine
 	seen := map[string]bool{}
 	model := ""
@@ -320,12 +347,15 @@ func parseBatchFile(data []byte) ([]batchLine, error) {
 			return nil, fmt.Errorf("line %d: custom_id %q is not unique in the file", n, l.CustomID)
 		case l.Method != "POST":
 			return nil, fmt.Errorf("line %d: method %q: only POST is supported", n, l.Method)
-		case l.URL != CompletionsPath:
-			return nil, fmt.Errorf("line %d: url %q: this fake batches only %s", n, l.URL, CompletionsPath)
+		case l.URL != s.batchURL():
+			return nil, fmt.Errorf("line %d: url %q: this fake batches only %s", n, l.URL, s.batchURL())
 		}
 		req, err := parseRequest(l.Body)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: body: %v", n, err)
+		}
+		if s.azure != nil && req.Model != s.azure.deployment {
+			return nil, fmt.Errorf("line %d: model %q: the resource has no deployment of that name (DeploymentNotFound)", n, req.Model)
 		}
 		if model == "" {
 			model = req.Model
@@ -363,11 +393,11 @@ func (s *Server) serveBatchCreate(w http.ResponseWriter, r *http.Request) {
 		Metadata         map[string]string `json:"metadata"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
-		writeError(w, http.StatusBadRequest, "body: "+err.Error(), "invalid_request_error", "")
+		s.batchError(w, http.StatusBadRequest, "body: "+err.Error(), "")
 		return
 	}
-	if p.Endpoint != CompletionsPath || p.CompletionWindow != "24h" {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("endpoint %q, completion_window %q: want %s and 24h", p.Endpoint, p.CompletionWindow, CompletionsPath), "invalid_request_error", "")
+	if p.Endpoint != s.batchURL() || p.CompletionWindow != "24h" {
+		s.batchError(w, http.StatusBadRequest, fmt.Sprintf("endpoint %q, completion_window %q: want %s and 24h", p.Endpoint, p.CompletionWindow, s.batchURL()), "")
 		return
 	}
 	s.batch.mu.Lock()
@@ -375,10 +405,10 @@ func (s *Server) serveBatchCreate(w http.ResponseWriter, r *http.Request) {
 	f := s.batch.files[p.InputFileID]
 	if f == nil || f.purpose != "batch" {
 		s.batch.mu.Unlock()
-		writeError(w, http.StatusNotFound, fmt.Sprintf("No file with id %q and purpose batch.", p.InputFileID), "invalid_request_error", "")
+		s.batchError(w, http.StatusNotFound, fmt.Sprintf("No file with id %q and purpose batch.", p.InputFileID), "")
 		return
 	}
-	fb := &fakeBatch{id: s.batch.nextID("batch_"), inputFileID: f.id, status: "validating", lines: f.lines, created: time.Now().Unix(), metadata: p.Metadata}
+	fb := &fakeBatch{id: s.batch.nextID("batch_"), endpoint: p.Endpoint, inputFileID: f.id, status: "validating", lines: f.lines, created: time.Now().Unix(), metadata: p.Metadata}
 	if s.batch.mode == BatchManual {
 		fb.status = "in_progress"
 	}
@@ -404,7 +434,7 @@ func (s *Server) serveBatchGet(w http.ResponseWriter, r *http.Request) {
 	fb := s.batch.batches[id]
 	if fb == nil {
 		s.batch.mu.Unlock()
-		writeError(w, http.StatusNotFound, fmt.Sprintf("No batch found with id '%s'.", id), "invalid_request_error", "")
+		s.batchError(w, http.StatusNotFound, fmt.Sprintf("No batch found with id '%s'.", id), "")
 		return
 	}
 	auto := s.batch.mode == BatchAuto && !isFinal(fb.status)
@@ -423,7 +453,7 @@ func (s *Server) serveBatchGet(w http.ResponseWriter, r *http.Request) {
 	s.batch.mu.Unlock()
 	if step == "completed" {
 		if err := s.CompleteBatch(id); err != nil {
-			writeError(w, http.StatusInternalServerError, err.Error(), "server_error", "")
+			s.batchError(w, http.StatusInternalServerError, err.Error(), "")
 			return
 		}
 	}
@@ -439,7 +469,7 @@ func (s *Server) serveBatchCancel(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if err := s.CancelBatch(id, 0); err != nil {
-		writeError(w, http.StatusNotFound, err.Error(), "invalid_request_error", "")
+		s.batchError(w, http.StatusNotFound, err.Error(), "")
 		return
 	}
 	s.batch.mu.Lock()
@@ -462,7 +492,7 @@ func (s *Server) serveFileContent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.batch.mu.Unlock()
 	if f == nil {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("No such File object: %s", id), "invalid_request_error", "")
+		s.batchError(w, http.StatusNotFound, fmt.Sprintf("No such File object: %s", id), "")
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
@@ -472,7 +502,7 @@ func (s *Server) serveFileContent(w http.ResponseWriter, r *http.Request) {
 
 func batchObject(fb *fakeBatch) map[string]any {
 	obj := map[string]any{
-		"id": fb.id, "object": "batch", "endpoint": CompletionsPath, "errors": nil,
+		"id": fb.id, "object": "batch", "endpoint": fb.endpoint, "errors": nil,
 		"input_file_id": fb.inputFileID, "completion_window": "24h", "status": fb.status,
 		"output_file_id": nilIfEmpty(fb.outputFileID), "error_file_id": nilIfEmpty(fb.errorFileID),
 		"created_at": fb.created, "expires_at": fb.created + 24*3600,

@@ -217,6 +217,11 @@ func (s *Server) Requests() []RecordedRequest {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if s.azure != nil {
+		mux.HandleFunc("POST /openai/files", s.serveFileUpload)
+		mux.HandleFunc("GET /openai/files/{id}/content", s.serveFileContent)
+		mux.HandleFunc("POST /openai/batches", s.serveBatchCreate)
+		mux.HandleFunc("GET /openai/batches/{id}", s.serveBatchGet)
+		mux.HandleFunc("POST /openai/batches/{id}/cancel", s.serveBatchCancel)
 		mux.HandleFunc("/", s.serveAzure)
 		return mux
 	}

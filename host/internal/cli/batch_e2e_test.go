@@ -17,61 +17,77 @@ func batchJudgeYAML(srv *judgetest.Server) string {
 }
 
 // TestBatchRunE2E: the quickstart with --batch through the fake Batch
-// API scores every case as a live run does; its scoring calls went in
+// API (OpenAI's, and Azure OpenAI's on a resource) scores every case as a live run does; its scoring calls went in
 // batches (lines the server answered in a batch carry no HTTP headers),
 // the G-Eval steps live, first; and the run is priced at the batch price.
 func TestBatchRunE2E(t *testing.T) {
-	srv := judgetest.New(t, judgetest.WithAPIKey(canaryKey))
-	geval(srv)
-	dir := providerQuickstart(t, batchJudgeYAML(srv))
-	env := []string{"GW_OPENAI_KEY=" + canaryKey}
-	r := runBinary(t, dir, env, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress", "--cache", "off",
-		"--batch", "--batch-poll", "1ms", "--batch-flush", "100ms")
-	if r.code != exitOK {
-		t.Fatalf("quickstart --batch: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
-	if c := metricOf(t, s, "correctness"); c.Scored != 12 {
-		t.Errorf("correctness = %+v", c)
-	}
-	if srv.BatchCreates() == 0 {
-		t.Fatal("no batch was created")
-	}
-	lines, live := 0, 0
-	for _, b := range srv.Batches() {
-		lines += len(b.CustomIDs)
-		if b.Status != "completed" {
-			t.Errorf("batch %s %s", b.ID, b.Status)
-		}
-	}
-	for _, req := range srv.Requests() {
-		if len(req.Header) > 0 {
-			live++
-			if !strings.Contains(req.LastMessage(), `"steps"`) {
-				t.Errorf("a live call that is not G-Eval's steps: %.200s", req.LastMessage())
+	for _, tc := range []struct {
+		name   string
+		server []judgetest.Option
+		judge  func(*judgetest.Server) string
+		keyEnv string
+	}{
+		{"openai", nil, batchJudgeYAML, "GW_OPENAI_KEY"},
+		{"azure", []judgetest.Option{judgetest.Azure("quickstart-4o", "2024-10-21")}, func(srv *judgetest.Server) string {
+			return "    provider: azure\n    base_url: " + srv.URL() + "\n    deployment: quickstart-4o\n    api_version: \"2024-10-21\"\n" +
+				"    model: gpt-4o-mini\n    supports_logprobs: true\n    supports_json_schema: true\n" +
+				"    price: {input_per_million: 2.5, output_per_million: 10}\n"
+		}, "AZURE_OPENAI_API_KEY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := judgetest.New(t, append(tc.server, judgetest.WithAPIKey(canaryKey))...)
+			geval(srv)
+			dir := providerQuickstart(t, tc.judge(srv))
+			env := []string{tc.keyEnv + "=" + canaryKey}
+			r := runBinary(t, dir, env, "run", "-c", "anvil.yaml", "-o", "out", "--no-progress", "--cache", "off",
+				"--batch", "--batch-poll", "1ms", "--batch-flush", "100ms")
+			if r.code != exitOK {
+				t.Fatalf("quickstart --batch: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
-		}
-	}
-	if lines < 12 || live == 0 {
-		t.Errorf("%d batch lines, %d live calls; want ≥ 12 lines and the steps live", lines, live)
-	}
-	assertNoCanary(t, dir, "out", r)
+			s := readSummary(t, filepath.Join(dir, "out", "summary.json"))
+			if c := metricOf(t, s, "correctness"); c.Scored != 12 {
+				t.Errorf("correctness = %+v", c)
+			}
+			if srv.BatchCreates() == 0 {
+				t.Fatal("no batch was created")
+			}
+			lines, live := 0, 0
+			for _, b := range srv.Batches() {
+				lines += len(b.CustomIDs)
+				if b.Status != "completed" {
+					t.Errorf("batch %s %s", b.ID, b.Status)
+				}
+			}
+			for _, req := range srv.Requests() {
+				if len(req.Header) > 0 {
+					live++
+					if !strings.Contains(req.LastMessage(), `"steps"`) {
+						t.Errorf("a live call that is not G-Eval's steps: %.200s", req.LastMessage())
+					}
+				}
+			}
+			if lines < 12 || live == 0 {
+				t.Errorf("%d batch lines, %d live calls; want ≥ 12 lines and the steps live", lines, live)
+			}
+			assertNoCanary(t, dir, "out", r)
 
-	// The same run live, for the price: the batch run cost half of it,
-	// less the live steps.
-	creates := srv.BatchCreates()
-	srv.Reset()
-	geval(srv)
-	r = runBinary(t, dir, env, "run", "-c", "anvil.yaml", "-o", "live", "--no-progress", "--cache", "off")
-	if r.code != exitOK {
-		t.Fatalf("live run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	liveSum := readSummary(t, filepath.Join(dir, "live", "summary.json"))
-	if s.Judge.USD <= 0 || s.Judge.USD >= liveSum.Judge.USD*0.75 || s.Judge.USD <= liveSum.Judge.USD*0.4 {
-		t.Errorf("batch run $%v, live run $%v: want about half", s.Judge.USD, liveSum.Judge.USD)
-	}
-	if n := srv.BatchCreates() - creates; n != 0 {
-		t.Errorf("the live run created %d batches", n)
+			// The same run live, for the price: the batch run cost half of it,
+			// less the live steps.
+			creates := srv.BatchCreates()
+			srv.Reset()
+			geval(srv)
+			r = runBinary(t, dir, env, "run", "-c", "anvil.yaml", "-o", "live", "--no-progress", "--cache", "off")
+			if r.code != exitOK {
+				t.Fatalf("live run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			liveSum := readSummary(t, filepath.Join(dir, "live", "summary.json"))
+			if s.Judge.USD <= 0 || s.Judge.USD >= liveSum.Judge.USD*0.75 || s.Judge.USD <= liveSum.Judge.USD*0.4 {
+				t.Errorf("batch run $%v, live run $%v: want about half", s.Judge.USD, liveSum.Judge.USD)
+			}
+			if n := srv.BatchCreates() - creates; n != 0 {
+				t.Errorf("the live run created %d batches", n)
+			}
+		})
 	}
 }
 

@@ -43,11 +43,36 @@ func (s *memState) Put(_ context.Context, ns, key string, v []byte) error {
 	return nil
 }
 
-// batchJudge is a judge in batch mode on srv that flushes at n requests
-// (never on time) and polls without waiting (fake clock).
+// batchFlavour is a provider whose batch API the judge speaks: the fake
+// server of it and the judge's configuration for that server.
+type batchFlavour struct {
+	name   string
+	server func(t *testing.T) *judgetest.Server
+	config func(url string) func(*Config)
+}
+
+// batchFlavours are the providers batch mode is tested against.
+var batchFlavours = []batchFlavour{
+	{"openai", func(t *testing.T) *judgetest.Server { return judgetest.New(t) }, nil},
+	{"azure", func(t *testing.T) *judgetest.Server {
+		return judgetest.New(t, judgetest.Azure("prod-gpt-4o", "2024-10-21"), judgetest.WithAPIKey(testKey))
+	}, azureConfig},
+}
+
+// batchJudge is a judge in batch mode on OpenAI's fake srv (batchJudgeOn).
 func batchJudge(t *testing.T, srv *judgetest.Server, n int, state BatchState, retryLive bool) *harness {
 	t.Helper()
+	return batchJudgeOn(t, batchFlavours[0], srv, n, state, retryLive)
+}
+
+// batchJudgeOn is a judge in batch mode on fl's fake srv that flushes at
+// n requests (never on time) and polls without waiting (fake clock).
+func batchJudgeOn(t *testing.T, fl batchFlavour, srv *judgetest.Server, n int, state BatchState, retryLive bool) *harness {
+	t.Helper()
 	return newHarnessOn(t, srv, srv.URL(), func(c *Config) {
+		if fl.config != nil {
+			fl.config(srv.URL())(c)
+		}
 		c.Price = Price{InputPerMillion: 1e6, OutputPerMillion: 1e6} // 1 USD a token
 		c.MaxRetries = 2
 	}, WithBatch(BatchOptions{State: state, MaxRequests: n, FlushAfter: time.Hour, PollEvery: time.Millisecond, RetryLive: retryLive}))
@@ -80,142 +105,152 @@ func createdCh(srv *judgetest.Server) chan string {
 }
 
 func TestBatchAnswersThroughOneBatch(t *testing.T) {
-	srv := judgetest.New(t)
-	h := batchJudge(t, srv, 3, nil, false)
-	resps := doAll(context.Background(), h.judge, prompts(3))
-	for _, r := range resps {
-		mustOK(t, r)
-		if r.Content != judgetest.DefaultContent || r.Usage.Calls != 1 || r.Usage.Attempts != 1 {
-			t.Errorf("content %q, usage %+v", r.Content, r.Usage)
-		}
-		// The batch price: half the live price of the same tokens.
-		if want := h.judge.Price(r.Usage.InputTokens, r.Usage.OutputTokens) / 2; math.Abs(r.Usage.USD-want) > 1e-9 {
-			t.Errorf("usd %v; want the batch price %v", r.Usage.USD, want)
-		}
-	}
-	if n := srv.BatchCreates(); n != 1 {
-		t.Errorf("%d batches created; want 1", n)
-	}
-	b := srv.Batches()
-	if len(b) != 1 || len(b[0].CustomIDs) != 3 || b[0].Status != "completed" {
-		t.Errorf("batches %+v", b)
-	}
-	// Samples of one request have the same body: distinct lines, each
-	// with its own reply.
-	out := make([]abi.JudgeResponse, 3)
-	var wg sync.WaitGroup
-	for i := range out {
-		wg.Go(func() { out[i] = h.judge.DoSample(WithBatching(context.Background()), userRequest("same"), i) })
-	}
-	wg.Wait()
-	for _, r := range out {
-		mustOK(t, r)
-	}
-	if b := srv.Batches(); len(b) != 2 || len(b[1].CustomIDs) != 3 {
-		t.Errorf("batches %+v", b)
+	for _, fl := range batchFlavours {
+		t.Run(fl.name, func(t *testing.T) {
+			srv := fl.server(t)
+			h := batchJudgeOn(t, fl, srv, 3, nil, false)
+			resps := doAll(context.Background(), h.judge, prompts(3))
+			for _, r := range resps {
+				mustOK(t, r)
+				if r.Content != judgetest.DefaultContent || r.Usage.Calls != 1 || r.Usage.Attempts != 1 {
+					t.Errorf("content %q, usage %+v", r.Content, r.Usage)
+				}
+				// The batch price: half the live price of the same tokens.
+				if want := h.judge.Price(r.Usage.InputTokens, r.Usage.OutputTokens) / 2; math.Abs(r.Usage.USD-want) > 1e-9 {
+					t.Errorf("usd %v; want the batch price %v", r.Usage.USD, want)
+				}
+			}
+			if n := srv.BatchCreates(); n != 1 {
+				t.Errorf("%d batches created; want 1", n)
+			}
+			b := srv.Batches()
+			if len(b) != 1 || len(b[0].CustomIDs) != 3 || b[0].Status != "completed" {
+				t.Errorf("batches %+v", b)
+			}
+			// Samples of one request have the same body: distinct lines, each
+			// with its own reply.
+			out := make([]abi.JudgeResponse, 3)
+			var wg sync.WaitGroup
+			for i := range out {
+				wg.Go(func() { out[i] = h.judge.DoSample(WithBatching(context.Background()), userRequest("same"), i) })
+			}
+			wg.Wait()
+			for _, r := range out {
+				mustOK(t, r)
+			}
+			if b := srv.Batches(); len(b) != 2 || len(b[1].CustomIDs) != 3 {
+				t.Errorf("batches %+v", b)
+			}
+		})
 	}
 }
 
 // A run killed between a batch's creation and its end, resumed, polls the
 // batch it submitted: the server sees one create.
 func TestBatchResumePollsInsteadOfResubmitting(t *testing.T) {
-	srv := judgetest.New(t)
-	srv.SetBatchMode(judgetest.BatchManual)
-	state := &memState{puts: make(chan string, 2)}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv.OnBatchCreate(func(string) { cancel() })
-	first := batchJudge(t, srv, 2, state, false)
-	for _, r := range doAll(ctx, first.judge, prompts(2)) {
-		if r.Error == nil {
-			t.Fatalf("a request of the killed run was answered: %+v", r)
-		}
-	}
-	// The killed run's callers gave up at the create; the batch is
-	// recorded once the create is answered.
-	<-state.puts
-	<-state.puts
-	state.puts = nil
-	created := createdCh(srv)
-	if n := srv.BatchCreates(); n != 1 {
-		t.Fatalf("%d batches created; want 1", n)
-	}
-	id := srv.Batches()[0].ID
+	for _, fl := range batchFlavours {
+		t.Run(fl.name, func(t *testing.T) {
+			srv := fl.server(t)
+			srv.SetBatchMode(judgetest.BatchManual)
+			state := &memState{puts: make(chan string, 2)}
+			ctx, cancel := context.WithCancel(context.Background())
+			srv.OnBatchCreate(func(string) { cancel() })
+			first := batchJudgeOn(t, fl, srv, 2, state, false)
+			for _, r := range doAll(ctx, first.judge, prompts(2)) {
+				if r.Error == nil {
+					t.Fatalf("a request of the killed run was answered: %+v", r)
+				}
+			}
+			// The killed run's callers gave up at the create; the batch is
+			// recorded once the create is answered.
+			<-state.puts
+			<-state.puts
+			state.puts = nil
+			created := createdCh(srv)
+			if n := srv.BatchCreates(); n != 1 {
+				t.Fatalf("%d batches created; want 1", n)
+			}
+			id := srv.Batches()[0].ID
 
-	second := batchJudge(t, srv, 2, state, false)
-	done := make(chan []abi.JudgeResponse)
-	go func() { done <- doAll(context.Background(), second.judge, prompts(2)) }()
-	if err := srv.CompleteBatch(id); err != nil {
-		t.Fatal(err)
-	}
-	var resps []abi.JudgeResponse
-	select {
-	case resps = <-done:
-	case id := <-created:
-		t.Fatalf("the resumed run created batch %s", id)
-	}
-	for _, r := range resps {
-		mustOK(t, r)
-	}
-	if n := srv.BatchCreates(); n != 1 {
-		t.Errorf("%d batches created; want 1", n)
+			second := batchJudgeOn(t, fl, srv, 2, state, false)
+			done := make(chan []abi.JudgeResponse)
+			go func() { done <- doAll(context.Background(), second.judge, prompts(2)) }()
+			if err := srv.CompleteBatch(id); err != nil {
+				t.Fatal(err)
+			}
+			var resps []abi.JudgeResponse
+			select {
+			case resps = <-done:
+			case id := <-created:
+				t.Fatalf("the resumed run created batch %s", id)
+			}
+			for _, r := range resps {
+				mustOK(t, r)
+			}
+			if n := srv.BatchCreates(); n != 1 {
+				t.Errorf("%d batches created; want 1", n)
+			}
+		})
 	}
 }
 
 // Lines a batch failed with a retryable status, or ended without
 // (expired), are sent again: in a new batch, or live.
 func TestBatchPartialFailureRetried(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		live        bool
-		wantCreates int
-	}{{"in a new batch", false, 2}, {"live", true, 1}} {
-		t.Run(tc.name+", server error", func(t *testing.T) {
-			srv := judgetest.New(t)
-			srv.On(judgetest.ContainsMessage("answer 1"), judgetest.Sequence(judgetest.Reply{Status: 500, ErrorMessage: "overloaded"}, judgetest.Reply{Content: "fine"}))
-			h := batchJudge(t, srv, 3, nil, tc.live)
-			resps := doAll(context.Background(), h.judge, prompts(3))
-			for _, r := range resps {
-				mustOK(t, r)
-			}
-			if resps[1].Content != "fine" || resps[1].Usage.Attempts != 2 {
-				t.Errorf("retried request: content %q, usage %+v", resps[1].Content, resps[1].Usage)
-			}
-			if n := srv.BatchCreates(); n != tc.wantCreates {
-				t.Errorf("%d batches; want %d", n, tc.wantCreates)
-			}
-		})
-		t.Run(tc.name+", expired", func(t *testing.T) {
-			srv := judgetest.New(t)
-			srv.SetBatchMode(judgetest.BatchManual)
-			created := createdCh(srv)
-			h := batchJudge(t, srv, 3, &memState{}, tc.live)
-			done := make(chan []abi.JudgeResponse)
-			go func() { done <- doAll(context.Background(), h.judge, prompts(3)) }()
-			if err := srv.ExpireBatch(<-created, 1); err != nil {
-				t.Fatal(err)
-			}
-			if !tc.live {
-				// The two it expired on come back as a batch of their own.
-				var again string
-				select {
-				case again = <-created:
-				case r := <-done:
-					t.Fatalf("answered without a second batch: %+v", r)
+	for _, fl := range batchFlavours {
+		for _, tc := range []struct {
+			name        string
+			live        bool
+			wantCreates int
+		}{{"in a new batch", false, 2}, {"live", true, 1}} {
+			t.Run(fl.name+", "+tc.name+", server error", func(t *testing.T) {
+				srv := fl.server(t)
+				srv.On(judgetest.ContainsMessage("answer 1"), judgetest.Sequence(judgetest.Reply{Status: 500, ErrorMessage: "overloaded"}, judgetest.Reply{Content: "fine"}))
+				h := batchJudgeOn(t, fl, srv, 3, nil, tc.live)
+				resps := doAll(context.Background(), h.judge, prompts(3))
+				for _, r := range resps {
+					mustOK(t, r)
 				}
-				if b := srv.Batches(); len(b[1].CustomIDs) != 2 {
-					t.Errorf("second batch %+v", b[1])
+				if resps[1].Content != "fine" || resps[1].Usage.Attempts != 2 {
+					t.Errorf("retried request: content %q, usage %+v", resps[1].Content, resps[1].Usage)
 				}
-				if err := srv.CompleteBatch(again); err != nil {
+				if n := srv.BatchCreates(); n != tc.wantCreates {
+					t.Errorf("%d batches; want %d", n, tc.wantCreates)
+				}
+			})
+			t.Run(fl.name+", "+tc.name+", expired", func(t *testing.T) {
+				srv := fl.server(t)
+				srv.SetBatchMode(judgetest.BatchManual)
+				created := createdCh(srv)
+				h := batchJudgeOn(t, fl, srv, 3, &memState{}, tc.live)
+				done := make(chan []abi.JudgeResponse)
+				go func() { done <- doAll(context.Background(), h.judge, prompts(3)) }()
+				if err := srv.ExpireBatch(<-created, 1); err != nil {
 					t.Fatal(err)
 				}
-			}
-			for _, r := range <-done {
-				mustOK(t, r)
-			}
-			if n := srv.BatchCreates(); n != tc.wantCreates {
-				t.Errorf("%d batches; want %d", n, tc.wantCreates)
-			}
-		})
+				if !tc.live {
+					// The two it expired on come back as a batch of their own.
+					var again string
+					select {
+					case again = <-created:
+					case r := <-done:
+						t.Fatalf("answered without a second batch: %+v", r)
+					}
+					if b := srv.Batches(); len(b[1].CustomIDs) != 2 {
+						t.Errorf("second batch %+v", b[1])
+					}
+					if err := srv.CompleteBatch(again); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, r := range <-done {
+					mustOK(t, r)
+				}
+				if n := srv.BatchCreates(); n != tc.wantCreates {
+					t.Errorf("%d batches; want %d", n, tc.wantCreates)
+				}
+			})
+		}
 	}
 }
 
