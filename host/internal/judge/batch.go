@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,9 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
 )
@@ -290,32 +286,19 @@ func (j *Judge) WaitSubmitted() {
 	}
 }
 
-// batchLine is one line of a batch input file.
-type batchLine struct {
-	CustomID string         `json:"custom_id"`
-	Method   string         `json:"method"`
-	URL      string         `json:"url"`
-	Body     jsontext.Value `json:"body"`
-}
-
 // flush submits ws as one batch, records it and starts polling it.
 func (b *batcher) flush(ws []*batchWaiter) {
 	ctx := context.Background()
-	var buf bytes.Buffer
-	url := b.wire.batchURL()
+	reqs := make([]batchRequest, 0, len(ws))
 	seen := map[string]bool{}
 	for _, w := range ws {
 		if seen[w.id] {
 			continue // the same waiter cannot be queued twice; an id is one request
 		}
 		seen[w.id] = true
-		if err := json.MarshalWrite(&buf, batchLine{CustomID: w.id, Method: http.MethodPost, URL: url, Body: w.body}); err != nil {
-			b.fail(ws, &failure{kind: failRejected, detail: "encoding the batch file: " + err.Error()})
-			return
-		}
-		buf.WriteByte('\n')
+		reqs = append(reqs, batchRequest{customID: w.id, body: w.body})
 	}
-	id, httpResp, err := b.wire.submit(ctx, buf.Bytes())
+	id, httpResp, err := b.wire.submit(ctx, reqs)
 	if err != nil {
 		f := b.j.classify(ctx, httpResp, err)
 		f.detail = b.j.words(err.Error() + ": " + f.detail)
@@ -336,7 +319,7 @@ func (b *batcher) flush(ws []*batchWaiter) {
 		w.sent++
 	}
 	b.mu.Unlock()
-	b.j.log.Info("judge batch submitted", "judge", b.j.cfg.Name, "batch", id, "requests", len(seen))
+	b.j.log.Info("judge batch submitted", "judge", b.j.cfg.Name, "batch", id, "requests", len(reqs))
 	b.watch(id, ws)
 }
 
@@ -397,7 +380,7 @@ func (b *batcher) poll(id string) {
 				b.deliver(id, nil, f)
 				return
 			}
-		} else if st.ended() {
+		} else if st.ended {
 			b.collect(ctx, id, st)
 			return
 		} else {
@@ -409,71 +392,37 @@ func (b *batcher) poll(id string) {
 	}
 }
 
-// batchResultLine is a line of a batch's output or error file.
-type batchResultLine struct {
-	CustomID string `json:"custom_id"`
-	Response *struct {
-		StatusCode int            `json:"status_code"`
-		Body       jsontext.Value `json:"body"`
-	} `json:"response"`
-	Error *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// collect reads an ended batch's files and delivers every line.
+// collect reads an ended batch's results and delivers every line.
 func (b *batcher) collect(ctx context.Context, id string, st batchStatus) {
-	results := map[string]lineResult{}
-	for _, fileID := range []string{st.outputFileID, st.errorFileID} {
-		if fileID == "" {
-			continue
-		}
-		data, httpResp, err := b.wire.content(ctx, fileID)
-		if err != nil {
-			f := b.j.classify(ctx, httpResp, err)
-			f.detail = b.j.words(err.Error() + ": " + f.detail)
-			b.deliver(id, nil, f)
-			return
-		}
-		for n, raw := range bytes.Split(data, []byte("\n")) {
-			if len(bytes.TrimSpace(raw)) == 0 {
-				continue
-			}
-			var l batchResultLine
-			if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-				b.j.log.Warn("judge batch: a result line is not one; its request is sent again",
-					"judge", b.j.cfg.Name, "batch", id, "file", fileID, "line", n+1)
-				continue
-			}
-			results[l.CustomID] = b.lineResult(l)
-		}
+	results, bad, httpResp, err := b.wire.results(ctx, id, st)
+	if err != nil {
+		f := b.j.classify(ctx, httpResp, err)
+		f.detail = b.j.words(err.Error() + ": " + f.detail)
+		b.deliver(id, nil, f)
+		return
+	}
+	if bad > 0 {
+		b.j.log.Warn("judge batch: result lines that are not ones; their requests are sent again",
+			"judge", b.j.cfg.Name, "batch", id, "lines", bad)
 	}
 	missing := &failure{kind: failServer, detail: fmt.Sprintf("batch %s ended %s without answering the request", id, st.status)}
 	b.deliver(id, results, missing)
 }
 
-// lineResult turns one result line into a completion or a failure.
-func (b *batcher) lineResult(l batchResultLine) lineResult {
+// statusFailure is a batch line's failure with HTTP status status, of the
+// kind a live reply with that status is; again says it is worth sending
+// again.
+func statusFailure(status int, detail string) lineResult {
+	f := &failure{status: status, detail: detail}
 	switch {
-	case l.Response != nil && l.Response.StatusCode/100 == 2:
-		// The decoder needs what the waiter needs; decoded at delivery.
-		return lineResult{comp: completion{raw: l.Response.Body}}
-	case l.Response != nil:
-		f := &failure{status: l.Response.StatusCode, detail: serverWords(l.Response.Body)}
-		switch {
-		case f.status == http.StatusTooManyRequests:
-			f.kind = failRateLimited
-		case f.status >= 500 || f.status == http.StatusRequestTimeout:
-			f.kind = failServer
-		default:
-			f.kind = failRejected
-		}
-		return lineResult{f: f, again: f.retryable()}
-	case l.Error != nil:
-		return lineResult{f: &failure{kind: failServer, detail: l.Error.Code + ": " + l.Error.Message}, again: true}
+	case status == http.StatusTooManyRequests:
+		f.kind = failRateLimited
+	case status >= 500 || status == http.StatusRequestTimeout:
+		f.kind = failServer
+	default:
+		f.kind = failRejected
 	}
-	return lineResult{f: &failure{kind: failUnparseable, detail: "a batch result line with neither response nor error"}, again: true}
+	return lineResult{f: f, again: f.retryable()}
 }
 
 // deliver hands batch id's results to its waiters; a waiter without a
@@ -526,7 +475,7 @@ func (b *batcher) decode(r lineResult, need openaiwire.Need) lineResult {
 		// A 2xx line without a body is no reply.
 		return lineResult{f: &failure{kind: failUnparseable, status: http.StatusOK, detail: "a batch result line with status 2xx and no body"}}
 	}
-	c, f := decodeCompletion("application/json", r.comp.raw, need)
+	c, f := b.wire.decodeLine(r.comp.raw, need)
 	if f != nil {
 		f.detail = b.j.words(f.detail)
 		return lineResult{f: f}

@@ -288,13 +288,13 @@ func FuzzBatchResultLine(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	b := newBatcher(j, nil, BatchOptions{})
+	b := newBatcher(j, j.provider.(batchWire), BatchOptions{})
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var l batchResultLine
+		var l openaiResultLine
 		if json.Unmarshal(raw, &l) != nil {
 			return
 		}
-		r := b.decode(b.lineResult(l), 0)
+		r := b.decode(openaiLineResult(l), 0)
 		if r.f == nil && len(r.comp.choices) == 0 {
 			t.Fatalf("a completion without a choice from %s", raw)
 		}

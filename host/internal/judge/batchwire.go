@@ -7,37 +7,45 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
 )
 
-// batchWire is a provider's batch API: upload a JSONL file of requests
-// and create a batch of it, read a batch's status, read a result file.
+// batchWire is a provider's batch API: create a batch of requests, read
+// its status, read its results once it has ended, decode a line's reply.
 // Errors come back with the HTTP response they got, if any, for
 // Judge.classify.
 type batchWire interface {
-	// batchURL is the url each line of the input file names.
-	batchURL() string
-	submit(ctx context.Context, jsonl []byte) (string, *http.Response, error)
+	submit(ctx context.Context, reqs []batchRequest) (string, *http.Response, error)
 	status(ctx context.Context, id string) (batchStatus, *http.Response, error)
-	content(ctx context.Context, fileID string) ([]byte, *http.Response, error)
+	// results are an ended batch's lines by custom_id (a reply's body
+	// undecoded, as lineResult.comp.raw) and how many lines were not
+	// lines (their requests are missing, and sent again).
+	results(ctx context.Context, id string, st batchStatus) (map[string]lineResult, int, *http.Response, error)
+	// decodeLine decodes a line's reply body as the live wire decodes a
+	// reply.
+	decodeLine(raw []byte, need openaiwire.Need) (completion, *failure)
+}
+
+// batchRequest is one request of a batch.
+type batchRequest struct {
+	customID string
+	body     []byte
 }
 
 // batchStatus is what the judge reads of a batch object.
 type batchStatus struct {
-	status       string
-	outputFileID string
-	errorFileID  string
-}
-
-// ended says the batch will not change any more: its output and error
-// files are final.
-func (s batchStatus) ended() bool {
-	switch s.status {
-	case "completed", "expired", "cancelled", "failed":
-		return true
-	}
-	return false
+	// status is the provider's word for it, for messages.
+	status string
+	// ended says the batch will not change any more: its results are
+	// final.
+	ended bool
+	// outputFileID and errorFileID are OpenAI's result files.
+	outputFileID, errorFileID string
 }
 
 // maxBatchResultBytes bounds what the judge reads of one result file: the
@@ -66,10 +74,25 @@ func (o *openaiProvider) batches() *openai.BatchService {
 	return &s
 }
 
-func (o *openaiProvider) submit(ctx context.Context, jsonl []byte) (string, *http.Response, error) {
+// openaiBatchLine is one line of a batch input file.
+type openaiBatchLine struct {
+	CustomID string         `json:"custom_id"`
+	Method   string         `json:"method"`
+	URL      string         `json:"url"`
+	Body     jsontext.Value `json:"body"`
+}
+
+func (o *openaiProvider) submit(ctx context.Context, reqs []batchRequest) (string, *http.Response, error) {
+	var jsonl bytes.Buffer
+	for _, r := range reqs {
+		if err := json.MarshalWrite(&jsonl, openaiBatchLine{CustomID: r.customID, Method: http.MethodPost, URL: o.batchURL(), Body: r.body}); err != nil {
+			return "", nil, fmt.Errorf("encoding the batch file: %w", err)
+		}
+		jsonl.WriteByte('\n')
+	}
 	var httpResp *http.Response
 	f, err := o.files().New(ctx, openai.FileNewParams{
-		File:    openai.File(bytes.NewReader(jsonl), "anvil-batch.jsonl", "application/jsonl"),
+		File:    openai.File(bytes.NewReader(jsonl.Bytes()), "anvil-batch.jsonl", "application/jsonl"),
 		Purpose: openai.FilePurposeBatch,
 	}, option.WithResponseInto(&httpResp))
 	if err != nil {
@@ -92,7 +115,69 @@ func (o *openaiProvider) status(ctx context.Context, id string) (batchStatus, *h
 	if err != nil {
 		return batchStatus{}, httpResp, fmt.Errorf("reading batch %s: %w", id, err)
 	}
-	return batchStatus{status: string(b.Status), outputFileID: b.OutputFileID, errorFileID: b.ErrorFileID}, nil, nil
+	st := batchStatus{status: string(b.Status), outputFileID: b.OutputFileID, errorFileID: b.ErrorFileID}
+	switch b.Status {
+	case "completed", "expired", "cancelled", "failed":
+		st.ended = true
+	}
+	return st, nil, nil
+}
+
+// openaiResultLine is a line of a batch's output or error file.
+type openaiResultLine struct {
+	CustomID string `json:"custom_id"`
+	Response *struct {
+		StatusCode int            `json:"status_code"`
+		Body       jsontext.Value `json:"body"`
+	} `json:"response"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (o *openaiProvider) results(ctx context.Context, _ string, st batchStatus) (map[string]lineResult, int, *http.Response, error) {
+	results := map[string]lineResult{}
+	bad := 0
+	for _, fileID := range []string{st.outputFileID, st.errorFileID} {
+		if fileID == "" {
+			continue
+		}
+		data, httpResp, err := o.content(ctx, fileID)
+		if err != nil {
+			return nil, 0, httpResp, err
+		}
+		for raw := range bytes.SplitSeq(data, []byte("\n")) {
+			if len(bytes.TrimSpace(raw)) == 0 {
+				continue
+			}
+			var l openaiResultLine
+			if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
+				bad++
+				continue
+			}
+			results[l.CustomID] = openaiLineResult(l)
+		}
+	}
+	return results, bad, nil, nil
+}
+
+// openaiLineResult turns one result line into a reply or a failure.
+func openaiLineResult(l openaiResultLine) lineResult {
+	switch {
+	case l.Response != nil && l.Response.StatusCode/100 == 2:
+		// The decoder needs what the waiter needs; decoded at delivery.
+		return lineResult{comp: completion{raw: l.Response.Body}}
+	case l.Response != nil:
+		return statusFailure(l.Response.StatusCode, serverWords(l.Response.Body))
+	case l.Error != nil:
+		return lineResult{f: &failure{kind: failServer, detail: l.Error.Code + ": " + l.Error.Message}, again: true}
+	}
+	return lineResult{f: &failure{kind: failUnparseable, detail: "a batch result line with neither response nor error"}, again: true}
+}
+
+func (o *openaiProvider) decodeLine(raw []byte, need openaiwire.Need) (completion, *failure) {
+	return decodeCompletion("application/json", raw, need)
 }
 
 func (o *openaiProvider) content(ctx context.Context, fileID string) ([]byte, *http.Response, error) {
