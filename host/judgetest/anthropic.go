@@ -34,7 +34,8 @@ const AnthropicVersion = "2023-06-01"
 // is a JSON object comes back as that tool's tool_use block, any other
 // Content as a text block. FinishReason "length" is stop_reason
 // "max_tokens"; Refusal is stop_reason "refusal". The URL is the root (the
-// SDK adds /v1/messages).
+// SDK adds /v1/messages). The server speaks the Message Batches API too
+// (anthropicbatch.go).
 func Anthropic() Option { return func(s *Server) { s.anthropic = true } }
 
 // anthropicToolName is the API's rule for tool names.
@@ -95,17 +96,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		writeAnthropicError(w, http.StatusNotFound, "not_found_error", "Not Found")
 		return
 	}
-	if s.apiKey != "" && r.Header.Get("X-Api-Key") != s.apiKey {
-		msg := "invalid x-api-key"
-		if s.echoKey {
-			msg = "invalid x-api-key: " + r.Header.Get("X-Api-Key")
-		}
-		writeAnthropicError(w, http.StatusUnauthorized, "authentication_error", msg)
-		return
-	}
-	if v := r.Header.Get("Anthropic-Version"); v != AnthropicVersion {
-		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error",
-			fmt.Sprintf("anthropic-version: %q is not a supported version; want %s", v, AnthropicVersion))
+	if !s.anthropicAuthorized(w, r) {
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -129,17 +120,41 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		if msg == "" {
 			msg = http.StatusText(reply.Status)
 		}
-		typ := map[int]string{429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error"}[reply.Status]
-		if typ == "" {
-			typ = "api_error"
-			if reply.Status < 500 {
-				typ = "invalid_request_error"
-			}
-		}
-		writeAnthropicError(w, reply.Status, typ, msg)
+		writeAnthropicError(w, reply.Status, anthropicErrorType(reply.Status), msg)
 		return
 	}
 	writeJSON(w, statusOr(reply.Status, http.StatusOK), s.anthropicMessage(req, toolName, reply))
+}
+
+// anthropicAuthorized checks the headers every request needs: the key in
+// x-api-key and anthropic-version; it answers as the API does if not.
+func (s *Server) anthropicAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	if s.apiKey != "" && r.Header.Get("X-Api-Key") != s.apiKey {
+		msg := "invalid x-api-key"
+		if s.echoKey {
+			msg = "invalid x-api-key: " + r.Header.Get("X-Api-Key")
+		}
+		writeAnthropicError(w, http.StatusUnauthorized, "authentication_error", msg)
+		return false
+	}
+	if v := r.Header.Get("Anthropic-Version"); v != AnthropicVersion {
+		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error",
+			fmt.Sprintf("anthropic-version: %q is not a supported version; want %s", v, AnthropicVersion))
+		return false
+	}
+	return true
+}
+
+// anthropicErrorType is the API's error type for an HTTP status.
+func anthropicErrorType(status int) string {
+	typ := map[int]string{429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error"}[status]
+	if typ == "" {
+		typ = "api_error"
+		if status < 500 {
+			typ = "invalid_request_error"
+		}
+	}
+	return typ
 }
 
 // parseAnthropic checks a Messages request as the API does and records

@@ -66,6 +66,12 @@ type fakeBatch struct {
 	completed, failed                 int
 	created                           int64
 	metadata                          map[string]string
+	// An Anthropic message batch's results (JSONL), its counts by result
+	// type, its status reads, and when it ended or was asked to cancel.
+	results           []byte
+	counts            map[string]int
+	polls             int
+	ended, cancelling int64
 }
 
 // batchState is the server's files and batches.
@@ -133,16 +139,19 @@ func (s *Server) Batches() []BatchInfo {
 }
 
 // CompleteBatch answers every request of batch id (by the server's rules;
-// a reply with Status ≥ 400 goes to the error file) and marks it completed.
+// a reply with Status ≥ 400 goes to the error file) and marks it completed
+// (an Anthropic message batch: ended, each line succeeded or errored).
 func (s *Server) CompleteBatch(id string) error { return s.endBatch(id, "completed", -1) }
 
 // ExpireBatch answers the first done requests of batch id and marks it
 // expired: the rest go to the error file as batch_expired, as the real
-// API reports requests the completion window ran out on.
+// API reports requests the completion window ran out on (an Anthropic
+// message batch: ended, the rest of type expired).
 func (s *Server) ExpireBatch(id string, done int) error { return s.endBatch(id, "expired", done) }
 
 // CancelBatch answers the first done requests of batch id and marks it
-// cancelled; the rest are batch_cancelled in the error file.
+// cancelled; the rest are batch_cancelled in the error file (an Anthropic
+// message batch: ended, the rest of type canceled).
 func (s *Server) CancelBatch(id string, done int) error { return s.endBatch(id, "cancelled", done) }
 
 func (s *Server) endBatch(id, status string, done int) error {
@@ -160,6 +169,10 @@ func (s *Server) endBatch(id, status string, done int) error {
 	s.batch.mu.Unlock()
 	if done < 0 || done > len(lines) {
 		done = len(lines)
+	}
+	if s.anthropic {
+		s.endMessageBatch(fb, status, done)
+		return nil
 	}
 	var out, errs bytes.Buffer
 	completed, failed := 0, 0
@@ -229,7 +242,7 @@ func (s *Server) answerLine(l batchLine) (int, any) {
 
 func isFinal(status string) bool {
 	switch status {
-	case "completed", "expired", "cancelled", "failed":
+	case "completed", "expired", "cancelled", "failed", "ended":
 		return true
 	}
 	return false

@@ -226,6 +226,10 @@ func (s *Server) Handler() http.Handler {
 		return mux
 	}
 	if s.anthropic {
+		mux.HandleFunc("POST /v1/messages/batches", s.serveMessageBatchCreate)
+		mux.HandleFunc("GET /v1/messages/batches/{id}", s.serveMessageBatchGet)
+		mux.HandleFunc("GET /v1/messages/batches/{id}/results", s.serveMessageBatchResults)
+		mux.HandleFunc("POST /v1/messages/batches/{id}/cancel", s.serveMessageBatchCancel)
 		mux.HandleFunc("/", s.serveAnthropic)
 		return mux
 	}

@@ -17,7 +17,8 @@ func batchJudgeYAML(srv *judgetest.Server) string {
 }
 
 // TestBatchRunE2E: the quickstart with --batch through the fake Batch
-// API (OpenAI's, and Azure OpenAI's on a resource) scores every case as a live run does; its scoring calls went in
+// API (OpenAI's, Azure OpenAI's on a resource, Anthropic's message
+// batches) scores every case as a live run does; its scoring calls went in
 // batches (lines the server answered in a batch carry no HTTP headers),
 // the G-Eval steps live, first; and the run is priced at the batch price.
 func TestBatchRunE2E(t *testing.T) {
@@ -26,13 +27,19 @@ func TestBatchRunE2E(t *testing.T) {
 		server []judgetest.Option
 		judge  func(*judgetest.Server) string
 		keyEnv string
+		// ended is the status of a batch that has ended.
+		ended string
 	}{
-		{"openai", nil, batchJudgeYAML, "GW_OPENAI_KEY"},
+		{"openai", nil, batchJudgeYAML, "GW_OPENAI_KEY", "completed"},
 		{"azure", []judgetest.Option{judgetest.Azure("quickstart-4o", "2024-10-21")}, func(srv *judgetest.Server) string {
 			return "    provider: azure\n    base_url: " + srv.URL() + "\n    deployment: quickstart-4o\n    api_version: \"2024-10-21\"\n" +
 				"    model: gpt-4o-mini\n    supports_logprobs: true\n    supports_json_schema: true\n" +
 				"    price: {input_per_million: 2.5, output_per_million: 10}\n"
-		}, "AZURE_OPENAI_API_KEY"},
+		}, "AZURE_OPENAI_API_KEY", "completed"},
+		{"anthropic", []judgetest.Option{judgetest.Anthropic()}, func(srv *judgetest.Server) string {
+			return "    provider: anthropic\n    base_url: " + srv.URL() + "\n    model: claude-sonnet-4-5\n    max_tokens: 1024\n" +
+				"    price: {input_per_million: 3, output_per_million: 15}\n"
+		}, "ANTHROPIC_API_KEY", "ended"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := judgetest.New(t, append(tc.server, judgetest.WithAPIKey(canaryKey))...)
@@ -54,7 +61,7 @@ func TestBatchRunE2E(t *testing.T) {
 			lines, live := 0, 0
 			for _, b := range srv.Batches() {
 				lines += len(b.CustomIDs)
-				if b.Status != "completed" {
+				if b.Status != tc.ended {
 					t.Errorf("batch %s %s", b.ID, b.Status)
 				}
 			}

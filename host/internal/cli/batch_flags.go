@@ -19,7 +19,7 @@ type batchFlags struct {
 
 func (b *batchFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.BoolVar(&b.batch, "batch", false, "send judge calls through the providers' batch APIs at the batch price (OpenAI, Azure OpenAI); G-Eval steps and other prepare calls go first, live; a killed run resumed with --resume polls its batches instead of paying twice. Default --concurrency becomes 1000")
+	f.BoolVar(&b.batch, "batch", false, "send judge calls through the providers' batch APIs at the batch price (OpenAI, Azure OpenAI, Anthropic); G-Eval steps and other prepare calls go first, live; a killed run resumed with --resume polls its batches instead of paying twice. Default --concurrency becomes 1000")
 	f.StringVar(&b.retry, "batch-retry", "batch", "requests a batch ended without (expired, cancelled, a retryable server error): batch (in a new batch) or live")
 	f.DurationVar(&b.poll, "batch-poll", 30*time.Second, "wait between two reads of a batch's status")
 	f.DurationVar(&b.flushAfter, "batch-flush", 2*time.Second, "send the waiting judge calls as a batch this long after the first of them (or at 1000 calls)")

@@ -49,14 +49,25 @@ type batchFlavour struct {
 	name   string
 	server func(t *testing.T) *judgetest.Server
 	config func(url string) func(*Config)
+	// ended is the status of a batch that has ended.
+	ended string
 }
 
 // batchFlavours are the providers batch mode is tested against.
 var batchFlavours = []batchFlavour{
-	{"openai", func(t *testing.T) *judgetest.Server { return judgetest.New(t) }, nil},
+	{"openai", func(t *testing.T) *judgetest.Server { return judgetest.New(t) }, nil, "completed"},
 	{"azure", func(t *testing.T) *judgetest.Server {
 		return judgetest.New(t, judgetest.Azure("prod-gpt-4o", "2024-10-21"), judgetest.WithAPIKey(testKey))
-	}, azureConfig},
+	}, azureConfig, "completed"},
+	{"anthropic", func(t *testing.T) *judgetest.Server {
+		return judgetest.New(t, judgetest.Anthropic(), judgetest.WithAPIKey(testKey))
+	}, func(string) func(*Config) {
+		return func(c *Config) {
+			c.Provider = "anthropic"
+			c.Model = "claude-sonnet-4-5"
+			c.APIKeyEnv = "ANTHROPIC_API_KEY"
+		}
+	}, "ended"},
 }
 
 // batchJudge is a judge in batch mode on OpenAI's fake srv (batchJudgeOn).
@@ -124,7 +135,7 @@ func TestBatchAnswersThroughOneBatch(t *testing.T) {
 				t.Errorf("%d batches created; want 1", n)
 			}
 			b := srv.Batches()
-			if len(b) != 1 || len(b[0].CustomIDs) != 3 || b[0].Status != "completed" {
+			if len(b) != 1 || len(b[0].CustomIDs) != 3 || b[0].Status != fl.ended {
 				t.Errorf("batches %+v", b)
 			}
 			// Samples of one request have the same body: distinct lines, each
@@ -257,15 +268,77 @@ func TestBatchPartialFailureRetried(t *testing.T) {
 // A line the server refused (4xx) fails its request as a live call would,
 // in the server's words, and is not sent again.
 func TestBatchRejectedLineFails(t *testing.T) {
-	srv := judgetest.New(t)
-	srv.On(judgetest.ContainsMessage("answer 0"), judgetest.Reply{Status: 400, ErrorMessage: "context too long"})
-	h := batchJudge(t, srv, 2, nil, false)
-	resps := doAll(context.Background(), h.judge, prompts(2))
-	wantError(t, resps[0], abi.CodeJudge, "context too long")
-	mustOK(t, resps[1])
-	if n := srv.BatchCreates(); n != 1 {
-		t.Errorf("%d batches; want 1", n)
+	for _, fl := range batchFlavours {
+		t.Run(fl.name, func(t *testing.T) {
+			srv := fl.server(t)
+			srv.On(judgetest.ContainsMessage("answer 0"), judgetest.Reply{Status: 400, ErrorMessage: "context too long"})
+			h := batchJudgeOn(t, fl, srv, 2, nil, false)
+			resps := doAll(context.Background(), h.judge, prompts(2))
+			wantError(t, resps[0], abi.CodeJudge, "context too long")
+			mustOK(t, resps[1])
+			if n := srv.BatchCreates(); n != 1 {
+				t.Errorf("%d batches; want 1", n)
+			}
+		})
 	}
+}
+
+// An Anthropic result line is a reply, a failure of the kind the live
+// reply would be, or a request to send again.
+func TestAnthropicBatchLineResult(t *testing.T) {
+	for _, tc := range []struct {
+		line      string
+		wantKind  failureKind
+		wantAgain bool
+		wantRaw   bool
+	}{
+		{`{"custom_id":"a","result":{"type":"succeeded","message":{"type":"message"}}}`, 0, false, true},
+		{`{"custom_id":"a","result":{"type":"errored","error":{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}}}`, failRejected, false, false},
+		{`{"custom_id":"a","result":{"type":"errored","error":{"type":"error","error":{"type":"overloaded_error","message":"busy"}}}}`, failServer, true, false},
+		{`{"custom_id":"a","result":{"type":"errored","error":{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}}}`, failRateLimited, true, false},
+		{`{"custom_id":"a","result":{"type":"errored","error":{"type":"error","error":{"type":"new_error","message":"?"}}}}`, failServer, true, false},
+		{`{"custom_id":"a","result":{"type":"errored"}}`, failServer, true, false},
+		{`{"custom_id":"a","result":{"type":"canceled"}}`, failServer, true, false},
+		{`{"custom_id":"a","result":{"type":"expired"}}`, failServer, true, false},
+		{`{"custom_id":"a","result":{"type":"other"}}`, failUnparseable, true, false},
+	} {
+		var l anthropicResultLine
+		if err := json.Unmarshal([]byte(tc.line), &l); err != nil {
+			t.Fatal(err)
+		}
+		r := anthropicLineResult(l)
+		switch {
+		case tc.wantRaw && (r.f != nil || len(r.comp.raw) == 0):
+			t.Errorf("%s: %+v; want a reply", tc.line, r)
+		case !tc.wantRaw && (r.f == nil || r.f.kind != tc.wantKind || r.again != tc.wantAgain):
+			t.Errorf("%s: %+v; want kind %v, again %v", tc.line, r.f, tc.wantKind, tc.wantAgain)
+		}
+	}
+}
+
+// An Anthropic result line from the network becomes a reply or a
+// failure, never a panic.
+func FuzzAnthropicBatchResultLine(f *testing.F) {
+	f.Add([]byte(`{"custom_id":"a-0","result":{"type":"succeeded","message":{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}}}`))
+	f.Add([]byte(`{"custom_id":"a-0","result":{"type":"errored","error":{"type":"error","error":{"type":"api_error","message":"x"}}}}`))
+	f.Add([]byte(`{"custom_id":"a-0","result":{"type":"expired"}}`))
+	cfg := testConfig("http://127.0.0.1:1")
+	cfg.Provider, cfg.Model, cfg.APIKeyEnv = "anthropic", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"
+	j, err := New(cfg, WithAPIKey(testKey))
+	if err != nil {
+		f.Fatal(err)
+	}
+	b := newBatcher(j, j.provider.(batchWire), BatchOptions{})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var l anthropicResultLine
+		if json.Unmarshal(raw, &l) != nil {
+			return
+		}
+		r := b.decode(anthropicLineResult(l), 0)
+		if r.f == nil && len(r.comp.choices) == 0 {
+			t.Fatalf("a completion without a choice from %s", raw)
+		}
+	})
 }
 
 // Calls outside a batching context (prepare work) go live.

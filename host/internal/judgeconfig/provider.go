@@ -100,8 +100,10 @@ func (c Config) CredentialEnv() string {
 }
 
 // HasBatch says the provider has a batch API the judge speaks (OpenAI's
-// and Azure OpenAI's files and batches).
-func (p Provider) HasBatch() bool { return p == ProviderOpenAI || p == ProviderAzure || p == "" }
+// and Azure OpenAI's files and batches, Anthropic's message batches).
+func (p Provider) HasBatch() bool {
+	return p == ProviderOpenAI || p == ProviderAzure || p == ProviderAnthropic || p == ""
+}
 
 // HasLogprobs says the provider's API can return token log-probabilities
 // (Gemini's with the models that support responseLogprobs).
@@ -147,8 +149,8 @@ func (c Config) validateProvider(bad func(field, format string, args ...any)) {
 				bad(field, "only for provider azure (this judge's provider is %s)", c.Provider)
 			}
 		}
-		if c.Batch {
-			bad("batch", "provider %s's batch API is not implemented yet (openai and azure are); remove batch: true for this judge", c.Provider)
+		if c.Batch && !c.Provider.HasBatch() {
+			bad("batch", "provider %s's batch API is not implemented yet (openai, azure and anthropic are); remove batch: true for this judge", c.Provider)
 		}
 		if c.Provider == ProviderAnthropic && c.Temperature != nil && *c.Temperature > 1 {
 			bad("temperature", "%g is outside 0..1, Anthropic's range", *c.Temperature)

@@ -43,6 +43,8 @@ func TestValidateProviders(t *testing.T) {
 		{"gemini refuses region", Config{Provider: ProviderGemini, Model: "gemini-2.5-flash", Region: "us-east-1"},
 			[]string{"region: only for provider bedrock (this judge's provider is gemini)"}},
 		{"bedrock", Config{Provider: ProviderBedrock, Model: "anthropic.claude-3-5-haiku-20241022-v1:0", Region: "us-east-1"}, nil},
+		{"anthropic batches", Config{Provider: ProviderAnthropic, Model: "claude-sonnet-4-5", Batch: true}, nil},
+		{"gemini refuses batch", Config{Provider: ProviderGemini, Model: "gemini-2.5-flash", Batch: true}, []string{"batch: provider gemini's batch API is not implemented yet"}},
 		{"bedrock endpoint override", Config{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0", Region: "eu-west-3", BaseURL: "http://127.0.0.1:9"}, nil},
 		{"bedrock without region", Config{Provider: ProviderBedrock, Model: "amazon.nova-pro-v1:0"},
 			[]string{"region: required for provider bedrock"}},
