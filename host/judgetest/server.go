@@ -213,7 +213,9 @@ func (s *Server) Requests() []RecordedRequest {
 }
 
 // Handler serves the OpenAI chat-completions endpoint and the Batch API
-// (batch.go).
+// (batch.go), or the provider the server was made to speak, with its
+// batch API where the fake has one (Azure's files and batches, Anthropic's
+// message batches).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if s.azure != nil {

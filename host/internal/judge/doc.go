@@ -113,8 +113,9 @@
 //     rate; a judge with neither reports USD 0 and marks its calls
 //     Unpriced, never a cost it does not know.
 //   - Batch mode (WithBatch, batch.go): a call made in a batching context
-//     (WithBatching) is sent as a line of a Batch API batch in place of the
-//     HTTP attempt, below the cache, singleflight, budget and breaker;
+//     (WithBatching) is sent as a line of the provider's batch (OpenAI's
+//     and Azure's Batch API files, batchwire.go; Anthropic's message
+//     batches, anthropicbatch.go) in place of the HTTP attempt, below the cache, singleflight, budget and breaker;
 //     prepare calls, made outside one, stay live. Its batch is recorded in
 //     the store before the caller can be answered, so a resumed run polls
 //     it rather than submitting it again; it is priced at the provider's
