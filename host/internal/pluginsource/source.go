@@ -13,8 +13,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/agentanvil/anvil/host/internal/conformance"
 	"github.com/agentanvil/anvil/host/internal/config"
+	"github.com/agentanvil/anvil/host/internal/conformance"
 	"github.com/agentanvil/anvil/host/internal/lockfile"
 	"github.com/agentanvil/anvil/host/internal/oci"
 	"github.com/agentanvil/anvil/host/internal/plugincache"

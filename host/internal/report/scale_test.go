@@ -120,4 +120,3 @@ func TestHTMLCostColumn(t *testing.T) {
 		t.Errorf("cost cell without wait or judge: %q", cell)
 	}
 }
-
