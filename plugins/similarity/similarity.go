@@ -43,8 +43,7 @@ type Config struct {
 // Details are MeasureResult.Details of similarity.
 type Details struct {
 	Kind string `json:"kind"`
-	// Cosine is the cosine of the two embeddings, in [-1,1]; absent when a
-	// text was empty and nothing was embedded.
+	// Cosine is the cosine of the two embeddings, in [-1,1].
 	Cosine     *float64 `json:"cosine,omitempty"`
 	Dimensions int      `json:"dimensions,omitempty"`
 	// Reference says what actual_output was compared with: "value" or
@@ -86,17 +85,6 @@ func measure(ctx context.Context, h sdk.Host, c *Config, req *abi.MeasureRequest
 		want, what = req.Case.ExpectedOutput, abi.FieldExpectedOutput
 	}
 	d := Details{Kind: Kind, Reference: what}
-	// An empty text has no embedding (providers refuse it): two empty
-	// texts are the same text, one empty text is like nothing else.
-	if got == "" || want == "" {
-		score := 0.0
-		if got == want {
-			score = 1
-		}
-		d.Formula = fmt.Sprintf("an empty text is not embedded: %s", formatScore(score))
-		reason := fmt.Sprintf("actual_output or %s is empty: similarity %s (nothing embedded)", what, formatScore(score))
-		return result(req, score, reason, d)
-	}
 	vecs, err := sdk.Embed(ctx, h, abi.EmbedRequest{Texts: []string{got, want}, Purpose: "similarity"})
 	if err != nil {
 		return nil, err
