@@ -72,6 +72,8 @@ func TestGuardEmbed(t *testing.T) {
 			code: abi.CodeCapability, want: "do not embed"},
 		{name: "no texts", svc: &embedServices{}, desc: asks, grants: Grants{Judge: true}, req: abi.EmbedRequest{},
 			code: abi.CodeABI, want: "texts is empty"},
+		{name: "too many texts", svc: &embedServices{}, desc: asks, grants: Grants{Judge: true}, req: abi.EmbedRequest{Texts: make([]string, abi.MaxEmbedTexts+1)},
+			code: abi.CodeABI, want: "2049 texts; at most 2048"},
 		{name: "call budget", svc: &embedServices{}, desc: asks, grants: Grants{Judge: true}, limits: Limits{MaxJudgeCalls: -1}, req: twoTexts,
 			code: abi.CodeBudget, want: "judge-call budget"},
 		{name: "token budget", svc: &embedServices{}, desc: asks, grants: Grants{Judge: true}, limits: Limits{MaxJudgeTokens: 2},

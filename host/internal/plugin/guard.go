@@ -289,8 +289,11 @@ func (g *guard) embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult
 	if !ok {
 		return refuse(named(g.info, abi.Errorf(abi.CodeCapability, "this host's services do not embed (%s)", abi.HostEmbed)))
 	}
-	if len(req.Texts) == 0 {
+	switch n := len(req.Texts); {
+	case n == 0:
 		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "embed request: texts is empty; want at least one")))
+	case n > abi.MaxEmbedTexts:
+		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "embed request: %d texts; at most %d a request", n, abi.MaxEmbedTexts)))
 	}
 	cost := judge.EstimateEmbedTokens(req.Texts)
 	if err := g.admit(1, cost, []int{cost}); err != nil {

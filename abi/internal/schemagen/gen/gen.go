@@ -193,6 +193,13 @@ func nonEmpty(s *jsonschema.Schema) {
 	}
 }
 
+func nonEmptyAtMost(n uint64) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) {
+		nonEmpty(s)
+		s.MaxItems = &n
+	}
+}
+
 func object(s *jsonschema.Schema) { s.Type = "object" }
 
 // verdictSet: unique, non-empty strings.
@@ -254,7 +261,7 @@ var tweaks = map[string]func(*jsonschema.Schema){
 	"ToolCall.name":                  nonEmpty,
 	"Turn.role":                      enum(abi.RoleUser, abi.RoleAssistant, abi.RoleSystem, abi.RoleTool),
 	"JudgeBatch.requests":            nonEmpty,
-	"EmbedRequest.texts":             nonEmpty,
+	"EmbedRequest.texts":             nonEmptyAtMost(abi.MaxEmbedTexts),
 	// Type-level constraints.
 	"MeasureResult": func(s *jsonschema.Schema) {
 		s.OneOf = []*jsonschema.Schema{{Required: []string{"score"}}, {Required: []string{"error"}}}
@@ -362,7 +369,7 @@ var docs = map[string]string{
 
 	"EmbedRequest":         "Input of the anvil_embed host function (ABI minor 5): texts to turn into vectors with the embedding model of a configured judge. Needs the judge capability; counts as one judge call and its estimated tokens against the invocation's judge budget.",
 	"EmbedRequest.judge":   "Name of a configured judge; absent means the judge of the metric being run. Its embedding_model answers.",
-	"EmbedRequest.texts":   "The texts to embed; at least one. Each text's vector is cached by the host, so a text already embedded by the same model costs nothing.",
+	"EmbedRequest.texts":   "The texts to embed; at least one, at most 2048. Each text's vector is cached by the host, so a text already embedded by the same model costs nothing.",
 	"EmbedRequest.purpose": "Label of the call in accounting (\"similarity\").",
 
 	"EmbedResult":         "Output of anvil_embed.",
