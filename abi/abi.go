@@ -19,9 +19,11 @@ package abi
 // linear memory, v1/README.md §4.1).
 // Minor 4 added the conversational TestCase fields (turns, scenario,
 // expected_outcome, chatbot_role; v1/README.md §8.1).
+// Minor 5 added the host function anvil_embed (embeddings through the
+// judge layer, v1/README.md §3 and §7.8), gated by the judge capability.
 const (
 	Major = 1
-	Minor = 4
+	Minor = 5
 )
 
 // Exports a guest module provides. The marker is never called: its presence
@@ -46,6 +48,9 @@ const (
 	HostNamespace = "extism:host/user"
 	HostJudge     = "anvil_judge" // JudgeBatch -> JudgeBatchResult
 	HostLog       = "anvil_log"   // LogRecord -> nothing
+	// HostEmbed (minor 5): EmbedRequest -> EmbedResult. A guest imports it
+	// only when it embeds, so older hosts still load guests that do not.
+	HostEmbed = "anvil_embed"
 )
 
 // Capability is a host service a plugin asks for in its descriptor and an

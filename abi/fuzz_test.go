@@ -165,6 +165,18 @@ func FuzzDecodeJudgeBatchResult(f *testing.F) {
 	})
 }
 
+func FuzzDecodeEmbedRequest(f *testing.F) {
+	fuzzDecode[abi.EmbedRequest](f, "embed_request", nil)
+}
+
+func FuzzDecodeEmbedResult(f *testing.F) {
+	fuzzDecode(f, "embed_result", func(t *testing.T, r, _ *abi.EmbedResult) {
+		if r.Error != nil {
+			_ = r.Error.Error()
+		}
+	})
+}
+
 func FuzzDecodeLogRecord(f *testing.F) {
 	fuzzDecode[abi.LogRecord](f, "log_record", nil)
 }

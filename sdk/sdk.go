@@ -33,6 +33,30 @@ type Host interface {
 	Log(ctx context.Context, level slog.Level, msg string, attrs ...any)
 }
 
+// Embedder is implemented by a Host that embeds texts (ABI minor 5, the
+// host function anvil_embed). It is separate from Host so Host
+// implementations written before it keep compiling; call it through
+// Embed, which says plainly when a host cannot embed.
+type Embedder interface {
+	// Embed returns one vector per text of req, in order, through the
+	// judge layer (cached per text, counted as one judge call against the
+	// invocation's budget). The error is the request's, an *abi.Error
+	// (capability_denied, budget_exhausted, invalid_config without an
+	// embedding model, judge_error, ...); there are then no vectors.
+	Embed(ctx context.Context, req abi.EmbedRequest) ([][]float64, error)
+}
+
+// Embed embeds req's texts through h, or says that h cannot embed
+// (capability_denied: a host older than ABI minor 5, or a test Host
+// without an Embed method).
+func Embed(ctx context.Context, h Host, req abi.EmbedRequest) ([][]float64, error) {
+	e, ok := h.(Embedder)
+	if !ok {
+		return nil, abi.Errorf(abi.CodeCapability, "this host does not embed texts (%s needs ABI minor 5)", abi.HostEmbed)
+	}
+	return e.Embed(ctx, req)
+}
+
 // Kind is implemented by MetricKind and NodeKind.
 type Kind interface {
 	Descriptor() abi.KindDescriptor

@@ -20,7 +20,7 @@ import (
 // bench/README.md, "Budgets", has the counts the budgets were set from.
 const (
 	// maxHostPackages: packages anvil-host links, standard library included.
-	maxHostPackages = 839
+	maxHostPackages = 840
 	// maxQuickstartPluginPackages: packages textcheck's Wasm build links.
 	maxQuickstartPluginPackages = 100
 )

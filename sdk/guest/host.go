@@ -22,6 +22,13 @@ func hostJudge(request uint64) uint64
 //go:wasmimport extism:host/user anvil_log
 func hostLog(record uint64)
 
+// hostEmbed (ABI minor 5) is referenced only from wasmHost.Embed, so a
+// guest that never embeds does not import it (the linker drops the
+// method with the import) and still loads on hosts older than minor 5.
+//
+//go:wasmimport extism:host/user anvil_embed
+func hostEmbed(request uint64) uint64
+
 // wasmHost implements sdk.Host over the host functions.
 type wasmHost struct{}
 
@@ -50,6 +57,31 @@ func (wasmHost) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeRe
 		return nil, res.Error
 	}
 	return res.Responses, nil
+}
+
+// Embed sends one request through anvil_embed.
+func (wasmHost) Embed(_ context.Context, req abi.EmbedRequest) ([][]float64, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, abi.Errorf(abi.CodeABI, "encode embed request: %v", err)
+	}
+	reqMem := pdk.AllocateBytes(in)
+	off := hostEmbed(reqMem.Offset())
+	reqMem.Free()
+	if off == 0 {
+		return nil, abi.Errorf(abi.CodeABI, "host returned no embed result")
+	}
+	resMem := pdk.FindMemory(off)
+	out := resMem.ReadBytes()
+	resMem.Free()
+	var res abi.EmbedResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, abi.Errorf(abi.CodeABI, "decode embed result: %v", err)
+	}
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	return res.Vectors, nil
 }
 
 // Log sends one record through anvil_log. Attribute values that do not

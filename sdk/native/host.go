@@ -26,7 +26,10 @@ type processHost struct {
 	token   string
 }
 
-var _ sdk.Host = (*processHost)(nil)
+var (
+	_ sdk.Host     = (*processHost)(nil)
+	_ sdk.Embedder = (*processHost)(nil)
+)
 
 // Judge sends one batch to the host. A batch-level refusal comes back as
 // the host's *abi.Error, code intact, exactly as in the other transports.
@@ -47,6 +50,30 @@ func (h *processHost) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi
 		return nil, res.Error
 	}
 	return res.Responses, nil
+}
+
+// Embed sends one embed request to the host. A host older than ABI minor
+// 5 has no Embed method: that is capability_denied, saying so.
+func (h *processHost) Embed(ctx context.Context, req abi.EmbedRequest) ([][]float64, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, abi.Errorf(abi.CodeABI, "encode embed request: %v", err)
+	}
+	out, err := h.call(ctx, MethodHostEmbed, in)
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			return nil, abi.Errorf(abi.CodeCapability, "the host does not embed texts (its callback service has no Embed: older than ABI minor 5)")
+		}
+		return nil, callbackError("embed", err)
+	}
+	var res abi.EmbedResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, abi.Errorf(abi.CodeABI, "decode embed result: %v", err)
+	}
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	return res.Vectors, nil
 }
 
 // Log sends one record to the host, synchronously, so records keep their

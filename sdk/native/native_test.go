@@ -17,6 +17,7 @@ func TestWire(t *testing.T) {
 		MethodDescribe: "/anvil.v1.Plugin/Describe", MethodPrepare: "/anvil.v1.Plugin/Prepare",
 		MethodMeasure: "/anvil.v1.Plugin/Measure", MethodNode: "/anvil.v1.Plugin/Node",
 		MethodHostJudge: "/anvil.v1.Host/Judge", MethodHostLog: "/anvil.v1.Host/Log",
+		MethodHostEmbed: "/anvil.v1.Host/Embed",
 	}
 	for got, w := range want {
 		if got != w {

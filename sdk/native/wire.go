@@ -41,6 +41,7 @@ const (
 	//	Measure   abi.MeasureRequest    -> abi.MeasureResult
 	//	Node      abi.NodeRequest       -> abi.NodeResult
 	//	Host/Judge abi.JudgeBatch       -> abi.JudgeBatchResult
+	//	Host/Embed abi.EmbedRequest     -> abi.EmbedResult (ABI minor 5)
 	//	Host/Log   abi.LogRecord        -> (empty)
 	MethodDescribe  = "/" + ServiceName + "/Describe"
 	MethodPrepare   = "/" + ServiceName + "/Prepare"
@@ -48,6 +49,7 @@ const (
 	MethodNode      = "/" + ServiceName + "/Node"
 	MethodHostJudge = "/" + HostServiceName + "/Judge"
 	MethodHostLog   = "/" + HostServiceName + "/Log"
+	MethodHostEmbed = "/" + HostServiceName + "/Embed"
 
 	// MetaHostBroker is the gRPC metadata key, on every request the host
 	// sends, holding the GRPCBroker id (decimal) of the host's callback
@@ -140,6 +142,9 @@ type HostServer interface {
 	Judge(ctx context.Context, batch []byte) ([]byte, error)
 	// Log records the JSON of an abi.LogRecord.
 	Log(ctx context.Context, record []byte) error
+	// Embed answers the JSON of an abi.EmbedRequest with the JSON of an
+	// abi.EmbedResult (ABI minor 5); refusals are data, as in Judge.
+	Embed(ctx context.Context, req []byte) ([]byte, error)
 }
 
 var hostServiceDesc = grpc.ServiceDesc{
@@ -151,6 +156,9 @@ var hostServiceDesc = grpc.ServiceDesc{
 		}),
 		unary(HostServiceName, "Log", func(s any, ctx context.Context, in []byte) ([]byte, error) {
 			return nil, s.(HostServer).Log(ctx, in)
+		}),
+		unary(HostServiceName, "Embed", func(s any, ctx context.Context, in []byte) ([]byte, error) {
+			return s.(HostServer).Embed(ctx, in)
 		}),
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -529,7 +529,11 @@ func (kr *kindRun) checkJudgeGranted(ctx context.Context, e *env) (Status, strin
 	if o.code != "" {
 		return Fail, fmt.Sprintf("with the judge granted and answering (%d batches, %d requests): %s", b, r, o)
 	}
-	return Pass, fmt.Sprintf("%d batches, %d judge requests, well formed; result %s", b, r, summary(o))
+	embeds := ""
+	if n := svc.embedRequests(); n > 0 {
+		embeds = fmt.Sprintf(" (%d of them embed requests)", n)
+	}
+	return Pass, fmt.Sprintf("%d batches, %d judge requests%s, well formed; result %s", b, r, embeds, summary(o))
 }
 
 // loadWith loads a second copy of the plugin under other grants/limits.

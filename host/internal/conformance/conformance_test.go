@@ -166,6 +166,14 @@ func TestFirstPartyPass(t *testing.T) {
 				"metric/argument_correctness/judge/granted":  "1 batches, 1 judge requests, well formed; result score 1",
 				"metric/task_completion/judge/granted":       "1 batches, 1 judge requests, well formed; result score 0.5",
 			}},
+		{name: "similarity", path: wasmPath("similarity"), configs: "similarity.yaml", transport: plugin.TransportWasm, skipped: 1,
+			want: map[string]string{
+				"metric/similarity/judge/granted":      "1 batches, 1 judge requests (1 of them embed requests), well formed",
+				"metric/similarity/judge/denied":       "error capability_denied, no crash",
+				"metric/similarity/judge/token-budget": "error budget_exhausted, no crash",
+				"metric/similarity/missing-fields":     "missing_field for each of actual_output",
+				"metric/similarity/determinism":        "same input twice gave the same output",
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 // loopback, reached through the host's real judge client, whose replies
 // are built from each request's JSON Schema — the smallest value the
 // schema accepts, integers in the middle of their range — so any kind
-// that asks for structured output gets a reply it can decode. No model
+// that asks for structured output gets a reply it can decode; embed
+// requests get judgetest's vectors (from each text's SHA-256). No model
 // is involved and no key is needed.
 type ScriptedJudge struct {
 	server *judgetest.Server
@@ -33,7 +34,7 @@ func StartScriptedJudge() (*ScriptedJudge, error) {
 		return nil, err
 	}
 	j, err := judge.New(judge.Config{
-		Name: "conformance", BaseURL: url, Model: "conformance-judge",
+		Name: "conformance", BaseURL: url, Model: "conformance-judge", EmbeddingModel: "conformance-embedding",
 		SupportsJSONSchema: true, SupportsLogprobs: true, SupportsN: true,
 		MaxRetries: -1, Timeout: judge.Duration(30 * time.Second),
 	})
@@ -186,6 +187,7 @@ type services struct {
 
 	mu      sync.Mutex
 	batches [][]abi.JudgeRequest
+	embeds  []abi.EmbedRequest
 	logs    int
 	// onJudge, when set, runs before a batch is answered (the instance
 	// check cancels the caller's context there).
@@ -219,20 +221,48 @@ func (s *services) Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.Jud
 	return out
 }
 
+// Embed implements plugin.EmbedServices through the scripted judge's
+// embeddings call.
+func (s *services) Embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult {
+	s.mu.Lock()
+	s.embeds = append(s.embeds, req)
+	hook := s.onJudge
+	s.mu.Unlock()
+	if hook != nil {
+		hook(ctx)
+	}
+	if s.judge == nil {
+		return abi.EmbedResult{Vectors: [][]float64{}, Error: abi.Errorf(abi.CodeJudge, "no judge in this conformance run")}
+	}
+	e := s.judge.judge.Embed(ctx, req.Texts)
+	if e.Vectors == nil {
+		e.Vectors = [][]float64{}
+	}
+	return abi.EmbedResult{Vectors: e.Vectors, Usage: e.Usage, Error: e.Error}
+}
+
 func (s *services) Log(context.Context, string, abi.LogRecord) {
 	s.mu.Lock()
 	s.logs++
 	s.mu.Unlock()
 }
 
-// requests counts the judge requests the services received.
+// requests counts the judge requests the services received; an embed
+// request is a batch of one request, as the guard counts it.
 func (s *services) requests() (batches, requests int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range s.batches {
 		requests += len(b)
 	}
-	return len(s.batches), requests
+	return len(s.batches) + len(s.embeds), requests + len(s.embeds)
+}
+
+// embedRequests counts the embed requests the services received.
+func (s *services) embedRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.embeds)
 }
 
 var schemaName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -274,13 +304,21 @@ func (s *services) checkBatchShapes() error {
 			}
 		}
 	}
+	for ei, e := range s.embeds {
+		for ti, t := range e.Texts {
+			if t == "" {
+				return fmt.Errorf("embed request %d text %d is empty (providers refuse an empty text)", ei, ti)
+			}
+		}
+	}
 	return nil
 }
 
 // Services returns host services whose judge is j (nil: every judge
-// request is answered with judge_error), for `plugin call`.
+// and embed request is answered with judge_error), for `plugin call`.
 func Services(j *ScriptedJudge) interface {
 	Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse
+	Embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult
 	Log(ctx context.Context, pluginID string, rec abi.LogRecord)
 } {
 	return &services{judge: j}

@@ -24,6 +24,7 @@ var wasmSources = map[string]string{
 	"conversation": "../../../plugins/conversation/wasm",
 	"content":      "../../../plugins/content/wasm",
 	"agent":        "../../../plugins/agent/wasm",
+	"similarity":   "../../../plugins/similarity/wasm",
 	"garbage":      "../plugin/testdata/zoo/garbage",
 	"dupdesc":      "../plugin/testdata/zoo/dupdesc",
 	"hostile":      "../plugin/testdata/zoo/hostile",

@@ -164,3 +164,22 @@ func (d *dryRun) respondSamples(ctx context.Context, j *judge.Judge, req abi.Jud
 	first.USD = j.Price(first.InputTokens, first.OutputTokens)
 	return out
 }
+
+// embed prices an embeddings request as Judge.Embed would send it (its
+// cached texts free, the rest in the provider's batches) and answers with
+// a vector per text, all alike, so the metric's own code goes on: its
+// score under estimate means nothing, its calls are what run makes.
+func (d *dryRun) embed(ctx context.Context, j *judge.Judge, texts []string) abi.EmbedResult {
+	f, err := j.ForecastEmbed(ctx, texts, !d.replaying[j])
+	if err != nil {
+		return abi.EmbedResult{Vectors: [][]float64{}, Error: err, Usage: abi.Usage{Model: j.EmbeddingModel()}}
+	}
+	vectors := make([][]float64, len(texts))
+	for i := range vectors {
+		vectors[i] = []float64{1}
+	}
+	return abi.EmbedResult{Vectors: vectors, Usage: abi.Usage{
+		Model: j.EmbeddingModel(), InputTokens: f.InputTokens, USD: f.USD,
+		Calls: f.Calls, Attempts: f.Calls, CacheHit: f.Calls == 0,
+	}}
+}

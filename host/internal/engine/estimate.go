@@ -24,7 +24,7 @@ type EstimateReport struct {
 // estimateNotes are what every estimate assumes.
 func estimateNotes(outputTokens int) []string {
 	return []string{
-		"judge calls are upstream completions, counted as run counts them: G-Eval steps in prepare, and one call per sample when a judge without logprobs samples a score",
+		"judge calls are upstream completions and embeddings calls, counted as run counts them: G-Eval steps in prepare, one call per sample when a judge without logprobs samples a score, and the uncached texts of an embed request in the provider's batches",
 		"not predicted: a repair call after an unusable reply, a sample asked again alone when a judge's multi-choice reply cut, spoilt or left out its choice (a sample top-up), and a call made again when a server rejects json_schema (all depend on the replies); identical requests in flight together share one call in a run, and are counted apart here",
 		"batch usd: the cases' judge calls sent through the provider's batch API (run --batch) at its batch discount, prepare calls live; as usd for a judge whose provider has no batch API in this build",
 		fmt.Sprintf("input tokens are estimated at 4 characters a token; output is assumed at %d tokens a reply unless a request caps it lower", outputTokens),

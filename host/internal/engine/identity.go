@@ -18,6 +18,7 @@ import (
 	"github.com/agentanvil/anvil/plugins/geval"
 	"github.com/agentanvil/anvil/plugins/judged"
 	"github.com/agentanvil/anvil/plugins/rag"
+	"github.com/agentanvil/anvil/plugins/similarity"
 	"github.com/agentanvil/anvil/plugins/textmatch"
 	"github.com/agentanvil/anvil/score"
 	"github.com/agentanvil/anvil/sdk"
@@ -40,6 +41,7 @@ func builtins() []builtin {
 		{conversation.Plugin(), []fs.FS{conversation.Source(), sdk.Source()}},
 		{content.Plugin(), []fs.FS{content.Source(), judged.Source(), sdk.Source()}},
 		{agent.Plugin(), []fs.FS{agent.Source(), judged.Source(), sdk.Source()}},
+		{similarity.Plugin(), []fs.FS{similarity.Source(), sdk.Source()}},
 	}
 }
 

@@ -208,6 +208,7 @@ func TestBuiltinDigestsCoverTheKindsCode(t *testing.T) {
 		"conversation": {"plugins/conversation", "sdk"},
 		"content":      {"plugins/content", "plugins/judged", "sdk"},
 		"agent":        {"plugins/agent", "plugins/judged", "sdk"},
+		"similarity":   {"plugins/similarity", "sdk"},
 	}
 	plumbing := map[string]string{
 		"abi":                 "the ABI's types and names: a change is a new ABI version, which peers compare",

@@ -289,3 +289,40 @@ func (s *services) JudgeCost(req abi.JudgeRequest) int {
 	}
 	return f.InputTokens + f.Replies*f.MaxTokens
 }
+
+// Embed implements plugin.EmbedServices: req's texts through the
+// embeddings call of the judge it names (or the metric's), its usage
+// summed into the metric's result as a judge request's is. Under
+// `estimate` nothing is sent: dryRun.embed prices it.
+func (s *services) Embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult {
+	name := req.Judge
+	if name == "" {
+		name = s.defaultJudge
+	}
+	j := s.judges.byName[name]
+	_, replayed := s.judges.recorded[name]
+	if _, off := s.judges.unavailable[name]; off && s.dryRun == nil {
+		j = nil
+	}
+	var res abi.EmbedResult
+	switch {
+	case j == nil:
+		msg := "no judge named " + name + " is configured"
+		if why, ok := s.judges.unavailable[name]; ok {
+			msg = why
+		}
+		res = abi.EmbedResult{Vectors: [][]float64{}, Error: abi.Errorf(abi.CodeJudge, "%s", msg)}
+	case s.dryRun != nil:
+		res = s.dryRun.embed(ctx, j, req.Texts)
+	default:
+		e := j.Embed(ctx, req.Texts)
+		res = abi.EmbedResult{Vectors: e.Vectors, Usage: e.Usage, Error: e.Error}
+		if res.Vectors == nil {
+			res.Vectors = [][]float64{}
+		}
+	}
+	s.mu.Lock()
+	s.usage.Add(res.Usage, replayed)
+	s.mu.Unlock()
+	return res
+}

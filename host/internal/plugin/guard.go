@@ -245,6 +245,79 @@ func (g *guard) cost(req abi.JudgeRequest) int {
 	return n
 }
 
+// embedPayload answers an EmbedRequest a remote guest sent, as
+// judgePayload answers a batch: every refusal is data, and a denied
+// capability is answered without reading the request.
+func (g *guard) embedPayload(ctx context.Context, p payload) *abi.EmbedResult {
+	refuse := func(e *abi.Error) *abi.EmbedResult {
+		return &abi.EmbedResult{Vectors: [][]float64{}, Error: e}
+	}
+	if err := g.denied(); err != nil {
+		return refuse(err)
+	}
+	n, aerr := p.size()
+	if aerr != nil {
+		return refuse(named(g.info, aerr))
+	}
+	if max := g.limits.MaxOutputBytes; n > max {
+		return refuse(named(g.info, abi.Errorf(abi.CodeOutputTooLarge, "embed request is %d bytes, max_output_bytes is %d", n, max)))
+	}
+	raw, aerr := p.read()
+	if aerr != nil {
+		return refuse(named(g.info, aerr))
+	}
+	var req abi.EmbedRequest
+	if err := decodeStrict(raw, &req); err != nil {
+		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "embed request: %v", err)))
+	}
+	res := g.embed(ctx, req)
+	return &res
+}
+
+// embed answers an embed request. It is a judge call for the budgets:
+// one against max_judge_calls, whatever the number of texts (the judge
+// layer batches them), and the texts' estimated tokens against
+// max_judge_tokens, settled against the tokens the judge reports.
+func (g *guard) embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult {
+	refuse := func(e *abi.Error) abi.EmbedResult {
+		return abi.EmbedResult{Vectors: [][]float64{}, Error: e}
+	}
+	if err := g.denied(); err != nil {
+		return refuse(err)
+	}
+	svc, ok := g.svc.(EmbedServices)
+	if !ok {
+		return refuse(named(g.info, abi.Errorf(abi.CodeCapability, "this host's services do not embed (%s)", abi.HostEmbed)))
+	}
+	switch n := len(req.Texts); {
+	case n == 0:
+		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "embed request: texts is empty; want at least one")))
+	case n > abi.MaxEmbedTexts:
+		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "embed request: %d texts; at most %d a request", n, abi.MaxEmbedTexts)))
+	}
+	cost := judge.EstimateEmbedTokens(req.Texts)
+	if err := g.admit(1, cost, []int{cost}); err != nil {
+		return refuse(err)
+	}
+	res := svc.Embed(ctx, req)
+	spent := 0
+	if !res.Usage.CacheHit {
+		spent = max(res.Usage.InputTokens, 0)
+	}
+	g.mu.Lock()
+	g.tokens = addCapped(g.tokens-cost, spent)
+	g.mu.Unlock()
+	if res.Error != nil {
+		res.Vectors = [][]float64{}
+		return res
+	}
+	if len(res.Vectors) != len(req.Texts) {
+		return abi.EmbedResult{Vectors: [][]float64{}, Usage: res.Usage,
+			Error: named(g.info, abi.Errorf(abi.CodeJudge, "host answered %d vectors for %d texts", len(res.Vectors), len(req.Texts)))}
+	}
+	return res
+}
+
 // checkJudgeRequests applies the ABI's ranges to the numbers of a batch a
 // guest wrote. A score range that is empty is the judge's to report per
 // request (invalid_config), not a malformed batch.

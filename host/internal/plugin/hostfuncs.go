@@ -30,13 +30,13 @@ func (w *wasmPlugin) guardFrom(ctx context.Context) *guard {
 }
 
 // hostFunctions are the functions linked into the guest's
-// extism:host/user namespace. Both are thin: reading a block from guest
+// extism:host/user namespace. All are thin: reading a block from guest
 // memory is all they add to the guard, which the process transport's
 // callbacks share. When the judge capability is not granted, anvil_judge
-// is a stub that holds no guard and answers capability_denied without
-// reading the request: a Go guest imports anvil_judge whether it judges
-// or not, so the import must resolve, but the real judge must not be
-// reachable.
+// and anvil_embed are stubs that hold no guard and answer
+// capability_denied without reading the request: a Go guest imports
+// anvil_judge whether it judges or not, so the import must resolve, but
+// the real judge must not be reachable.
 func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 	judge := func(ctx context.Context, p *extism.CurrentPlugin, off uint64) *abi.JudgeBatchResult {
 		return w.guardFrom(ctx).judgePayload(ctx, block{p: p, off: off, what: "judge batch"})
@@ -45,6 +45,15 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 		judge = func(context.Context, *extism.CurrentPlugin, uint64) *abi.JudgeBatchResult {
 			deny := &guard{info: w.info, grants: Grants{}}
 			return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: deny.denied()}
+		}
+	}
+	embed := func(ctx context.Context, p *extism.CurrentPlugin, off uint64) *abi.EmbedResult {
+		return w.guardFrom(ctx).embedPayload(ctx, block{p: p, off: off, what: "embed request"})
+	}
+	if !w.opts.Grants.Judge {
+		embed = func(context.Context, *extism.CurrentPlugin, uint64) *abi.EmbedResult {
+			deny := &guard{info: w.info, grants: Grants{}}
+			return &abi.EmbedResult{Vectors: [][]float64{}, Error: deny.denied()}
 		}
 	}
 	fns := []extism.HostFunction{
@@ -56,16 +65,18 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 					res = &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(w.info, abi.Errorf(abi.CodeJudge, "encode judge result: %v", err))}
 					b, _ = encodeMessage(res)
 				}
-				off, err := p.WriteBytes(b)
+				stack[0] = writeResult(ctx, p, abi.HostJudge, b)
+			},
+			[]extism.ValueType{extism.ValueTypePTR}, []extism.ValueType{extism.ValueTypePTR}),
+		extism.NewHostFunctionWithStack(abi.HostEmbed,
+			func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+				res := embed(ctx, p, stack[0])
+				b, err := encodeMessage(res)
 				if err != nil {
-					// The guest's Extism memory is exhausted: nothing sane
-					// can be returned, so this becomes a trap.
-					panic(fmt.Errorf("anvil_judge: write %d-byte result: %w", len(b), err))
+					res = &abi.EmbedResult{Vectors: [][]float64{}, Error: named(w.info, abi.Errorf(abi.CodeJudge, "encode embed result: %v", err))}
+					b, _ = encodeMessage(res)
 				}
-				if st, ok := ctx.Value(callStateKey{}).(*callState); ok && st.inst != nil {
-					st.inst.kernel.hostBlock(off, uint64(len(b)))
-				}
-				stack[0] = off
+				stack[0] = writeResult(ctx, p, abi.HostEmbed, b)
 			},
 			[]extism.ValueType{extism.ValueTypePTR}, []extism.ValueType{extism.ValueTypePTR}),
 		extism.NewHostFunctionWithStack(abi.HostLog,
@@ -80,6 +91,22 @@ func (w *wasmPlugin) hostFunctions() []extism.HostFunction {
 	fns = append(fns, abortFunction())
 	fns = append(fns, w.meterFunctions()...)
 	return append(fns, w.kernelFunctions()...)
+}
+
+// writeResult copies a host function's result into a new Extism block of
+// the guest and registers it with the kernel's block table; its offset is
+// the function's return value.
+func writeResult(ctx context.Context, p *extism.CurrentPlugin, fn string, b []byte) uint64 {
+	off, err := p.WriteBytes(b)
+	if err != nil {
+		// The guest's Extism memory is exhausted: nothing sane can be
+		// returned, so this becomes a trap.
+		panic(fmt.Errorf("%s: write %d-byte result: %w", fn, len(b), err))
+	}
+	if st, ok := ctx.Value(callStateKey{}).(*callState); ok && st.inst != nil {
+		st.inst.kernel.hostBlock(off, uint64(len(b)))
+	}
+	return off
 }
 
 // block is an Extism memory block a guest passed to a host function. Its

@@ -31,14 +31,14 @@ const (
 // function names it has (nil: any, left to the runtime to check).
 var providedImports = map[string]map[string]bool{
 	envModule:         nil, // the Extism kernel
-	abi.HostNamespace: {abi.HostJudge: true, abi.HostLog: true},
+	abi.HostNamespace: {abi.HostJudge: true, abi.HostEmbed: true, abi.HostLog: true},
 	wasiModule:        nil, // wazero implements all of preview 1
 	abortModule:       {abortName: true},
 }
 
 // providedText is what the host provides, for error messages.
 const providedText = "Anvil provides " + envModule + " (the Extism kernel), " + abi.HostNamespace + " (" + abi.HostJudge + ", " +
-	abi.HostLog + "), " + wasiModule + " and " + abortModule + "." + abortName + " (AssemblyScript's abort)"
+	abi.HostEmbed + ", " + abi.HostLog + "), " + wasiModule + " and " + abortModule + "." + abortName + " (AssemblyScript's abort)"
 
 type wasmImport struct {
 	module, name string

@@ -111,12 +111,22 @@ type guardHost struct{ g *guard }
 
 func hostFor(g *guard) sdk.Host { return guardHost{g} }
 
+var _ sdk.Embedder = guardHost{}
+
 func (h guardHost) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
 	resps, err := h.g.judge(ctx, reqs)
 	if err != nil {
 		return nil, err
 	}
 	return resps, nil
+}
+
+func (h guardHost) Embed(ctx context.Context, req abi.EmbedRequest) ([][]float64, error) {
+	res := h.g.embed(ctx, req)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	return res.Vectors, nil
 }
 
 func (h guardHost) Log(ctx context.Context, level slog.Level, msg string, attrs ...any) {

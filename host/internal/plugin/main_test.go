@@ -24,6 +24,7 @@ var guestSources = map[string]string{
 	"rag":        "../../../plugins/rag/wasm",
 	"content":    "../../../plugins/content/wasm",
 	"agent":      "../../../plugins/agent/wasm",
+	"similarity": "../../../plugins/similarity/wasm",
 	"hostile":    "./testdata/zoo/hostile",
 	"judge":      "./testdata/zoo/judge",
 	"wrongabi":   "./testdata/zoo/wrongabi",
@@ -46,7 +47,7 @@ var guestSources = map[string]string{
 // under each of nativeNames (it is whichever plugin its name says).
 const nativeSource = "./testdata/native"
 
-var nativeNames = []string{"textcheck", "geval", "dag", "rag", "content", "agent", "hostile", "canary", "abi2", "nocookie", "descmajor",
+var nativeNames = []string{"textcheck", "geval", "dag", "rag", "content", "agent", "similarity", "hostile", "canary", "abi2", "nocookie", "descmajor",
 	"unasked", "dupdesc", "refschema"}
 
 var (

@@ -92,6 +92,15 @@ type Services interface {
 	Log(ctx context.Context, pluginID string, rec abi.LogRecord)
 }
 
+// EmbedServices is implemented by Services that embed texts (anvil_embed,
+// ABI minor 5). It is a separate interface so Services written before it
+// keep compiling; a guard over Services without it answers an embed
+// request with capability_denied.
+type EmbedServices interface {
+	// Embed answers one request: a vector per text, or the request's error.
+	Embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult
+}
+
 // Grants, Limits and DefaultLimits live in host/internal/pluginconfig,
 // which links nothing heavy, so that parsing a config does not link wazero,
 // Extism or go-plugin. The aliases are the same types, not copies.

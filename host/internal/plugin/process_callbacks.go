@@ -14,7 +14,7 @@ import (
 // batches and log records, routed to the invocation whose token they
 // carry and handed to its guard — the same guard the Wasm host functions
 // use, so grants, budgets and log bounds are one mechanism. Every refusal
-// is data, as in anvil_judge. gRPC has already bounded what it read
+// is data, as in anvil_judge; embed requests go the same way. gRPC has already bounded what it read
 // (startProcess sets its receive limit); the guard bounds the rest.
 type callbacks struct {
 	p  *processPlugin
@@ -61,6 +61,26 @@ func (c *callbacks) Judge(ctx context.Context, raw []byte) ([]byte, error) {
 	b, err := encodeMessage(res)
 	if err != nil {
 		res = &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: named(c.p.info, abi.Errorf(abi.CodeJudge, "encode judge result: %v", err))}
+		b, _ = encodeMessage(res)
+	}
+	return b, nil
+}
+
+// Embed answers an embed request as Judge answers a batch: through the
+// invocation's guard, refusals as data.
+func (c *callbacks) Embed(ctx context.Context, raw []byte) ([]byte, error) {
+	var res *abi.EmbedResult
+	if inv := c.pr.lookup(tokenOf(ctx)); inv != nil {
+		ectx, cancel := context.WithCancel(inv.ctx)
+		defer cancel()
+		defer context.AfterFunc(ctx, cancel)()
+		res = inv.g.embedPayload(ectx, bytesPayload(raw))
+	} else {
+		res = c.outside().embedPayload(ctx, bytesPayload(raw))
+	}
+	b, err := encodeMessage(res)
+	if err != nil {
+		res = &abi.EmbedResult{Vectors: [][]float64{}, Error: named(c.p.info, abi.Errorf(abi.CodeJudge, "encode embed result: %v", err))}
 		b, _ = encodeMessage(res)
 	}
 	return b, nil

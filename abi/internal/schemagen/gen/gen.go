@@ -51,6 +51,8 @@ var Messages = []Message{
 	{"node_result", reflect.TypeFor[abi.NodeResult]()},
 	{"judge_batch", reflect.TypeFor[abi.JudgeBatch]()},
 	{"judge_batch_result", reflect.TypeFor[abi.JudgeBatchResult]()},
+	{"embed_request", reflect.TypeFor[abi.EmbedRequest]()},
+	{"embed_result", reflect.TypeFor[abi.EmbedResult]()},
 	{"log_record", reflect.TypeFor[abi.LogRecord]()},
 	{"error", reflect.TypeFor[abi.Error]()},
 	{"test_case", reflect.TypeFor[abi.TestCase]()},
@@ -191,6 +193,13 @@ func nonEmpty(s *jsonschema.Schema) {
 	}
 }
 
+func nonEmptyAtMost(n uint64) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) {
+		nonEmpty(s)
+		s.MaxItems = &n
+	}
+}
+
 func object(s *jsonschema.Schema) { s.Type = "object" }
 
 // verdictSet: unique, non-empty strings.
@@ -252,6 +261,7 @@ var tweaks = map[string]func(*jsonschema.Schema){
 	"ToolCall.name":                  nonEmpty,
 	"Turn.role":                      enum(abi.RoleUser, abi.RoleAssistant, abi.RoleSystem, abi.RoleTool),
 	"JudgeBatch.requests":            nonEmpty,
+	"EmbedRequest.texts":             nonEmptyAtMost(abi.MaxEmbedTexts),
 	// Type-level constraints.
 	"MeasureResult": func(s *jsonschema.Schema) {
 		s.OneOf = []*jsonschema.Schema{{Required: []string{"score"}}, {Required: []string{"error"}}}
@@ -356,6 +366,16 @@ var docs = map[string]string{
 	"JudgeBatchResult":           "Output of anvil_judge.",
 	"JudgeBatchResult.responses": "One response per request, in request order; each carries its own error. Empty when error is set.",
 	"JudgeBatchResult.error":     "Set when the batch as a whole was refused: capability_denied (judge not granted), budget_exhausted (the invocation's judge-call or judge-token budget cannot cover it), abi_violation (malformed batch), output_too_large (batch over the payload limit).",
+
+	"EmbedRequest":         "Input of the anvil_embed host function (ABI minor 5): texts to turn into vectors with the embedding model of a configured judge. Needs the judge capability; counts as one judge call and its estimated tokens against the invocation's judge budget.",
+	"EmbedRequest.judge":   "Name of a configured judge; absent means the judge of the metric being run. Its embedding_model answers.",
+	"EmbedRequest.texts":   "The texts to embed; at least one, at most 2048. Each text's vector is cached by the host, so a text already embedded by the same model costs nothing.",
+	"EmbedRequest.purpose": "Label of the call in accounting (\"similarity\").",
+
+	"EmbedResult":         "Output of anvil_embed.",
+	"EmbedResult.vectors": "One vector per text, in request order, all of one length, every value finite. Empty when error is set.",
+	"EmbedResult.usage":   "Accounting of the request: calls is the upstream embeddings calls it cost (0 when every text was cached: cache_hit).",
+	"EmbedResult.error":   "Set when the request failed whole: capability_denied (judge not granted), budget_exhausted (the invocation's judge budget or the judge's spend limit), invalid_config (the judge has no embedding_model, or its provider no embeddings API), request_too_large, judge_unavailable, judge_error, cache_miss (replay mode), abi_violation (malformed request), output_too_large.",
 
 	"Message":         "One chat message.",
 	"Message.role":    "\"system\", \"user\" or \"assistant\".",

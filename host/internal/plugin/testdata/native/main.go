@@ -5,7 +5,7 @@
 // build it once and hard-link it under each name:
 //
 //	textcheck, geval, dag, rag, the first-party plugins, via sdk/native.Serve
-//	content, agent
+//	content, agent, similarity
 //	hostile                     misbehaviour on request (metric kind "hostile")
 //	canary                      hostile, after leaving <path>.started behind
 //	abi2                        go-plugin handshake for ABI major 2
@@ -40,6 +40,7 @@ import (
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
 	"github.com/agentanvil/anvil/plugins/geval"
 	"github.com/agentanvil/anvil/plugins/rag"
+	"github.com/agentanvil/anvil/plugins/similarity"
 	"github.com/agentanvil/anvil/sdk"
 	"github.com/agentanvil/anvil/sdk/native"
 )
@@ -66,6 +67,8 @@ func main() {
 		native.Serve(content.Plugin())
 	case "agent":
 		native.Serve(agent.Plugin())
+	case "similarity":
+		native.Serve(similarity.Plugin())
 	case "hostile":
 		native.Serve(hostile())
 	case "canary":
