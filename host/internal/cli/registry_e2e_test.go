@@ -353,9 +353,21 @@ func TestRegistryE2E(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, code := e.bash(dir, "ANVIL="+binary+" "+script+" oci://"+reg.addr+" catalog.key assert")
-		if code != 0 || !strings.Contains(out, "assert: published oci://"+reg.addr+"/anvil/assert:1.0.0@sha256:") {
+		// The whole catalog: every first-party plugin built from source,
+		// through the conformance kit, pushed, signed and attested.
+		out, code := e.bash(dir, "ANVIL="+binary+" "+script+" oci://"+reg.addr+" catalog.key")
+		if code != 0 {
 			t.Fatalf("publish-catalog exited %d:\n%s", code, out)
+		}
+		plugins, _ := filepath.Glob("../../../plugins/*/wasm")
+		for _, p := range plugins {
+			name := filepath.Base(filepath.Dir(p))
+			if !strings.Contains(out, name+": published oci://"+reg.addr+"/anvil/"+name+":") {
+				t.Errorf("publish-catalog did not publish %s:\n%s", name, out)
+			}
+		}
+		if len(plugins) < 8 {
+			t.Errorf("the catalog has %d plugins; want every first-party one (8 or more)", len(plugins))
 		}
 		found := e.must(dir, "plugin", "search", "tool", "--registry", "oci://"+reg.addr)
 		if !strings.Contains(found, "anvil/assert:1.0.0") || !strings.Contains(found, "passed, attested by anvil (ed25519:") {
