@@ -40,7 +40,7 @@ func (e *env) checks() []check {
 		if k.Prepare {
 			cs = append(cs, check{pre + "prepare", kr.checkPrepare})
 		}
-		cs = append(cs, check{pre + "all-fields", kr.checkCase(fullCase("kit-full"))})
+		cs = append(cs, check{pre + "all-fields", kr.unlessNeedsConfig(kr.checkCase(fullCase("kit-full")))})
 		rest := []check{
 			{pre + "golden-request", kr.checkGoldenRequest},
 			{pre + "missing-fields", kr.checkMissing},
@@ -71,12 +71,33 @@ func (e *env) checks() []check {
 // unlessBroken skips a check of a kind whose full case crashed: the kit
 // has already failed it, and every further call would crash the same way.
 func (kr *kindRun) unlessBroken(run func(context.Context, *env) (Status, string)) func(context.Context, *env) (Status, string) {
-	return func(ctx context.Context, e *env) (Status, string) {
+	return kr.unlessNeedsConfig(func(ctx context.Context, e *env) (Status, string) {
 		if kr.broken {
 			return Skip, "not run: the case with every field set already failed the invocation"
 		}
 		return run(ctx, e)
+	})
+}
+
+// unlessNeedsConfig skips a check of a kind that refused the empty config
+// the kit gave it for want of one: a config the author must supply, which
+// its config_schema did not say was required (a requirement a schema
+// cannot state, "criteria or evaluation_steps").
+func (kr *kindRun) unlessNeedsConfig(run func(context.Context, *env) (Status, string)) func(context.Context, *env) (Status, string) {
+	return func(ctx context.Context, e *env) (Status, string) {
+		if kr.needsConfig != "" {
+			return Skip, kr.needsConfig
+		}
+		return run(ctx, e)
 	}
+}
+
+// refusedEmptyConfig notes that the kind answered the kit's own empty
+// config with invalid_config, and says what to pass instead.
+func (kr *kindRun) refusedEmptyConfig(msg string) (Status, string) {
+	kr.needsConfig = fmt.Sprintf("the kind refuses an empty config (invalid_config: %s): pass --config %s='{...}' (or --config-file) to test this kind",
+		oneLine(msg), kr.k.Name)
+	return Skip, kr.needsConfig
 }
 
 func checkABIVersion(_ context.Context, e *env) (Status, string) {
@@ -185,12 +206,17 @@ type kindRun struct {
 	verdicts  []string
 	asksJudge bool
 	skip      string
+	// defaulted: no config was given, so the kind runs with {};
+	// needsConfig is set when it refused that with invalid_config.
+	defaulted   bool
+	needsConfig string
 
 	broken bool // the full case crashed: the kind's further checks are skipped
 
 	prepOnce sync.Once
 	prepared json.RawMessage
 	prepErr  string
+	prepCode abi.Code // prepare's error code, if it returned one
 }
 
 func (e *env) kindRun(k abi.KindDescriptor) *kindRun {
@@ -203,7 +229,7 @@ func (e *env) kindRun(k abi.KindDescriptor) *kindRun {
 		kr.config = c
 		return kr
 	}
-	kr.config = json.RawMessage(`{}`)
+	kr.config, kr.defaulted = json.RawMessage(`{}`), true
 	var s struct {
 		Required []string `json:"required"`
 	}
@@ -246,6 +272,7 @@ func (kr *kindRun) prepareState(ctx context.Context) (json.RawMessage, string) {
 			kr.prepErr = "prepare failed: " + oneLine(err.Error())
 		case res.Error != nil:
 			kr.prepErr = fmt.Sprintf("prepare returned error %s: %s", res.Error.Code, oneLine(res.Error.Message))
+			kr.prepCode = res.Error.Code
 		default:
 			if verr := kr.e.schemas.validate("prepare_result", res); verr != nil {
 				kr.prepErr = "prepare result " + verr.Error()
@@ -300,6 +327,9 @@ func (kr *kindRun) svc() *services { return &services{judge: kr.e.judge} }
 
 func (kr *kindRun) checkPrepare(ctx context.Context, _ *env) (Status, string) {
 	state, problem := kr.prepareState(ctx)
+	if problem != "" && kr.defaulted && kr.prepCode == abi.CodeInvalidConfig {
+		return kr.refusedEmptyConfig(problem)
+	}
 	if problem != "" {
 		return Fail, problem
 	}
@@ -339,6 +369,9 @@ func (kr *kindRun) checkCase(c abi.TestCase) func(context.Context, *env) (Status
 		}
 		if o.err != nil {
 			return Fail, o.String()
+		}
+		if c.ID == "kit-full" && o.code == abi.CodeInvalidConfig && kr.defaulted {
+			return kr.refusedEmptyConfig(o.msg)
 		}
 		if c.ID == "kit-full" && o.code != "" {
 			return Fail, "a case with every field set was answered with " + o.String()

@@ -253,6 +253,24 @@ func TestZooFails(t *testing.T) {
 	}
 }
 
+// TestKindRefusingAnEmptyConfigIsSkipped: a kind whose config_schema
+// requires nothing but which needs one of two fields (G-Eval over a
+// conversation: criteria or evaluation_steps) refuses the kit's empty
+// config with invalid_config; the kit skips it, saying what to pass,
+// instead of failing the plugin (publishing the whole catalog failed on it).
+func TestKindRefusingAnEmptyConfigIsSkipped(t *testing.T) {
+	rep := run(t, Options{Path: wasmPath("geval")})
+	for _, name := range []string{"metric/conversational_geval/prepare", "metric/conversational_geval/all-fields", "metric/conversational_geval/judge/granted"} {
+		r := result(t, rep, name)
+		if r.Status != Skip || !strings.Contains(r.Message, "refuses an empty config (invalid_config:") || !strings.Contains(r.Message, "--config conversational_geval=") {
+			t.Errorf("%s: %s %s; want a skip saying what to pass", name, r.Status, r.Message)
+		}
+	}
+	if rep.Failed != 0 {
+		t.Errorf("%d checks failed on a plugin that only needs its configs", rep.Failed)
+	}
+}
+
 // A kind whose config schema requires fields is skipped, naming the
 // flag, when no config is given; a digest that does not match stops the
 // run before anything is loaded.
