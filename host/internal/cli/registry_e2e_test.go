@@ -327,10 +327,13 @@ func TestRegistryE2E(t *testing.T) {
 		_, stderr, code := e.anvil(teamB, nil, "lock", "-c", "untested.yaml")
 		wantRefusal(t, "lock an untested plugin", stderr, code, 2, "plugins.textcheck", "rule trust.require_conformance", "no conformance attestation")
 
-		// Mallory publishes the same module under her own repository and
-		// key: the manifest is the same bytes, so her attestation sits on
-		// the manifest team A signed — and proves nothing to team B.
-		e.must(work, "plugin", "publish", "bin/wasm/textcheck.wasm", "oci://"+reg.addr+"/team-a/textcheck:1.0", "--key", "mallory.key")
+		// Mallory attests the manifest team A signed, with her own key: it
+		// proves nothing to team B. (Her report is made to differ from
+		// team A's by its --sha256 line: an attestation with the very bytes
+		// of one team A signed elsewhere would carry team A's signature,
+		// which holds wherever it is found.)
+		e.must(work, "plugin", "publish", "bin/wasm/textcheck.wasm", "oci://"+reg.addr+"/team-a/textcheck:1.0", "--key", "mallory.key",
+			"--sha256", fileDigest(t, filepath.Join(modules, "textcheck.wasm")))
 		_, stderr, code = e.anvil(teamB, nil, "lock", "-c", "untested.yaml")
 		wantRefusal(t, "lock with only mallory's attestation", stderr, code, 2, "rule trust.require_conformance", "signed only by keys that are not trusted publishers")
 	})
