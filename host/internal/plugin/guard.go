@@ -137,6 +137,31 @@ func (g *guard) denied() *abi.Error {
 	return nil
 }
 
+// readGuestRequest reads and strictly decodes what a guest sent to a
+// host function: nothing is read unless the capability is granted, and
+// nothing larger than max_output_bytes; what names the request in errors.
+func readGuestRequest[T any](g *guard, p payload, what string) (T, *abi.Error) {
+	var v T
+	if err := g.denied(); err != nil {
+		return v, err
+	}
+	n, aerr := p.size()
+	if aerr != nil {
+		return v, named(g.info, aerr)
+	}
+	if max := g.limits.MaxOutputBytes; n > max {
+		return v, named(g.info, abi.Errorf(abi.CodeOutputTooLarge, "%s is %d bytes, max_output_bytes is %d", what, n, max))
+	}
+	raw, aerr := p.read()
+	if aerr != nil {
+		return v, named(g.info, aerr)
+	}
+	if err := decodeStrict(raw, &v); err != nil {
+		return v, named(g.info, abi.Errorf(abi.CodeABI, "%s: %v", what, err))
+	}
+	return v, nil
+}
+
 // judgePayload answers a JudgeBatch a remote guest sent. Every refusal is
 // data in the result; a denied capability is answered without reading the
 // batch at all.
@@ -144,23 +169,9 @@ func (g *guard) judgePayload(ctx context.Context, p payload) *abi.JudgeBatchResu
 	refuse := func(e *abi.Error) *abi.JudgeBatchResult {
 		return &abi.JudgeBatchResult{Responses: []abi.JudgeResponse{}, Error: e}
 	}
-	if err := g.denied(); err != nil {
-		return refuse(err)
-	}
-	n, aerr := p.size()
+	batch, aerr := readGuestRequest[abi.JudgeBatch](g, p, "judge batch")
 	if aerr != nil {
-		return refuse(named(g.info, aerr))
-	}
-	if max := g.limits.MaxOutputBytes; n > max {
-		return refuse(named(g.info, abi.Errorf(abi.CodeOutputTooLarge, "judge batch is %d bytes, max_output_bytes is %d", n, max)))
-	}
-	raw, aerr := p.read()
-	if aerr != nil {
-		return refuse(named(g.info, aerr))
-	}
-	var batch abi.JudgeBatch
-	if err := decodeStrict(raw, &batch); err != nil {
-		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "judge batch: %v", err)))
+		return refuse(aerr)
 	}
 	resps, err := g.judge(ctx, batch.Requests)
 	if err != nil {
@@ -252,23 +263,9 @@ func (g *guard) embedPayload(ctx context.Context, p payload) *abi.EmbedResult {
 	refuse := func(e *abi.Error) *abi.EmbedResult {
 		return &abi.EmbedResult{Vectors: [][]float64{}, Error: e}
 	}
-	if err := g.denied(); err != nil {
-		return refuse(err)
-	}
-	n, aerr := p.size()
+	req, aerr := readGuestRequest[abi.EmbedRequest](g, p, "embed request")
 	if aerr != nil {
-		return refuse(named(g.info, aerr))
-	}
-	if max := g.limits.MaxOutputBytes; n > max {
-		return refuse(named(g.info, abi.Errorf(abi.CodeOutputTooLarge, "embed request is %d bytes, max_output_bytes is %d", n, max)))
-	}
-	raw, aerr := p.read()
-	if aerr != nil {
-		return refuse(named(g.info, aerr))
-	}
-	var req abi.EmbedRequest
-	if err := decodeStrict(raw, &req); err != nil {
-		return refuse(named(g.info, abi.Errorf(abi.CodeABI, "embed request: %v", err)))
+		return refuse(aerr)
 	}
 	res := g.embed(ctx, req)
 	return &res
