@@ -280,8 +280,17 @@ func TestSkipAndDigest(t *testing.T) {
 	if r.Status != Skip || r.Message != "config_schema requires pattern: pass --config regex_match='{...}' (or --config-file) to test this kind" {
 		t.Errorf("regex_match without config: %s %q", r.Status, r.Message)
 	}
-	if !rep.OK() || rep.Skipped != 2 {
-		t.Errorf("want 0 failed, 2 skipped:\n%s", dump(rep))
+	// Whether a kind's after-timeout check can cut a call short depends on
+	// how fast the machine runs it (it skips when every call finished
+	// within the shortest deadline): those skips are not counted.
+	skipped := 0
+	for _, r := range rep.Results {
+		if r.Status == Skip && !strings.HasSuffix(r.Name, "/after-timeout") {
+			skipped++
+		}
+	}
+	if !rep.OK() || skipped != 2 {
+		t.Errorf("want 0 failed, 2 skipped (after-timeout aside):\n%s", dump(rep))
 	}
 
 	rep = run(t, Options{Path: wasmPath("textcheck"), Digest: "sha256:" + strings.Repeat("0", 64)})
