@@ -74,8 +74,10 @@ func (h *host) Embed(_ context.Context, req abi.EmbedRequest) ([][]float64, erro
 // oldHost has no Embed: a host of ABI 1.4 or older.
 type oldHost struct{}
 
-func (oldHost) Judge(context.Context, []abi.JudgeRequest) ([]abi.JudgeResponse, error) { return nil, nil }
-func (oldHost) Log(context.Context, slog.Level, string, ...any)                        {}
+func (oldHost) Judge(context.Context, []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
+	return nil, nil
+}
+func (oldHost) Log(context.Context, slog.Level, string, ...any) {}
 
 func measure(t *testing.T, h sdk.Host, config string, c abi.TestCase) *abi.MeasureResult {
 	t.Helper()
