@@ -230,24 +230,8 @@ func (b *bedrockProvider) attempt(ctx context.Context, body []byte, _ openaiwire
 	}
 	var got captured
 	_, err = b.api.Converse(withCapture(ctx, &got), in)
-	switch {
-	case got.resp == nil:
-		if err != nil && ctx.Err() == nil && !isTransport(err) {
-			// Not sent: no credentials, or the SDK refused the request.
-			kind := failRejected
-			if strings.Contains(err.Error(), "credentials") {
-				kind = failAuth
-			}
-			return completion{}, &failure{kind: kind, detail: oneLine(err.Error())}, nil, nil
-		}
-		return completion{}, nil, nil, err
-	case got.readErr != nil:
-		return completion{}, nil, got.response(), got.readErr
-	case got.resp.StatusCode < 200 || got.resp.StatusCode > 299:
-		if err == nil {
-			err = fmt.Errorf("HTTP %d", got.resp.StatusCode)
-		}
-		return completion{}, nil, got.response(), err
+	if f, resp, err, ok := got.outcome(err, bedrockRefused(ctx)); !ok {
+		return completion{}, f, resp, err
 	}
 	c, f := decodeBedrock(got.resp.Header.Get("Content-Type"), got.body)
 	if f != nil {
@@ -258,6 +242,23 @@ func (b *bedrockProvider) attempt(ctx context.Context, body []byte, _ openaiwire
 
 // isTransport says err is a failure to reach the server (which the judge
 // classifies), not one of the SDK's refusals before sending.
+// bedrockRefused says how to count an error the AWS SDK returned without
+// a reply: not sent for want of credentials (an authentication failure)
+// or refused by the SDK (rejected); a transport fault or the context's
+// end is the retry layer's (nil).
+func bedrockRefused(ctx context.Context) func(error) *failure {
+	return func(err error) *failure {
+		if err == nil || ctx.Err() != nil || isTransport(err) {
+			return nil
+		}
+		kind := failRejected
+		if strings.Contains(err.Error(), "credentials") {
+			kind = failAuth
+		}
+		return &failure{kind: kind, detail: oneLine(err.Error())}
+	}
+}
+
 func isTransport(err error) bool {
 	var re *smithyhttp.RequestSendError
 	if errors.As(err, &re) {

@@ -3,6 +3,7 @@ package judge
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 )
@@ -86,6 +87,30 @@ func capturingClient(httpClient *http.Client) *http.Client {
 	c := *httpClient
 	c.Transport = captureTransport{base: base}
 	return &c
+}
+
+// outcome sorts a call made through an SDK under a capture: a request
+// the SDK refused without sending (refused, given the SDK's error, says
+// whether it did and how to count it: nil for a transport fault or the
+// context, which go to the retry layer), an error for the retry layer (a
+// body that could not be read, a status outside 2xx — with the response,
+// whose headers carry Retry-After), or ok: a 2xx body to decode.
+func (c *captured) outcome(err error, refused func(error) *failure) (f *failure, resp *http.Response, rerr error, ok bool) {
+	switch {
+	case c.resp == nil:
+		if f := refused(err); f != nil {
+			return f, nil, nil, false
+		}
+		return nil, nil, err, false
+	case c.readErr != nil:
+		return nil, c.response(), c.readErr, false
+	case c.resp.StatusCode < 200 || c.resp.StatusCode > 299:
+		if err == nil {
+			err = fmt.Errorf("HTTP %d", c.resp.StatusCode)
+		}
+		return nil, c.response(), err, false
+	}
+	return nil, nil, nil, true
 }
 
 // response is the captured response with its body readable again, for

@@ -77,23 +77,8 @@ func (b *bedrockProvider) embed(ctx context.Context, model string, texts []strin
 	_, err = b.api.InvokeModel(withCapture(ctx, &got), &bedrockruntime.InvokeModelInput{
 		ModelId: aws.String(model), Body: body, ContentType: aws.String("application/json"), Accept: aws.String("application/json"),
 	})
-	switch {
-	case got.resp == nil:
-		if err != nil && ctx.Err() == nil && !isTransport(err) {
-			kind := failRejected
-			if strings.Contains(err.Error(), "credentials") {
-				kind = failAuth
-			}
-			return embedReply{}, &failure{kind: kind, detail: oneLine(err.Error())}, nil, nil
-		}
-		return embedReply{}, nil, nil, err
-	case got.readErr != nil:
-		return embedReply{}, nil, got.response(), got.readErr
-	case got.resp.StatusCode < 200 || got.resp.StatusCode > 299:
-		if err == nil {
-			err = fmt.Errorf("HTTP %d", got.resp.StatusCode)
-		}
-		return embedReply{}, nil, got.response(), err
+	if f, resp, err, ok := got.outcome(err, bedrockRefused(ctx)); !ok {
+		return embedReply{}, f, resp, err
 	}
 	r, f := decodeBedrockEmbeddings(b.embedBody, got.body)
 	if f != nil {

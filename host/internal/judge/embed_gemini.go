@@ -2,10 +2,8 @@ package judge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -33,20 +31,8 @@ func (g *geminiProvider) embed(ctx context.Context, model string, texts []string
 	}
 	var got captured
 	_, err := g.models.EmbedContent(withCapture(ctx, &got), model, contents, nil)
-	switch {
-	case got.resp == nil:
-		var transport *url.Error
-		if err != nil && !errors.As(err, &transport) && ctx.Err() == nil {
-			return embedReply{}, &failure{kind: failRejected, detail: oneLine(err.Error())}, nil, nil
-		}
-		return embedReply{}, nil, nil, err
-	case got.readErr != nil:
-		return embedReply{}, nil, got.response(), got.readErr
-	case got.resp.StatusCode < 200 || got.resp.StatusCode > 299:
-		if err == nil {
-			err = fmt.Errorf("HTTP %d", got.resp.StatusCode)
-		}
-		return embedReply{}, nil, got.response(), err
+	if f, resp, err, ok := got.outcome(err, geminiRefused(ctx)); !ok {
+		return embedReply{}, f, resp, err
 	}
 	r, f := decodeGeminiEmbeddings(got.resp.Header.Get("Content-Type"), got.body)
 	if f != nil {

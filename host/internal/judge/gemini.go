@@ -136,25 +136,13 @@ func (g *geminiProvider) attempt(ctx context.Context, body []byte, need openaiwi
 	}
 	var got captured
 	_, err := g.models.GenerateContent(withCapture(ctx, &got), g.model, gc.Contents, gc.Config)
-	switch {
-	case got.resp == nil:
-		var transport *url.Error
-		if err != nil && !errors.As(err, &transport) && ctx.Err() == nil {
-			// Not sent: the SDK refused the request itself.
-			return completion{}, &failure{kind: failRejected, detail: oneLine(err.Error())}, nil, nil
-		}
-		return completion{}, nil, nil, err
-	case got.readErr != nil:
-		return completion{}, nil, got.response(), got.readErr
-	case got.resp.StatusCode == http.StatusBadRequest && bytes.Contains(got.body, []byte(`"API_KEY_INVALID"`)):
+	if got.resp != nil && got.readErr == nil && got.resp.StatusCode == http.StatusBadRequest && bytes.Contains(got.body, []byte(`"API_KEY_INVALID"`)) {
 		// The API answers a wrong key 400, not 401: still a failure no
 		// retry can fix, which the breaker counts.
 		return completion{}, &failure{kind: failAuth, status: got.resp.StatusCode, detail: serverWords(got.body)}, nil, nil
-	case got.resp.StatusCode < 200 || got.resp.StatusCode > 299:
-		if err == nil {
-			err = fmt.Errorf("HTTP %d", got.resp.StatusCode)
-		}
-		return completion{}, nil, got.response(), err
+	}
+	if f, resp, err, ok := got.outcome(err, geminiRefused(ctx)); !ok {
+		return completion{}, f, resp, err
 	}
 	// The SDK's decoding (lenient) is passed over: the body is decoded
 	// here, strictly.
@@ -163,6 +151,19 @@ func (g *geminiProvider) attempt(ctx context.Context, body []byte, need openaiwi
 		f.status = got.resp.StatusCode
 	}
 	return c, f, nil, nil
+}
+
+// geminiRefused says how to count an error genai returned without a
+// reply: a request it refused itself is rejected; a transport fault or
+// the context's end is the retry layer's (nil).
+func geminiRefused(ctx context.Context) func(error) *failure {
+	return func(err error) *failure {
+		var transport *url.Error
+		if err == nil || errors.As(err, &transport) || ctx.Err() != nil {
+			return nil
+		}
+		return &failure{kind: failRejected, detail: oneLine(err.Error())}
+	}
 }
 
 // geminiReply is what the judge reads of a GenerateContentResponse. Other
