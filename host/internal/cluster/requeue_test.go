@@ -124,14 +124,17 @@ func TestForgedResultsCannotBuyEvaluations(t *testing.T) {
 	// The verdict is the local run's. Its judge usage may not be: the
 	// re-queued copies ran beside the held original, and a copy whose
 	// identical judge request joined the original's in flight made no
-	// call of its own (usage counts the calls an evaluation made).
+	// call of its own (usage counts the calls an evaluation made), and a
+	// plugin that reports the usage it was given in its details (geval
+	// does) shows that copy's zero USD there too.
 	local, cluster := withoutUsage(t, resultLines(t, localOut)["case-000"]), withoutUsage(t, resultLines(t, out)["case-000"])
 	if cluster != local {
 		t.Errorf("case-000:\nlocal   %s\ncluster %s", local, cluster)
 	}
 }
 
-// withoutUsage is a results line without its metrics' judge usage.
+// withoutUsage is a results line without its metrics' judge usage, in
+// the result and in the details a plugin wrote.
 func withoutUsage(t *testing.T, line string) string {
 	t.Helper()
 	var r results.CaseResult
@@ -140,6 +143,15 @@ func withoutUsage(t *testing.T, line string) string {
 	}
 	for i := range r.Metrics {
 		r.Metrics[i].Usage = results.JudgeUsage{}
+		if len(r.Metrics[i].Details) == 0 {
+			continue
+		}
+		var details map[string]json.RawMessage
+		if err := json.Unmarshal(r.Metrics[i].Details, &details); err != nil {
+			t.Fatalf("%s: details: %v", r.Metrics[i].Metric, err)
+		}
+		delete(details, "usage")
+		r.Metrics[i].Details, _ = json.Marshal(details)
 	}
 	b, _ := json.Marshal(r)
 	return string(b)
