@@ -99,7 +99,7 @@ func TestProtoMatchesGo(t *testing.T) {
 			paths = append(paths, "/"+string(s.FullName())+"/"+string(m.Name()))
 		}
 	}
-	want := []string{native.MethodDescribe, native.MethodPrepare, native.MethodMeasure, native.MethodNode, native.MethodHostJudge, native.MethodHostLog}
+	want := []string{native.MethodDescribe, native.MethodPrepare, native.MethodMeasure, native.MethodNode, native.MethodHostJudge, native.MethodHostLog, native.MethodHostEmbed}
 	sort.Strings(paths)
 	sort.Strings(want)
 	if !equal(paths, want) {

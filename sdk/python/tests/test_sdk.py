@@ -8,8 +8,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples", "kwcov", "py", "src"))
 
-from anvil_sdk import AnvilError, Plugin, validate_config  # noqa: E402
-from anvil_sdk._serve import decode_conn_info  # noqa: E402
+from anvil_sdk import AnvilError, Plugin, last_turn, validate_config  # noqa: E402
+from anvil_sdk._serve import Host, decode_conn_info, embed_vectors  # noqa: E402
 
 SCHEMA = {
     "type": "object",
@@ -95,7 +95,7 @@ class Results(unittest.TestCase):
     def test_describe(self):
         p = self.plugin(lambda *a: {"score": 1}, config_schema={"type": "object"}, description="d")
         self.assertEqual(p.describe(), {
-            "name": "p", "version": "1.2.3", "abi_major": 1, "abi_minor": 0, "capabilities": ["judge"],
+            "name": "p", "version": "1.2.3", "abi_major": 1, "abi_minor": 5, "capabilities": ["judge"],
             "kinds": [{"name": "k", "role": "metric", "description": "d", "required_fields": ["actual_output"],
                        "config_schema": {"type": "object"}}]})
 
@@ -179,6 +179,60 @@ class KeywordCoverage(unittest.TestCase):
         self.assertEqual(r["messages"][0]["content"],
                          "Does the following answer use these keywords in a meaningful way? Keywords: Paris, Rome"
                          "\n\nAnswer:\nParis!\n\nReturn only a JSON object {\"verdict\": true|false}.")
+
+
+CONVERSATION = {"id": "conv", "turns": [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello."},
+    {"role": "user", "content": ""},
+    {"role": "assistant", "content": "", "tools_called": [{"name": "lookup"}]},
+]}
+
+
+class Turns(unittest.TestCase):
+    def test_last_turn(self):
+        for role, want in (("user", "Hi"), ("assistant", "Hello."), ("system", "Be brief."), ("tool", None)):
+            self.assertEqual(last_turn(CONVERSATION, role), want, role)
+        self.assertIsNone(last_turn({"id": "single", "input": "q"}, "user"))
+
+    def test_required_turns_and_derived_fields(self):
+        p = Plugin("p", "0.1.0")
+        p.add_metric("k", lambda ctx, host, cfg, r: {"score": 1},
+                     required_fields=["turns", "last_user_turn", "last_assistant_turn"])
+        self.assertEqual(p.measure(None, None, {"kind": "k", "case": CONVERSATION}), {"threshold": 0, "score": 1.0, "success": True})
+        for case, field in (({"id": "s", "input": "q"}, "turns"),
+                            ({"id": "u", "turns": [{"role": "assistant", "content": "a"}]}, "last_user_turn"),
+                            ({"id": "a", "turns": [{"role": "user", "content": "q"}]}, "last_assistant_turn")):
+            e = p.measure(None, None, {"kind": "k", "case": case})["error"]
+            self.assertEqual((e["code"], e["field"]), ("missing_field", field), case)
+
+
+class Embed(unittest.TestCase):
+    def test_vectors(self):
+        self.assertEqual(embed_vectors({"vectors": [[1, 0.5], [-2, 3]], "usage": {}}, 2), [[1.0, 0.5], [-2.0, 3.0]])
+
+    def test_host_error_keeps_its_code(self):
+        for code in ("capability_denied", "budget_exhausted", "invalid_config", "judge_error"):
+            with self.assertRaises(AnvilError) as cm:
+                embed_vectors({"vectors": [], "error": {"code": code, "message": "no", "field": "embedding_model"}}, 1)
+            self.assertEqual(cm.exception.code, code)
+
+    def test_malformed_results_are_abi_violations(self):
+        for res, n in (([], 1), ({"vectors": [[1]]}, 2), ({}, 1), ({"vectors": [[1, 2], [1]]}, 2),
+                       ({"vectors": [[]]}, 1), ({"vectors": [[1, "2"]]}, 1), ({"vectors": [[True]]}, 1),
+                       ({"vectors": [[float("inf")]]}, 1), ({"vectors": [5]}, 1), ({"error": "x"}, 1)):
+            with self.assertRaises(AnvilError) as cm:
+                embed_vectors(res, n)
+            self.assertEqual(cm.exception.code, "abi_violation", res)
+
+    def test_request_bounds_checked_before_sending(self):
+        h = Host(None, "tok")  # no callback service: any call that got through would fail differently
+        for texts in ([], ["a"] * 2049, ["a", 1]):
+            with self.assertRaises(AnvilError) as cm:
+                h.embed(texts)
+            self.assertEqual(cm.exception.code, "abi_violation")
+            self.assertIn("embed:", cm.exception.message)
 
 
 class Wire(unittest.TestCase):

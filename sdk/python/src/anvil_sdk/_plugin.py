@@ -4,7 +4,25 @@ import json
 import math
 
 ABI_MAJOR = 1
-ABI_MINOR = 0
+# The minor this SDK speaks: conversational cases (4) and Host.embed (5).
+# A host of an older minor still loads the plugin (abi/v1/README.md §5);
+# it just never sends turns, and answers embed capability_denied.
+ABI_MINOR = 5
+
+# The most texts one embed request may carry (abi.MaxEmbedTexts).
+MAX_EMBED_TEXTS = 2048
+
+# Turn roles of a conversational case (ABI minor 4, abi/v1/README.md §8.1).
+ROLE_USER = "user"
+ROLE_ASSISTANT = "assistant"
+ROLE_SYSTEM = "system"
+ROLE_TOOL = "tool"
+
+# Field names derived from turns rather than sent (ABI minor 4): the
+# content of the last user or assistant turn with any content.
+LAST_USER_TURN = "last_user_turn"
+LAST_ASSISTANT_TURN = "last_assistant_turn"
+_DERIVED = {LAST_USER_TURN: ROLE_USER, LAST_ASSISTANT_TURN: ROLE_ASSISTANT}
 
 # Error codes of ABI v1 (abi/v1/README.md section 9).
 METRIC_ERROR = "metric_error"
@@ -165,7 +183,23 @@ class Plugin:
         return {"error": {"code": ABI_VIOLATION, "message": "node kinds are not supported by this SDK version"}}
 
 
+def last_turn(case, role):
+    """The content of the last turn of role (ROLE_USER, ROLE_ASSISTANT, ...)
+    in a conversational case whose content is non-empty, or None: what the
+    derived fields last_user_turn and last_assistant_turn name (ABI
+    section 8.1). A case's turns are case["turns"], a list of dicts with
+    "role", "content" and, when the assistant used them, "tools_called"
+    and "retrieval_context"."""
+    turns = case.get("turns") or []
+    for t in reversed(turns):
+        if isinstance(t, dict) and t.get("role") == role and t.get("content"):
+            return t["content"]
+    return None
+
+
 def _missing(case, field):
+    if field in _DERIVED:
+        return last_turn(case, _DERIVED[field]) is None
     v = case.get(field)
     if v is None:
         extra = case.get("extra") or {}

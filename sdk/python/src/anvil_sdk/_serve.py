@@ -2,6 +2,7 @@
 anvil.v1.Plugin service over a Plugin. See docs/process-plugins.md."""
 
 import json
+import math
 import os
 import signal
 import sys
@@ -11,7 +12,8 @@ from concurrent import futures
 import grpc
 from google.protobuf import wrappers_pb2
 
-from ._plugin import (ABI_MAJOR, ABI_VIOLATION, OUTPUT_TOO_LARGE, TIMEOUT, AnvilError, check_level)
+from ._plugin import (ABI_MAJOR, ABI_VIOLATION, CAPABILITY_DENIED, MAX_EMBED_TEXTS, OUTPUT_TOO_LARGE, TIMEOUT, AnvilError,
+                      check_level)
 from ._proto import plugin_pb2_grpc
 
 MAGIC_COOKIE_KEY = "ANVIL_PLUGIN"
@@ -132,7 +134,7 @@ class Context:
 
 
 class Host:
-    """The host's services for one invocation: judge and log, through the
+    """The host's services for one invocation: judge, embed and log, through the
     host's anvil.v1.Host callback service. Every call carries the
     invocation's token, so the host applies its grants and budgets."""
 
@@ -142,7 +144,7 @@ class Host:
         self._dial_error = dial_error
         self._ctx = grpc_context
 
-    def _call(self, method, payload):
+    def _call(self, method, payload, unimplemented=None):
         if self._dial_error is not None:
             raise AnvilError(ABI_VIOLATION, "host callback service: %s" % self._dial_error)
         if self._stub is None:
@@ -153,6 +155,8 @@ class Host:
                                               metadata=((META_INVOCATION, self._token),))
         except grpc.RpcError as e:
             code = e.code()
+            if code == grpc.StatusCode.UNIMPLEMENTED and unimplemented:
+                raise AnvilError(CAPABILITY_DENIED, unimplemented)
             if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 raise AnvilError(OUTPUT_TOO_LARGE, "%s callback refused by the host: %s" % (method.lower(), e.details()))
             if code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
@@ -176,6 +180,36 @@ class Host:
             raise AnvilError.from_json(res["error"])
         return res.get("responses") or []
 
+    def embed(self, texts, judge=None, purpose=None):
+        """Embed texts (a list of 1 to 2048 strings) with the embedding
+        model of a configured judge (judge=None: the metric's judge) and
+        return one vector (a list of floats) per text, in order, all of one
+        length (ABI minor 5, through the host's Host/Embed callback). It
+        needs the judge capability and counts as one judge call. A refused
+        or failed request raises AnvilError with the host's code
+        (capability_denied, budget_exhausted, invalid_config when the
+        judge has no embedding_model, judge_error, ...); a host older than
+        minor 5, which has no Embed callback, is capability_denied."""
+        texts = list(texts)
+        if not texts or len(texts) > MAX_EMBED_TEXTS:
+            raise AnvilError(ABI_VIOLATION, "embed: %d texts; want 1 to %d" % (len(texts), MAX_EMBED_TEXTS))
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise AnvilError(ABI_VIOLATION, "embed: texts[%d] is %s, not a str" % (i, type(t).__name__))
+        req = {"texts": texts}
+        if judge:
+            req["judge"] = str(judge)
+        if purpose:
+            req["purpose"] = str(purpose)
+        payload = json.dumps(req, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        out = self._call("Embed", payload, unimplemented=(
+            "the host does not embed texts (its callback service has no Embed: older than ABI minor 5)"))
+        try:
+            res = json.loads(out)
+        except ValueError as e:
+            raise AnvilError(ABI_VIOLATION, "decode embed result: %s" % e)
+        return embed_vectors(res, len(texts))
+
     def log(self, level, message, **attrs):
         """Record one line in the host's log. Never fails: a record the
         host cannot take is dropped."""
@@ -187,6 +221,40 @@ class Host:
             self._call("Log", payload)
         except (AnvilError, ValueError):
             pass
+
+
+def embed_vectors(res, n):
+    """The vectors of an EmbedResult (a decoded dict) answering n texts,
+    checked as the ABI promises them (section 7.8): its error raised as
+    AnvilError with the host's code; otherwise n vectors, all of one
+    non-zero length, every value a finite number. Anything else is an
+    abi_violation rather than a similarity computed over garbage."""
+    if not isinstance(res, dict):
+        raise AnvilError(ABI_VIOLATION, "embed result: not a JSON object")
+    if res.get("error"):
+        if not isinstance(res["error"], dict):
+            raise AnvilError(ABI_VIOLATION, "embed result: error is not an object")
+        raise AnvilError.from_json(res["error"])
+    vectors = res.get("vectors")
+    if not isinstance(vectors, list) or len(vectors) != n:
+        raise AnvilError(ABI_VIOLATION, "embed result: %s vectors for %d texts"
+                         % (len(vectors) if isinstance(vectors, list) else "no", n))
+    dims = None
+    out = []
+    for i, v in enumerate(vectors):
+        if not isinstance(v, list) or not v:
+            raise AnvilError(ABI_VIOLATION, "embed result: vectors[%d] is not a non-empty list" % i)
+        if dims is None:
+            dims = len(v)
+        elif len(v) != dims:
+            raise AnvilError(ABI_VIOLATION, "embed result: vectors[%d] has %d dimensions, vectors[0] %d" % (i, len(v), dims))
+        row = []
+        for x in v:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise AnvilError(ABI_VIOLATION, "embed result: vectors[%d] holds %r, not a finite number" % (i, x))
+            row.append(float(x))
+        out.append(row)
+    return out
 
 
 class _PluginServicer(plugin_pb2_grpc.PluginServicer):

@@ -15,7 +15,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import wrappers_pb2 as google_dot_protobuf_dot_wrappers__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0cplugin.proto\x12\x08\x61nvil.v1\x1a\x1egoogle/protobuf/wrappers.proto2\x9a\x02\n\x06Plugin\x12\x44\n\x08\x44\x65scribe\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12\x43\n\x07Prepare\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12\x43\n\x07Measure\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12@\n\x04Node\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue2\x8a\x01\n\x04Host\x12\x41\n\x05Judge\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12?\n\x03Log\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValueB/Z-github.com/agentanvil/anvil/sdk/native;nativeb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0cplugin.proto\x12\x08\x61nvil.v1\x1a\x1egoogle/protobuf/wrappers.proto2\x9a\x02\n\x06Plugin\x12\x44\n\x08\x44\x65scribe\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12\x43\n\x07Prepare\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12\x43\n\x07Measure\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12@\n\x04Node\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue2\xcd\x01\n\x04Host\x12\x41\n\x05Judge\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12?\n\x03Log\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValue\x12\x41\n\x05\x45mbed\x12\x1b.google.protobuf.BytesValue\x1a\x1b.google.protobuf.BytesValueB/Z-github.com/agentanvil/anvil/sdk/native;nativeb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -26,5 +26,5 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _globals['_PLUGIN']._serialized_start=59
   _globals['_PLUGIN']._serialized_end=341
   _globals['_HOST']._serialized_start=344
-  _globals['_HOST']._serialized_end=482
+  _globals['_HOST']._serialized_end=549
 # @@protoc_insertion_point(module_scope)

@@ -196,6 +196,11 @@ class HostStub(object):
                 request_serializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.SerializeToString,
                 response_deserializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.FromString,
                 )
+        self.Embed = channel.unary_unary(
+                '/anvil.v1.Host/Embed',
+                request_serializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.SerializeToString,
+                response_deserializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.FromString,
+                )
 
 
 class HostServicer(object):
@@ -220,6 +225,15 @@ class HostServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Embed(self, request, context):
+        """Embed (ABI minor 5): EmbedRequest -> EmbedResult. Refusals are data in
+        the result, as in Judge. A host older than minor 5 answers
+        UNIMPLEMENTED, which a guest reports as capability_denied.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -230,6 +244,11 @@ def add_HostServicer_to_server(servicer, server):
             ),
             'Log': grpc.unary_unary_rpc_method_handler(
                     servicer.Log,
+                    request_deserializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.FromString,
+                    response_serializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.SerializeToString,
+            ),
+            'Embed': grpc.unary_unary_rpc_method_handler(
+                    servicer.Embed,
                     request_deserializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.FromString,
                     response_serializer=google_dot_protobuf_dot_wrappers__pb2.BytesValue.SerializeToString,
             ),
@@ -277,6 +296,23 @@ class Host(object):
             timeout=None,
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/anvil.v1.Host/Log',
+            google_dot_protobuf_dot_wrappers__pb2.BytesValue.SerializeToString,
+            google_dot_protobuf_dot_wrappers__pb2.BytesValue.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Embed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/anvil.v1.Host/Embed',
             google_dot_protobuf_dot_wrappers__pb2.BytesValue.SerializeToString,
             google_dot_protobuf_dot_wrappers__pb2.BytesValue.FromString,
             options, channel_credentials,
