@@ -3,13 +3,15 @@
  *
  * One header, no other dependency than wasi-libc. It declares:
  *   - the Extism kernel functions (import module "extism:host/env") with
- *     their exact Wasm signatures, and the two Anvil host functions
- *     anvil_judge and anvil_log (import module "extism:host/user");
+ *     their exact Wasm signatures, and the Anvil host functions
+ *     anvil_judge, anvil_embed (ABI minor 5) and anvil_log (import module
+ *     "extism:host/user");
  *   - input/output/error helpers over Extism memory blocks;
  *   - a small, bounded JSON reader (validate once, then look values up by
  *     key or dotted path; strings unescaped to UTF-8, \uXXXX and surrogate
  *     pairs included) and a JSON writer that escapes correctly;
- *   - helpers for the ABI's result messages and a one-request judge call.
+ *   - helpers for the ABI's result messages, a one-request judge call, an
+ *     embed call returning its vectors, and a conversational case's turns.
  *
  * The specification is abi/v1/README.md in the Anvil repository; section
  * "Building a C guest" there matches what is described here.
@@ -84,11 +86,14 @@
 extern "C" {
 #endif
 
-/* The ABI this header's helpers speak. A descriptor written with them can
- * say "abi_minor":0; one that lists capabilities per kind (a KindDescriptor
- * "capabilities" field) must say 1 or more (abi/v1/README.md section 5). */
+/* The ABI this header's helpers speak: up to minor 5 (anvil_embed; minor 4
+ * added conversational cases). A descriptor says the lowest minor whose
+ * features its plugin uses (abi/v1/README.md section 5): "abi_minor":0 for
+ * one that only judges and logs; 1 or more when it lists capabilities per
+ * kind (a KindDescriptor "capabilities" field); 4 when a kind reads turns;
+ * 5 when it calls anvil_embed. */
 #define ANVIL_ABI_MAJOR 1
-#define ANVIL_ABI_MINOR 0
+#define ANVIL_ABI_MINOR 5
 
 /* Marks a function as a Wasm export named name. */
 #define ANVIL_EXPORT(name) __attribute__((export_name(name), visibility("default")))
@@ -128,9 +133,13 @@ ANVIL_KERNEL("get_log_level")  int32_t   anvil_kernel_get_log_level(void);      
 
 /* ---- Anvil host functions, module "extism:host/user" ------------------
  * anvil_judge: the argument is a block holding a JudgeBatch, the result a
- * block holding a JudgeBatchResult. anvil_log: a block holding a LogRecord.
- * Import only what you use: an unused declaration adds no import. */
+ * block holding a JudgeBatchResult. anvil_embed (ABI minor 5): an
+ * EmbedRequest, answered with an EmbedResult. anvil_log: a block holding a
+ * LogRecord. Import only what you use: an unused declaration adds no
+ * import, so a plugin that never calls anvil_embed still loads on a host
+ * older than minor 5 (which refuses a module importing it). */
 ANVIL_HOST("anvil_judge") anvil_mem anvil_host_judge(anvil_mem batch);   /* (i64) -> i64 */
+ANVIL_HOST("anvil_embed") anvil_mem anvil_host_embed(anvil_mem request); /* (i64) -> i64 */
 ANVIL_HOST("anvil_log")   void      anvil_host_log(anvil_mem record);    /* (i64) -> () */
 
 /* ---- Memory, input, output -------------------------------------------- */
@@ -301,6 +310,81 @@ typedef struct {
  * anvil_judged_free. */
 int anvil_judge_one(const char *request_json, size_t n, anvil_judged *out);
 void anvil_judged_free(anvil_judged *j);
+
+/* ---- Embeddings (ABI minor 5) -------------------------------------------
+ * anvil_embed turns texts into vectors with the embedding model of a
+ * configured judge, through the host (abi/v1/README.md sections 3, 7.8):
+ * cached per text, limited, retried and accounted like a judge call; it
+ * needs the "judge" capability and counts as one judge call. */
+
+/* The most texts one request may carry (abi.MaxEmbedTexts). */
+#define ANVIL_EMBED_MAX_TEXTS 2048
+
+/* The outcome of anvil_embed. */
+typedef struct {
+	char *raw;         /* the EmbedResult text (owned) */
+	anvil_json doc;    /* its root */
+	anvil_json usage;  /* its "usage" object (calls, input_tokens, usd, cache_hit, ...) */
+	double *values;    /* on success: n vectors of dims numbers, row by row (owned) */
+	size_t n, dims;
+	anvil_str code;    /* on error: the host's error code ("capability_denied", "budget_exhausted", "invalid_config", ...) */
+	anvil_str message; /* on error: its message */
+} anvil_embedded;
+
+/* anvil_embed sends one EmbedRequest of the n texts (lens[i] bytes of
+ * UTF-8 each; lens may be NULL for NUL-terminated texts) to the judge
+ * named judge (NULL or "": the metric's judge), labelled purpose (NULL or
+ * "": none). Returns 0 with out->values holding one vector per text, in
+ * order, all of out->dims numbers (anvil_embedded_vector(out, i) is text
+ * i's); or -1 with out->code/out->message: the host's error, code kept as
+ * the host sent it (a request fails whole), or "abi_violation" for n
+ * outside 1..ANVIL_EMBED_MAX_TEXTS and for a result that breaks the ABI
+ * (not n vectors of one non-zero length of numbers), or "metric_error"
+ * when out of memory or the result could not be read. Always release
+ * with anvil_embedded_free. */
+int anvil_embed(const char *judge, const char *const *texts, const size_t *lens, size_t n, const char *purpose,
+                anvil_embedded *out);
+/* Vector i (out->dims numbers), NULL past the end or after an error. */
+const double *anvil_embedded_vector(const anvil_embedded *e, size_t i);
+void anvil_embedded_free(anvil_embedded *e);
+
+/* ---- Conversational cases (ABI minor 4) ---------------------------------
+ * A case with turns is conversational (abi/v1/README.md section 8.1). The
+ * JSON reader reaches them like every other field:
+ *
+ *     anvil_json turns = anvil_json_path(root, "case.turns");  // ARRAY, or NONE
+ *     size_t it = 0; anvil_json item;
+ *     while (anvil_json_item(turns, &it, &item)) { anvil_turn t; anvil_turn_read(item, &t); ...; anvil_turn_free(&t); }
+ *
+ * and "case.scenario", "case.expected_outcome", "case.chatbot_role" are
+ * strings. A kind that needs turns lists "turns" in its required_fields
+ * (the host then reports a single-turn case as missing_field); the derived
+ * field names "last_user_turn" and "last_assistant_turn" are
+ * anvil_last_turn's. */
+#define ANVIL_ROLE_USER "user"
+#define ANVIL_ROLE_ASSISTANT "assistant"
+#define ANVIL_ROLE_SYSTEM "system"
+#define ANVIL_ROLE_TOOL "tool"
+
+typedef struct {
+	anvil_str role;               /* "user", "assistant", "system" or "tool" */
+	anvil_str content;            /* empty only in a turn of tools only */
+	anvil_json tools_called;      /* array of ToolCall, or NONE */
+	anvil_json retrieval_context; /* array of strings, or NONE */
+} anvil_turn;
+
+/* anvil_turn_read decodes one item of "turns". 0; -1 when item is not an
+ * object whose role and content are strings (content may be absent in a
+ * turn of tools only: it reads as ""); -2 out of memory. Release with
+ * anvil_turn_free whatever it returned. */
+int anvil_turn_read(anvil_json item, anvil_turn *out);
+void anvil_turn_free(anvil_turn *t);
+/* anvil_last_turn: the content of the last turn of role whose content is
+ * not empty — what the derived fields last_user_turn (role "user") and
+ * last_assistant_turn ("assistant") name. 0 with *out set (free with
+ * anvil_str_free); 1 when there is no such turn (*out empty); -2 out of
+ * memory. */
+int anvil_last_turn(anvil_json turns, const char *role, anvil_str *out);
 
 #ifdef __cplusplus
 }
@@ -1298,6 +1382,186 @@ void anvil_judged_free(anvil_judged *j) {
 	anvil_str_free(&j->code);
 	anvil_str_free(&j->message);
 	memset(j, 0, sizeof *j);
+}
+
+/* ---- embeddings ---- */
+
+static int anvil__embedded_fail(anvil_embedded *e, const char *code, const char *message) {
+	anvil_str_free(&e->code);
+	anvil_str_free(&e->message);
+	free(e->values);
+	e->values = NULL;
+	e->n = e->dims = 0;
+	anvil__str_set(&e->code, code);
+	anvil__str_set(&e->message, message);
+	return -1;
+}
+
+/* anvil__embed_rows copies the vectors of an EmbedResult into e->values,
+ * checking what section 7.8 promises: n rows, one non-zero length, numbers. */
+static int anvil__embed_rows(anvil_embedded *e, anvil_json vectors, size_t n) {
+	char msg[128];
+	size_t count = anvil_json_count(vectors);
+	if (vectors.type != ANVIL_JSON_ARRAY || count != n) {
+		snprintf(msg, sizeof msg, "the host answered %zu vectors for %zu texts", count, n);
+		return anvil__embedded_fail(e, "abi_violation", msg);
+	}
+	size_t dims = anvil_json_count(anvil_json_at(vectors, 0));
+	if (dims == 0) {
+		return anvil__embedded_fail(e, "abi_violation", "the host answered an empty vector");
+	}
+	if (dims > SIZE_MAX / sizeof(double) / n) {
+		return anvil__embedded_fail(e, "metric_error", "embed result: out of memory");
+	}
+	e->values = (double *)malloc(n * dims * sizeof(double));
+	if (!e->values) {
+		return anvil__embedded_fail(e, "metric_error", "embed result: out of memory");
+	}
+	size_t it = 0, i = 0;
+	anvil_json row;
+	while (anvil_json_item(vectors, &it, &row)) {
+		size_t jt = 0, j = 0;
+		anvil_json x;
+		while (anvil_json_item(row, &jt, &x)) {
+			if (j == dims) break;
+			if (anvil_json_number(x, &e->values[i * dims + j]) < 0) {
+				snprintf(msg, sizeof msg, "vectors[%zu][%zu] is not a number", i, j);
+				return anvil__embedded_fail(e, "abi_violation", msg);
+			}
+			j++;
+		}
+		if (row.type != ANVIL_JSON_ARRAY || j != dims || anvil_json_item(row, &jt, &x)) {
+			snprintf(msg, sizeof msg, "vectors[%zu] is not %zu numbers, as vectors[0] is", i, dims);
+			return anvil__embedded_fail(e, "abi_violation", msg);
+		}
+		i++;
+	}
+	e->n = n;
+	e->dims = dims;
+	return 0;
+}
+
+int anvil_embed(const char *judge, const char *const *texts, const size_t *lens, size_t n, const char *purpose,
+                anvil_embedded *out) {
+	memset(out, 0, sizeof *out);
+	if (n == 0 || n > ANVIL_EMBED_MAX_TEXTS || !texts) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "embed: %zu texts; want 1 to %d", texts ? n : 0, ANVIL_EMBED_MAX_TEXTS);
+		return anvil__embedded_fail(out, "abi_violation", msg);
+	}
+	anvil_w w;
+	anvil_w_init(&w);
+	anvil_w_object(&w);
+	if (judge && *judge) {
+		anvil_w_key(&w, "judge");
+		anvil_w_string(&w, judge);
+	}
+	anvil_w_key(&w, "texts");
+	anvil_w_array(&w);
+	for (size_t i = 0; i < n; i++) {
+		const char *t = texts[i] ? texts[i] : "";
+		anvil_w_stringn(&w, t, lens ? lens[i] : strlen(t));
+	}
+	anvil_w_array_end(&w);
+	if (purpose && *purpose) {
+		anvil_w_key(&w, "purpose");
+		anvil_w_string(&w, purpose);
+	}
+	anvil_w_object_end(&w);
+	if (w.err) {
+		anvil_w_free(&w);
+		return anvil__embedded_fail(out, "metric_error", "cannot build the embed request");
+	}
+	anvil_mem in = anvil_mem_write(w.buf, w.len);
+	anvil_w_free(&w);
+	if (in == 0) {
+		return anvil__embedded_fail(out, "metric_error", "cannot allocate the embed request");
+	}
+	anvil_mem res = anvil_host_embed(in);
+	anvil_kernel_free(in);
+	size_t len = 0;
+	out->raw = anvil_mem_read(res, &len);
+	if (res != 0) anvil_kernel_free(res);
+	if (!out->raw || anvil_json_parse(out->raw, len, &out->doc, NULL, NULL) < 0 || out->doc.type != ANVIL_JSON_OBJECT) {
+		return anvil__embedded_fail(out, "metric_error", "cannot read the embed result");
+	}
+	out->usage = anvil_json_get(out->doc, "usage");
+	anvil_json err = anvil_json_get(out->doc, "error");
+	if (err.type == ANVIL_JSON_OBJECT) {
+		free(out->values);
+		out->values = NULL;
+		anvil_str_free(&out->code);
+		anvil_str_free(&out->message);
+		if (anvil_json_string(anvil_json_get(err, "code"), &out->code) < 0 || out->code.n == 0) {
+			anvil_str_free(&out->code);
+			anvil__str_set(&out->code, "metric_error");
+		}
+		if (anvil_json_string(anvil_json_get(err, "message"), &out->message) < 0) {
+			anvil__str_set(&out->message, "embed request failed");
+		}
+		return -1;
+	}
+	return anvil__embed_rows(out, anvil_json_get(out->doc, "vectors"), n);
+}
+
+const double *anvil_embedded_vector(const anvil_embedded *e, size_t i) {
+	if (!e || !e->values || i >= e->n) return NULL;
+	return e->values + i * e->dims;
+}
+
+void anvil_embedded_free(anvil_embedded *e) {
+	if (!e) return;
+	free(e->raw);
+	free(e->values);
+	anvil_str_free(&e->code);
+	anvil_str_free(&e->message);
+	memset(e, 0, sizeof *e);
+}
+
+/* ---- turns ---- */
+
+int anvil_turn_read(anvil_json item, anvil_turn *out) {
+	memset(out, 0, sizeof *out);
+	if (item.type != ANVIL_JSON_OBJECT) return -1;
+	anvil_json role = anvil_json_get(item, "role");
+	anvil_json content = anvil_json_get(item, "content");
+	if (role.type != ANVIL_JSON_STRING) return -1;
+	if (content.type != ANVIL_JSON_STRING && content.type != ANVIL_JSON_NONE && content.type != ANVIL_JSON_NULL) return -1;
+	if (anvil_json_string(role, &out->role) < 0) return -2;
+	if (content.type == ANVIL_JSON_STRING) {
+		if (anvil_json_string(content, &out->content) < 0) return -2;
+	} else {
+		anvil__str_set(&out->content, "");
+		if (!out->content.s) return -2;
+	}
+	anvil_json tools = anvil_json_get(item, "tools_called");
+	anvil_json rc = anvil_json_get(item, "retrieval_context");
+	out->tools_called = tools.type == ANVIL_JSON_ARRAY ? tools : anvil__none;
+	out->retrieval_context = rc.type == ANVIL_JSON_ARRAY ? rc : anvil__none;
+	return 0;
+}
+
+void anvil_turn_free(anvil_turn *t) {
+	if (!t) return;
+	anvil_str_free(&t->role);
+	anvil_str_free(&t->content);
+	memset(t, 0, sizeof *t);
+}
+
+int anvil_last_turn(anvil_json turns, const char *role, anvil_str *out) {
+	memset(out, 0, sizeof *out);
+	anvil_json found = anvil__none;
+	size_t it = 0;
+	anvil_json item;
+	while (anvil_json_item(turns, &it, &item)) {
+		anvil_json content = anvil_json_get(item, "content");
+		if (item.type == ANVIL_JSON_OBJECT && anvil_json_key_is(anvil_json_get(item, "role"), role) &&
+		    content.type == ANVIL_JSON_STRING && content.n > 2) {
+			found = content;
+		}
+	}
+	if (found.type == ANVIL_JSON_NONE) return 1;
+	return anvil_json_string(found, out) < 0 ? -2 : 0;
 }
 
 #endif /* ANVIL_IMPLEMENTATION_DONE */

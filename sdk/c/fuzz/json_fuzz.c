@@ -32,6 +32,7 @@ void anvil_kernel_store_u64(uint64_t o, uint64_t v) { (void)o; (void)v; }
 void anvil_kernel_output_set(anvil_mem b, uint64_t n) { (void)b; (void)n; }
 void anvil_kernel_error_set(anvil_mem b) { (void)b; }
 anvil_mem anvil_host_judge(anvil_mem b) { (void)b; return 0; }
+anvil_mem anvil_host_embed(anvil_mem b) { (void)b; return 0; }
 void anvil_host_log(anvil_mem b) { (void)b; }
 
 static void walk(anvil_json v, anvil_w *w, int depth) {
