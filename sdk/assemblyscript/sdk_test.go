@@ -27,6 +27,7 @@ import (
 var (
 	buildOnce sync.Once
 	probePath string
+	noembed   string // a module that judges and logs, never embeds
 	buildErr  error
 )
 
@@ -46,9 +47,11 @@ func probe(t *testing.T) string {
 		out := filepath.Join(dir, "probe-as.wasm")
 		// npm ci copies the SDK as it is now (install-links), so every run
 		// tests the working tree's SDK.
+		noembed = filepath.Join(dir, "noembed-as.wasm")
 		for _, args := range [][]string{
 			{"npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"},
 			{"npx", "--no-install", "asc", "assembly/index.ts", "--config", "asconfig.json", "--target", "release", "--outFile", out},
+			{"npx", "--no-install", "asc", "assembly/noembed.ts", "--config", "asconfig.json", "--target", "release", "--outFile", noembed},
 		} {
 			cmd := exec.Command(args[0], args[1:]...)
 			cmd.Dir = "testdata/probe"

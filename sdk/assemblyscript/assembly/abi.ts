@@ -5,7 +5,15 @@
 import { JSONValue } from "./json";
 
 export const ABI_MAJOR: i32 = 1;
-export const ABI_MINOR: i32 = 0;
+/**
+ * The minor this SDK speaks: conversational cases (4) and embed() (5). A
+ * host of an older minor still loads a plugin saying it (§5); it just
+ * sends no turns, and answers embed() capability_denied.
+ */
+export const ABI_MINOR: i32 = 5;
+
+/** The most texts one embed request may carry (§7.8). */
+export const MAX_EMBED_TEXTS: i32 = 2048;
 
 /** Error codes (§7.7). */
 export namespace Code {
@@ -28,6 +36,23 @@ export namespace Field {
   export const RetrievalContext = "retrieval_context";
   export const ToolsCalled = "tools_called";
   export const ExpectedTools = "expected_tools";
+  // The conversational fields (minor 4, §8.1).
+  export const Turns = "turns";
+  export const Scenario = "scenario";
+  export const ExpectedOutcome = "expected_outcome";
+  export const ChatbotRole = "chatbot_role";
+  // Derived from turns (minor 4): the content of the last user or
+  // assistant turn whose content is not empty.
+  export const LastUserTurn = "last_user_turn";
+  export const LastAssistantTurn = "last_assistant_turn";
+}
+
+/** The roles of a conversation's turns (§8.1). */
+export namespace Role {
+  export const User = "user";
+  export const Assistant = "assistant";
+  export const System = "system";
+  export const Tool = "tool";
 }
 
 /** Capability names (§10). */
@@ -77,6 +102,13 @@ export class KindDescriptor {
   configSchema: JSONValue | null = null;
   verdicts: string[] = [];
   prepare: bool = false;
+  /**
+   * The capabilities this kind asks for (minor 1), or null: the plugin's.
+   * A list, even an empty one, replaces the plugin's for this kind and
+   * must be a subset of it (§7.1), so a judge-free kind of a plugin whose
+   * other kind judges runs with no judge configured.
+   */
+  capabilities: string[] | null = null;
 
   constructor(
     public name: string,
@@ -91,6 +123,8 @@ export class KindDescriptor {
     if (cs !== null) o.set("config_schema", cs);
     optStrings(o, "verdicts", this.verdicts);
     if (this.prepare) o.setBool("prepare", true);
+    const caps = this.capabilities;
+    if (caps !== null) o.set("capabilities", JSONValue.strings(caps));
     return o;
   }
 }
@@ -161,6 +195,47 @@ function toolCallsJSON(list: ToolCall[]): string {
   return a.toString();
 }
 
+/** One message of a conversation (minor 4, §8.1). */
+export class Turn {
+  role: string = "";
+  /** Empty only in a turn of tools only. */
+  content: string = "";
+  /** What the assistant called to produce this turn. */
+  toolsCalled: ToolCall[] = [];
+  /** What it retrieved for this turn. */
+  retrievalContext: string[] = [];
+
+  constructor(role: string = "", content: string = "") {
+    this.role = role;
+    this.content = content;
+  }
+
+  static fromJSON(v: JSONValue): Turn {
+    const t = new Turn(v.getString("role"), v.getString("content"));
+    t.toolsCalled = toolCalls(v, "tools_called");
+    t.retrievalContext = v.getStrings("retrieval_context");
+    return t;
+  }
+
+  /** §8.1's rendering of one turn: role and content always, the lists when not empty, in this order. */
+  toJSON(): JSONValue {
+    const o = JSONValue.object().setString("role", this.role).setString("content", this.content);
+    if (this.toolsCalled.length > 0) {
+      const a = JSONValue.array();
+      for (let i = 0; i < this.toolsCalled.length; i++) a.push(this.toolsCalled[i].toJSON());
+      o.set("tools_called", a);
+    }
+    optStrings(o, "retrieval_context", this.retrievalContext);
+    return o;
+  }
+}
+
+function turnsJSON(list: Turn[]): string {
+  const a = JSONValue.array();
+  for (let i = 0; i < list.length; i++) a.push(list[i].toJSON());
+  return a.toString();
+}
+
 /** One row of a dataset (§8). */
 export class TestCase {
   id: string = "";
@@ -171,6 +246,14 @@ export class TestCase {
   retrievalContext: string[] = [];
   toolsCalled: ToolCall[] = [];
   expectedTools: ToolCall[] = [];
+  /** A conversational case's turns, in order (minor 4); empty for a single-turn case. */
+  turns: Turn[] = [];
+  /** What the user in the conversation is trying to do (minor 4). */
+  scenario: string = "";
+  /** What the conversation should come to (minor 4). */
+  expectedOutcome: string = "";
+  /** The role the assistant was told to play (minor 4). */
+  chatbotRole: string = "";
   /** The extra object as it was, or null. */
   extra: JSONValue | null = null;
 
@@ -184,9 +267,35 @@ export class TestCase {
     c.retrievalContext = v.getStrings("retrieval_context");
     c.toolsCalled = toolCalls(v, "tools_called");
     c.expectedTools = toolCalls(v, "expected_tools");
+    const ts = v.get("turns");
+    if (ts !== null && ts.isArray) {
+      for (let i = 0; i < ts.items.length; i++) {
+        if (ts.items[i].isObject) c.turns.push(Turn.fromJSON(ts.items[i]));
+      }
+    }
+    c.scenario = v.getString("scenario");
+    c.expectedOutcome = v.getString("expected_outcome");
+    c.chatbotRole = v.getString("chatbot_role");
     const ex = v.present("extra");
     if (ex !== null && ex.isObject) c.extra = ex;
     return c;
+  }
+
+  /** Whether the case is a conversational one: it has turns (§8.1). */
+  get conversational(): bool {
+    return this.turns.length > 0;
+  }
+
+  /**
+   * The content of the last turn of role whose content is not empty, or ""
+   * when there is none: what last_user_turn and last_assistant_turn name.
+   */
+  lastTurn(role: string): string {
+    for (let i = this.turns.length - 1; i >= 0; i--) {
+      const t = this.turns[i];
+      if (t.role == role && t.content.length > 0) return t.content;
+    }
+    return "";
   }
 
   /** Whether the field is present (§8's presence rules). */
@@ -198,6 +307,12 @@ export class TestCase {
     if (field == Field.RetrievalContext) return this.retrievalContext.length > 0;
     if (field == Field.ToolsCalled) return this.toolsCalled.length > 0;
     if (field == Field.ExpectedTools) return this.expectedTools.length > 0;
+    if (field == Field.Turns) return this.turns.length > 0;
+    if (field == Field.Scenario) return this.scenario.length > 0;
+    if (field == Field.ExpectedOutcome) return this.expectedOutcome.length > 0;
+    if (field == Field.ChatbotRole) return this.chatbotRole.length > 0;
+    if (field == Field.LastUserTurn) return this.lastTurn(Role.User).length > 0;
+    if (field == Field.LastAssistantTurn) return this.lastTurn(Role.Assistant).length > 0;
     const ex = this.extra;
     if (ex === null) return false;
     const v = ex.get(field);
@@ -222,6 +337,12 @@ export class TestCase {
     if (field == Field.RetrievalContext) return this.retrievalContext.join("\n");
     if (field == Field.ToolsCalled) return toolCallsJSON(this.toolsCalled);
     if (field == Field.ExpectedTools) return toolCallsJSON(this.expectedTools);
+    if (field == Field.Turns) return this.turns.length > 0 ? turnsJSON(this.turns) : "";
+    if (field == Field.Scenario) return this.scenario;
+    if (field == Field.ExpectedOutcome) return this.expectedOutcome;
+    if (field == Field.ChatbotRole) return this.chatbotRole;
+    if (field == Field.LastUserTurn) return this.lastTurn(Role.User);
+    if (field == Field.LastAssistantTurn) return this.lastTurn(Role.Assistant);
     const ex = this.extra;
     if (ex === null) return "";
     const v = ex.get(field);
@@ -615,6 +736,83 @@ export class JudgeBatchResult {
     }
     const e = v.present("error");
     if (e !== null && e.isObject) r.error = AbiError.fromJSON(e);
+    return r;
+  }
+}
+
+// ------------------------------------------------------------------ Embed
+
+/** The input of anvil_embed (minor 5, §7.8). */
+export class EmbedRequest {
+  /** A configured judge's name; "" is the metric's judge. Its embedding_model answers. */
+  judge: string = "";
+  texts: string[] = [];
+  /** Labels the call in accounting ("similarity"). */
+  purpose: string = "";
+
+  toJSON(): JSONValue {
+    const o = JSONValue.object();
+    optString(o, "judge", this.judge);
+    o.set("texts", JSONValue.strings(this.texts));
+    optString(o, "purpose", this.purpose);
+    return o;
+  }
+}
+
+/**
+ * The answer of anvil_embed: one vector per text, in order, all of one
+ * length; or error set and no vectors (a request fails whole).
+ */
+export class EmbedResult {
+  vectors: Array<Array<f64>> = [];
+  usage: Usage = new Usage();
+  error: AbiError | null = null;
+
+  /** A result of error alone. */
+  static failed(code: string, message: string): EmbedResult {
+    const r = new EmbedResult();
+    r.error = new AbiError(code, message);
+    return r;
+  }
+
+  /**
+   * Decodes an EmbedResult answering n texts, checking what §7.8 promises:
+   * n vectors of one non-zero length, every value a number. A result that
+   * breaks it is an abi_violation, not vectors to compute over.
+   */
+  static fromJSON(v: JSONValue, n: i32): EmbedResult {
+    const e = v.present("error");
+    if (e !== null) {
+      if (!e.isObject) return EmbedResult.failed(Code.ABIViolation, "embed result: error is not an object");
+      const r = new EmbedResult();
+      r.error = AbiError.fromJSON(e);
+      return r;
+    }
+    const vs = v.get("vectors");
+    if (vs === null || !vs.isArray || vs.items.length != n) {
+      const got = vs !== null && vs.isArray ? vs.items.length.toString() : "no";
+      return EmbedResult.failed(Code.ABIViolation, "the host answered " + got + " vectors for " + n.toString() + " texts");
+    }
+    const r = new EmbedResult();
+    let dims = -1;
+    for (let i = 0; i < vs.items.length; i++) {
+      const row = vs.items[i];
+      if (!row.isArray || row.items.length == 0 || (dims >= 0 && row.items.length != dims)) {
+        return EmbedResult.failed(Code.ABIViolation, "vectors[" + i.toString() + "] is not a non-empty list as long as vectors[0]");
+      }
+      dims = row.items.length;
+      const out = new Array<f64>(dims);
+      for (let j = 0; j < dims; j++) {
+        const x = row.items[j];
+        if (!x.isNumber) {
+          return EmbedResult.failed(Code.ABIViolation, "vectors[" + i.toString() + "][" + j.toString() + "] is not a number");
+        }
+        out[j] = x.n;
+      }
+      r.vectors.push(out);
+    }
+    const u = v.present("usage");
+    if (u !== null && u.isObject) r.usage = Usage.fromJSON(u);
     return r;
   }
 }

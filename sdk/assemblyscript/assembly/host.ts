@@ -1,5 +1,5 @@
 // The guest's side of the Extism calling conventions (abi/v1/README.md §4)
-// and the two Anvil host functions (§3).
+// and the Anvil host functions (§3).
 //
 // Every payload is UTF-8 JSON measured in BYTES: this file never passes a
 // string's .length (UTF-16 code units) as a size. (@extism/as-pdk 1.0.0's
@@ -20,7 +20,17 @@ import {
   store_u8,
 } from "@extism/as-pdk/lib/env";
 
-import { AbiError, Code, JudgeBatch, JudgeBatchResult, JudgeRequest, LogRecord } from "./abi";
+import {
+  AbiError,
+  Code,
+  EmbedRequest,
+  EmbedResult,
+  JudgeBatch,
+  JudgeBatchResult,
+  JudgeRequest,
+  LogRecord,
+  MAX_EMBED_TEXTS,
+} from "./abi";
 import { JSONValue, parseJSON } from "./json";
 
 // The host functions, in Extism's user namespace (§3).
@@ -28,6 +38,11 @@ import { JSONValue, parseJSON } from "./json";
 declare function host_judge(batch: u64): u64;
 @external("extism:host/user", "anvil_log")
 declare function host_log(record: u64): void;
+// Minor 5. asc imports it only into a module that calls embed(), so a
+// plugin that does not still loads on an older host (which refuses a
+// module importing it).
+@external("extism:host/user", "anvil_embed")
+declare function host_embed(request: u64): u64;
 
 /** The export's input, as bytes. */
 export function inputBytes(): Uint8Array {
@@ -112,6 +127,39 @@ export function judge(requests: JudgeRequest[]): JudgeBatchResult {
     return r;
   }
   return JudgeBatchResult.fromJSON(v);
+}
+
+/**
+ * Embeds texts through anvil_embed (minor 5, §3, §7.8) with the embedding
+ * model of a configured judge (judge "": the metric's judge): one vector
+ * per text, in order, all of one length, in `vectors`. A refused or
+ * failed request comes back with `error` set — the host's code kept
+ * (capability_denied, budget_exhausted, invalid_config when the judge has
+ * no embedding_model, judge_error, …) — and no vectors: propagate it with
+ * MeasureResult.failed(req, err). Needs the `judge` capability; counts as
+ * one judge call.
+ */
+export function embed(texts: string[], judge: string = "", purpose: string = ""): EmbedResult {
+  if (texts.length == 0 || texts.length > MAX_EMBED_TEXTS) {
+    return EmbedResult.failed(
+      Code.ABIViolation,
+      "embed: " + texts.length.toString() + " texts; want 1 to " + MAX_EMBED_TEXTS.toString(),
+    );
+  }
+  const req = new EmbedRequest();
+  req.judge = judge;
+  req.texts = texts;
+  req.purpose = purpose;
+  const inOff = allocString(req.toJSON().toString());
+  const outOff = host_embed(inOff);
+  free(inOff);
+  if (outOff == 0) return EmbedResult.failed(Code.ABIViolation, "host returned no embed result");
+  const bytes = readBlock(outOff);
+  free(outOff);
+  const parsed = parseJSON(String.UTF8.decodeUnsafe(bytes.dataStart, <usize>bytes.length));
+  const v = parsed.value;
+  if (v === null || !v.isObject) return EmbedResult.failed(Code.ABIViolation, "decode embed result: " + parsed.error);
+  return EmbedResult.fromJSON(v, texts.length);
 }
 
 /** Sends one record through anvil_log (§3, §7.6): level is debug, info, warn or error. */

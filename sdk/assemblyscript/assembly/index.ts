@@ -3,7 +3,7 @@
 
 export * from "./json";
 export * from "./abi";
-export { judge, log, setError, anvilAbort, outputString, inputString } from "./host";
+export { judge, embed, log, setError, anvilAbort, outputString, inputString } from "./host";
 export {
   register,
   registerPrepare,

@@ -1,0 +1,226 @@
+package assemblyscript_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host"
+	"github.com/agentanvil/anvil/host/judgetest"
+)
+
+// vectors are what the fake judge embeds each text to, so the cosines
+// are known: Paris./Paris 1/√2, hot/cold −1 (scored 0), 12/12 1.
+var vectors = map[string][]float64{"Paris.": {1, 1}, "Paris": {1, 0}, "hot": {-1, 0}, "cold": {1, 0}, "12": {3, 4}}
+
+func embedJudge(t *testing.T) *judgetest.Server {
+	return judgetest.New(t, judgetest.WithEmbeddings(func(_, text string) []float64 {
+		if v, ok := vectors[text]; ok {
+			return v
+		}
+		t.Errorf("the judge was asked to embed %q", text)
+		return []float64{1, 1}
+	}))
+}
+
+// judged evaluates one probe kind with a judge configured (and granted
+// when grant), unlike run, whose config has none.
+func judged(t *testing.T, kind string, grant bool, embeddingModel string, judge *judgetest.Server, cases ...abi.TestCase) map[string]host.MetricResult {
+	t.Helper()
+	wasm := probe(t)
+	dir := t.TempDir()
+	model := ""
+	if embeddingModel != "" {
+		model = ", embedding_model: " + embeddingModel
+	}
+	cfg := fmt.Sprintf(`version: 1
+judges:
+  default: {base_url: %q, model: m%s, api_key_env: PROBE_KEY}
+plugins:
+  probe-as: {path: %s, sha256_file: %s.sha256, grants: {judge: %t}}
+metrics:
+  - name: m
+    kind: %s
+    threshold: 0.5
+`, judge.URL(), model, wasm, wasm, grant, kind)
+	if err := os.WriteFile(filepath.Join(dir, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := host.LoadConfig(filepath.Join(dir, "anvil.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := host.Evaluate(context.Background(), c, cases, host.Options{
+		Cache:     "off",
+		StorePath: filepath.Join(dir, "store.db"),
+		Getenv:    func(k string) string { return map[string]string{"PROBE_KEY": "k"}[k] },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]host.MetricResult{}
+	for _, cr := range res.Cases {
+		out[cr.CaseID] = cr.Metrics[0]
+	}
+	if len(out) != len(cases) {
+		t.Fatalf("%d results for %d cases", len(out), len(cases))
+	}
+	return out
+}
+
+var embedCases = []abi.TestCase{
+	{ID: "near", ActualOutput: "Paris.", ExpectedOutput: "Paris"},
+	{ID: "opposite", ActualOutput: "hot", ExpectedOutput: "cold"},
+	{ID: "same", ActualOutput: "12", ExpectedOutput: "12"},
+}
+
+// TestEmbed: embed() through anvil_embed and the judge layer to the fake
+// judge's embeddings endpoint: the scores are the cosines of the vectors
+// the judge gave each text, and each case is one embeddings call.
+func TestEmbed(t *testing.T) {
+	judge := embedJudge(t)
+	got := judged(t, "cosine", true, "emb", judge, embedCases...)
+	for id, want := range map[string]struct {
+		score, cosine float64
+		status        string
+	}{
+		"near":     {1 / math.Sqrt2, 1 / math.Sqrt2, "passed"},
+		"opposite": {0, -1, "failed"},
+		"same":     {1, 1, "passed"},
+	} {
+		m := got[id]
+		if m.Error != nil || m.Score == nil || math.Abs(*m.Score-want.score) > 1e-12 || m.Status != want.status {
+			t.Errorf("%s: %s score %v error %v; want %s %v", id, m.Status, m.Score, m.Error, want.status, want.score)
+			continue
+		}
+		var d struct {
+			Cosine     float64 `json:"cosine"`
+			Dimensions int     `json:"dimensions"`
+		}
+		if err := json.Unmarshal(m.Details, &d); err != nil || math.Abs(d.Cosine-want.cosine) > 1e-12 || d.Dimensions != 2 {
+			t.Errorf("%s: details %s (%v); want cosine %v, 2 dimensions", id, m.Details, err, want.cosine)
+		}
+	}
+	if judge.Calls() != len(embedCases) {
+		t.Errorf("%d judge calls; want one embeddings call per case", judge.Calls())
+	}
+}
+
+// TestEmbedRefused: the host's refusals come back from embed() as the
+// result's error with the host's code, which the probe propagates:
+// capability_denied without the judge grant, invalid_config naming
+// embedding_model when the judge has none. Neither reaches the judge.
+func TestEmbedRefused(t *testing.T) {
+	judge := embedJudge(t)
+	for _, tc := range []struct {
+		name  string
+		grant bool
+		model string
+		code  abi.Code
+		msg   string
+	}{
+		{"not granted", false, "emb", abi.CodeCapability, ""},
+		{"no embedding model", true, "", abi.CodeInvalidConfig, "embedding_model"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := judged(t, "cosine", tc.grant, tc.model, judge, embedCases[0])["near"]
+			if m.Error == nil || m.Error.Code != tc.code || !strings.Contains(m.Error.Message, tc.msg) || m.Score != nil {
+				t.Errorf("result %+v error %+v; want %s saying %q", m, m.Error, tc.code, tc.msg)
+			}
+		})
+	}
+	if judge.Calls() != 0 {
+		t.Errorf("%d judge calls; want none", judge.Calls())
+	}
+}
+
+// conversation is a case of every turn shape: a system prompt, a turn of
+// tools only, retrieval context on a turn, non-ASCII and escaped content.
+var conversation = abi.TestCase{
+	ID:          "conv",
+	Scenario:    "a customer asks where an order is",
+	ChatbotRole: "a courteous support agent",
+	Turns: []abi.Turn{
+		{Role: abi.RoleSystem, Content: "Be brief."},
+		{Role: abi.RoleUser, Content: "Where is order o-1? 📦"},
+		{Role: abi.RoleAssistant, ToolsCalled: []abi.ToolCall{{Name: "lookup_order", Arguments: json.RawMessage(`{"id":"o-1"}`)}},
+			RetrievalContext: []string{"o-1 shipped on Monday"}},
+		{Role: abi.RoleAssistant, Content: "It shipped on Monday <b>&</b>."},
+		{Role: abi.RoleUser, Content: "Thanks \"ü\""},
+		{Role: abi.RoleAssistant, Content: "You're welcome."},
+	},
+}
+
+// TestTurns: TestCase.turns, lastTurn and the derived and conversational
+// fields; render("turns") is the host's own rendering (abi.TurnsText),
+// byte for byte, so a prompt over turns is the same in every language;
+// a single-turn case, or one with no user turn, is missing_field naming
+// the field the probe requires.
+func TestTurns(t *testing.T) {
+	got := judged(t, "turns", false, "", embedJudge(t), conversation,
+		abi.TestCase{ID: "single", Input: "q", ActualOutput: "a"},
+		abi.TestCase{ID: "no-user", Turns: []abi.Turn{{Role: abi.RoleAssistant, Content: "Hello?"}}})
+	m := got["conv"]
+	if m.Error != nil || m.Score == nil || *m.Score != 0.5 || m.Reason != "3 of 6 turns are the assistant's" {
+		t.Fatalf("conv: score %v reason %q error %v; want 0.5", m.Score, m.Reason, m.Error)
+	}
+	rendered, _ := abi.TurnsText(conversation.Turns)
+	var d, want any
+	json.Unmarshal(m.Details, &d)
+	wantJSON, _ := json.Marshal(map[string]any{
+		"roles":               []string{"system", "user", "assistant", "assistant", "user", "assistant"},
+		"last_user_turn":      "Thanks \"ü\"",
+		"last_assistant_turn": "You're welcome.",
+		"tools":               []string{"lookup_order"},
+		"retrieval_context":   []string{"o-1 shipped on Monday"},
+		"scenario":            "a customer asks where an order is",
+		"chatbot_role":        "a courteous support agent",
+		"rendered":            rendered,
+		"conversational":      true,
+	})
+	json.Unmarshal(wantJSON, &want)
+	if !reflect.DeepEqual(d, want) {
+		t.Errorf("conv: details %s\nwant %s", m.Details, wantJSON)
+	}
+	for id, field := range map[string]string{"single": abi.FieldTurns, "no-user": abi.FieldLastUserTurn} {
+		if m := got[id]; m.Error == nil || m.Error.Code != abi.CodeMissingField || m.Error.Field != field {
+			t.Errorf("%s: error %+v; want missing_field %s", id, m.Error, field)
+		}
+	}
+}
+
+// TestEmbedImportOnlyWhenUsed: asc imports anvil_embed only into a module
+// that calls embed(), so one that does not still loads on a host older
+// than ABI minor 5.
+func TestEmbedImportOnlyWhenUsed(t *testing.T) {
+	probe(t)
+	for path, want := range map[string]bool{probePath: true, noembed: false} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := wazero.NewRuntime(context.Background())
+		mod, err := rt.CompileModule(context.Background(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, f := range mod.ImportedFunctions() {
+			m, name, _ := f.Import()
+			got = got || (m == abi.HostNamespace && name == abi.HostEmbed)
+		}
+		rt.Close(context.Background())
+		if got != want {
+			t.Errorf("%s imports %s: %t, want %t", filepath.Base(path), abi.HostEmbed, got, want)
+		}
+	}
+}
