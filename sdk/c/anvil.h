@@ -1408,7 +1408,7 @@ static int anvil__embed_rows(anvil_embedded *e, anvil_json vectors, size_t n) {
 	}
 	size_t dims = anvil_json_count(anvil_json_at(vectors, 0));
 	if (dims == 0) {
-		return anvil__embedded_fail(e, "abi_violation", "the host answered an empty vector");
+		return anvil__embedded_fail(e, "abi_violation", "vectors[0] is not a non-empty array of numbers");
 	}
 	if (dims > SIZE_MAX / sizeof(double) / n) {
 		return anvil__embedded_fail(e, "metric_error", "embed result: out of memory");
@@ -1421,16 +1421,20 @@ static int anvil__embed_rows(anvil_embedded *e, anvil_json vectors, size_t n) {
 	anvil_json row;
 	while (anvil_json_item(vectors, &it, &row)) {
 		size_t jt = 0, j = 0;
+		bool longer = false;
 		anvil_json x;
 		while (anvil_json_item(row, &jt, &x)) {
-			if (j == dims) break;
+			if (j == dims) {
+				longer = true;
+				break;
+			}
 			if (anvil_json_number(x, &e->values[i * dims + j]) < 0) {
 				snprintf(msg, sizeof msg, "vectors[%zu][%zu] is not a number", i, j);
 				return anvil__embedded_fail(e, "abi_violation", msg);
 			}
 			j++;
 		}
-		if (row.type != ANVIL_JSON_ARRAY || j != dims || anvil_json_item(row, &jt, &x)) {
+		if (row.type != ANVIL_JSON_ARRAY || j != dims || longer) {
 			snprintf(msg, sizeof msg, "vectors[%zu] is not %zu numbers, as vectors[0] is", i, dims);
 			return anvil__embedded_fail(e, "abi_violation", msg);
 		}

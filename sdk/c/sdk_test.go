@@ -279,3 +279,46 @@ func TestEmbedImportOnlyWhenUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeHelpers: anvil_embed's checks of the host's answer and the
+// turn helpers, compiled for this machine (under AddressSanitizer and
+// UBSan when clang has them) with the kernel stubbed, so the answers a
+// real host never sends — a wrong count, ragged or non-numeric vectors,
+// no answer — are fed to them; every kernel block must be freed. The
+// output is compared with testdata/native.golden.
+func TestNativeHelpers(t *testing.T) {
+	if _, err := exec.LookPath("clang"); err != nil {
+		t.Skip("clang not found; scripts/ci-deps-c installs it")
+	}
+	bin := filepath.Join(t.TempDir(), "native")
+	args := []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-attributes", "-I", ".", "-o", bin, "testdata/native.c", "-lm"}
+	if out, err := exec.Command("clang", append([]string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}, args...)...).CombinedOutput(); err != nil {
+		t.Logf("without sanitizers (%v: %s)", err, bytes.TrimSpace(out))
+		if out, err := exec.Command("clang", args...).CombinedOutput(); err != nil {
+			t.Fatalf("clang: %v\n%s", err, out)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("native: %v\n%s", err, stderr.Bytes())
+	}
+	want, err := os.ReadFile("testdata/native.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, wantLines := strings.Split(stdout.String(), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < max(len(got), len(wantLines)); i++ {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(wantLines) {
+			w = wantLines[i]
+		}
+		if g != w {
+			t.Errorf("line %d:\n got %s\nwant %s", i+1, g, w)
+		}
+	}
+}

@@ -226,6 +226,45 @@ class Embed(unittest.TestCase):
                 embed_vectors(res, n)
             self.assertEqual(cm.exception.code, "abi_violation", res)
 
+    def serve_host(self, servicer):
+        """A loopback gRPC server with servicer as anvil.v1.Host (None: no
+        Host service at all, as on a host older than ABI minor 5 for Embed),
+        and a Host client of it."""
+        from concurrent import futures
+
+        import grpc
+        from anvil_sdk._proto import plugin_pb2_grpc
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        if servicer is not None:
+            plugin_pb2_grpc.add_HostServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        channel = grpc.insecure_channel("127.0.0.1:%d" % port)
+        self.addCleanup(channel.close)
+        return Host(channel, "tok")
+
+    def test_over_grpc(self):
+        from google.protobuf import wrappers_pb2
+        from anvil_sdk._proto import plugin_pb2_grpc
+        seen = []
+
+        class Servicer(plugin_pb2_grpc.HostServicer):
+            def Embed(self, request, context):
+                seen.append((json.loads(request.value), dict(context.invocation_metadata())["anvil-invocation"]))
+                return wrappers_pb2.BytesValue(value=json.dumps(
+                    {"vectors": [[0.5, 1], [2, -1]], "usage": {"calls": 1}}).encode())
+
+        h = self.serve_host(Servicer())
+        self.assertEqual(h.embed(["é", "b"], judge="j", purpose="similarity"), [[0.5, 1.0], [2.0, -1.0]])
+        self.assertEqual(seen, [({"texts": ["é", "b"], "judge": "j", "purpose": "similarity"}, "tok")])
+
+    def test_host_without_embed_is_capability_denied(self):
+        with self.assertRaises(AnvilError) as cm:
+            self.serve_host(None).embed(["a"])
+        self.assertEqual(cm.exception.code, "capability_denied")
+        self.assertIn("older than ABI minor 5", cm.exception.message)
+
     def test_request_bounds_checked_before_sending(self):
         h = Host(None, "tok")  # no callback service: any call that got through would fail differently
         for texts in ([], ["a"] * 2049, ["a", 1]):
