@@ -797,8 +797,14 @@ export class EmbedResult {
     let dims = -1;
     for (let i = 0; i < vs.items.length; i++) {
       const row = vs.items[i];
-      if (!row.isArray || row.items.length == 0 || (dims >= 0 && row.items.length != dims)) {
-        return EmbedResult.failed(Code.ABIViolation, "vectors[" + i.toString() + "] is not a non-empty list as long as vectors[0]");
+      if (!row.isArray || row.items.length == 0) {
+        return EmbedResult.failed(Code.ABIViolation, "vectors[" + i.toString() + "] is not a non-empty array of numbers");
+      }
+      if (dims >= 0 && row.items.length != dims) {
+        return EmbedResult.failed(
+          Code.ABIViolation,
+          "vectors[" + i.toString() + "] has " + row.items.length.toString() + " numbers, vectors[0] " + dims.toString(),
+        );
       }
       dims = row.items.length;
       const out = new Array<f64>(dims);

@@ -4,6 +4,7 @@
 import {
   CapabilityJudge,
   Descriptor,
+  EmbedResult,
   Field,
   JSONValue,
   KindDescriptor,
@@ -35,6 +36,7 @@ function describe(): Descriptor {
     kind("bad_score"),
     cosine,
     kind("turns", [Field.Turns, Field.LastUserTurn]),
+    kind("decode_embed"),
   ];
   d.capabilities = [CapabilityJudge];
   return d;
@@ -94,8 +96,29 @@ function turns(req: MeasureRequest): MeasureResult {
   );
 }
 
+// decode_embed: EmbedResult.fromJSON on config.result (an EmbedResult's
+// text) answering config.n texts, for the answers a real host never sends.
+function decodeEmbed(req: MeasureRequest): MeasureResult {
+  const cfg = req.config;
+  if (cfg === null) return MeasureResult.fail(req, "invalid_config", "no config");
+  const r = EmbedResult.fromJSON(JSONValue.parse(cfg.getString("result")), <i32>cfg.getNumber("n"));
+  const d = JSONValue.object();
+  const err = r.error;
+  if (err !== null) d.setString("error", err.toString());
+  const vs = JSONValue.array();
+  for (let i = 0; i < r.vectors.length; i++) {
+    const row = JSONValue.array();
+    for (let j = 0; j < r.vectors[i].length; j++) row.push(JSONValue.number(r.vectors[i][j]));
+    vs.push(row);
+  }
+  d.set("vectors", vs);
+  d.setNumber("calls", <f64>r.usage.calls);
+  return MeasureResult.scored(req, 1, "decoded", d);
+}
+
 function measure(req: MeasureRequest): MeasureResult {
   if (req.kind == "cosine") return cosine(req);
+  if (req.kind == "decode_embed") return decodeEmbed(req);
   if (req.kind == "turns") return turns(req);
   if (req.kind == "echo") {
     // actual_output and config back, through the SDK's JSON reader and writer.
