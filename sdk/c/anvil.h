@@ -386,6 +386,21 @@ void anvil_turn_free(anvil_turn *t);
  * memory. */
 int anvil_last_turn(anvil_json turns, const char *role, anvil_str *out);
 
+/* ---- Required fields ------------------------------------------------------
+ * anvil_case_has: whether the case (the request's "case" object) has field,
+ * by abi/v1/README.md section 8's presence rules: input, actual_output,
+ * expected_output, scenario, expected_outcome, chatbot_role a non-empty
+ * string; context, retrieval_context, tools_called, expected_tools, turns
+ * a non-empty array; last_user_turn, last_assistant_turn a turn of that
+ * role with content; any other name a key of "extra" whose value is
+ * neither null nor "". anvil_case_missing: the first of the n fields the
+ * case lacks, or NULL — answer it with
+ * anvil_measure_error(threshold, "missing_field", name, message), as a
+ * kind must for the fields it lists in required_fields (the host checks
+ * them too, but a kind is called by conformance tools and older hosts). */
+bool anvil_case_has(anvil_json c, const char *field);
+const char *anvil_case_missing(anvil_json c, const char *const *fields, size_t n);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1566,6 +1581,51 @@ int anvil_last_turn(anvil_json turns, const char *role, anvil_str *out) {
 	}
 	if (found.type == ANVIL_JSON_NONE) return 1;
 	return anvil_json_string(found, out) < 0 ? -2 : 0;
+}
+
+/* ---- required fields ---- */
+
+bool anvil_case_has(anvil_json c, const char *field) {
+	static const char *const strings[] = {"input", "actual_output", "expected_output", "scenario", "expected_outcome", "chatbot_role"};
+	static const char *const lists[] = {"context", "retrieval_context", "tools_called", "expected_tools", "turns"};
+	for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
+		if (strcmp(field, strings[i]) == 0) {
+			anvil_json v = anvil_json_get(c, field);
+			return v.type == ANVIL_JSON_STRING && v.n > 2;
+		}
+	}
+	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+		if (strcmp(field, lists[i]) == 0) {
+			anvil_json v = anvil_json_get(c, field);
+			size_t it = 0;
+			anvil_json first;
+			return anvil_json_item(v, &it, &first);
+		}
+	}
+	const char *role = strcmp(field, "last_user_turn") == 0        ? ANVIL_ROLE_USER
+	                   : strcmp(field, "last_assistant_turn") == 0 ? ANVIL_ROLE_ASSISTANT
+	                                                               : NULL;
+	if (role) {
+		anvil_json turns = anvil_json_get(c, "turns");
+		size_t it = 0;
+		anvil_json item;
+		while (anvil_json_item(turns, &it, &item)) {
+			anvil_json content = anvil_json_get(item, "content");
+			if (anvil_json_key_is(anvil_json_get(item, "role"), role) && content.type == ANVIL_JSON_STRING && content.n > 2) {
+				return true;
+			}
+		}
+		return false;
+	}
+	anvil_json v = anvil_json_get(anvil_json_get(c, "extra"), field);
+	return v.type != ANVIL_JSON_NONE && v.type != ANVIL_JSON_NULL && !(v.type == ANVIL_JSON_STRING && v.n == 2);
+}
+
+const char *anvil_case_missing(anvil_json c, const char *const *fields, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		if (!anvil_case_has(c, fields[i])) return fields[i];
+	}
+	return NULL;
 }
 
 #endif /* ANVIL_IMPLEMENTATION_DONE */

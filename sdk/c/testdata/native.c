@@ -110,6 +110,21 @@ static void turns(const char *name, const char *json) {
 	printf("\n");
 }
 
+static void has(const char *json) {
+	static const char *const fields[] = {"input", "actual_output", "expected_output", "context", "retrieval_context",
+	                                     "tools_called", "turns", "scenario", "chatbot_role", "last_user_turn",
+	                                     "last_assistant_turn", "tier", "n", "empty", "none", "absent"};
+	anvil_json c;
+	if (anvil_json_parse(json, strlen(json), &c, NULL, NULL) < 0) abort();
+	printf("has:");
+	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) printf(" %s=%d", fields[i], anvil_case_has(c, fields[i]));
+	const char *need[] = {"input", "turns", "last_user_turn", "tier"};
+	const char *m = anvil_case_missing(c, need, 4);
+	printf(" missing=%s", m ? m : "-");
+	m = anvil_case_missing(c, need, 2);
+	printf(" missing2=%s\n", m ? m : "-");
+}
+
 int main(void) {
 	embed("ok", "{\"vectors\":[[1,-0.5],[0,2e3]],\"usage\":{\"calls\":1}}", 2);
 	printf("request: %s\n", last_request);
@@ -133,6 +148,8 @@ int main(void) {
 	      "{\"role\":\"assistant\",\"content\":\"a\\u00e9\"},{\"role\":\"user\",\"content\":\"\"}]");
 	turns("malformed", "[1,{\"content\":\"x\"},{\"role\":\"user\",\"content\":3},{\"role\":\"tool\"}]");
 	turns("none", "[]");
+	has("{\"input\":\"q\",\"actual_output\":\"\",\"context\":[\"\"],\"retrieval_context\":[],\"turns\":[{\"role\":\"user\",\"content\":\"\"},"
+	    "{\"role\":\"assistant\",\"content\":\"a\"}],\"scenario\":\"s\",\"extra\":{\"tier\":\"gold\",\"n\":0,\"empty\":\"\",\"none\":null,\"input\":\"x\"}}");
 	free(last_request);
 	return 0;
 }

@@ -26,20 +26,35 @@ ANVIL_EXPORT("anvil_describe") int32_t describe(void) {
 	return 0;
 }
 
+/* missing answers a case lacking one of fields with missing_field, as the
+ * kind's required_fields promise; 0 when it has them all. */
+static int32_t missing(anvil_json c, double threshold, const char *const *fields, size_t n, bool *done) {
+	const char *f = anvil_case_missing(c, fields, n);
+	*done = f != NULL;
+	if (!f) return 0;
+	char msg[96];
+	snprintf(msg, sizeof msg, "the case has no %s", f);
+	return anvil_measure_error(threshold, "missing_field", f, msg);
+}
+
 static int32_t cosine(anvil_json c, double threshold) {
+	static const char *const need[] = {"actual_output", "expected_output"};
+	bool done;
+	int32_t rc = missing(c, threshold, need, 2, &done);
+	if (done) return rc;
 	anvil_str a = {0}, b = {0};
 	if (anvil_json_string(anvil_json_get(c, "actual_output"), &a) < 0 ||
 	    anvil_json_string(anvil_json_get(c, "expected_output"), &b) < 0) {
 		anvil_str_free(&a);
-		return anvil_measure_error(threshold, "missing_field", "actual_output", "the case lacks a text to embed");
+		return anvil_measure_error(threshold, "metric_error", NULL, "out of memory");
 	}
 	const char *texts[2] = {a.s, b.s};
 	size_t lens[2] = {a.n, b.n};
 	anvil_embedded e;
-	int rc = anvil_embed(NULL, texts, lens, 2, "similarity", &e);
+	int erc = anvil_embed(NULL, texts, lens, 2, "similarity", &e);
 	anvil_str_free(&a);
 	anvil_str_free(&b);
-	if (rc < 0) {
+	if (erc < 0) {
 		/* The host's code, kept (budget_exhausted stays budget_exhausted). */
 		int32_t out = anvil_measure_error(threshold, e.code.s, NULL, e.message.s);
 		anvil_embedded_free(&e);
@@ -94,7 +109,21 @@ static void last(anvil_w *w, anvil_json turns, const char *role) {
 	anvil_str_free(&s);
 }
 
+/* text writes a string member of the case, or "" when it has none. */
+static void text(anvil_w *w, anvil_json c, const char *key) {
+	anvil_json v = anvil_json_get(c, key);
+	if (v.type == ANVIL_JSON_STRING) {
+		anvil_w_json(w, v);
+	} else {
+		anvil_w_string(w, "");
+	}
+}
+
 static int32_t turns(anvil_json c, double threshold) {
+	static const char *const need[] = {"turns", "last_user_turn"};
+	bool done;
+	int32_t rc = missing(c, threshold, need, 2, &done);
+	if (done) return rc;
 	anvil_json ts = anvil_json_get(c, "turns");
 	size_t n = 0, assistant = 0, it = 0;
 	anvil_json item;
@@ -155,9 +184,9 @@ static int32_t turns(anvil_json c, double threshold) {
 	anvil_w_key(&w, "retrieval_context");
 	anvil_w_raw(&w, retrieved.buf, retrieved.len);
 	anvil_w_key(&w, "scenario");
-	anvil_w_json(&w, anvil_json_get(c, "scenario"));
+	text(&w, c, "scenario");
 	anvil_w_key(&w, "chatbot_role");
-	anvil_w_json(&w, anvil_json_get(c, "chatbot_role"));
+	text(&w, c, "chatbot_role");
 	anvil_w_object_end(&w);
 	anvil_w_object_end(&w);
 	if (roles.err || tools.err || retrieved.err) w.err = "out of memory";
