@@ -260,3 +260,65 @@ func TestEmbedResultChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestConformance: the probe's embedding and conversation kinds pass the
+// conformance kit (`anvil-host plugin test`), whose scripted judge
+// embeds: generated cases (a conversation among them), each required
+// field missing, determinism, unknown fields, the pool, and the judge
+// capability and budgets around embed(). The probe's other kinds break
+// the ABI on purpose (a trap, a score of 1.5), so the kit's exit code
+// says nothing: its JSON report is read instead.
+func TestConformance(t *testing.T) {
+	wasm := probe(t)
+	report := conformance(t, wasm)
+	checked := map[string]int{}
+	for _, r := range report.Results {
+		kind, _, _ := strings.Cut(strings.TrimPrefix(r.Name, "metric/"), "/")
+		if !strings.HasPrefix(r.Name, "metric/") || (kind != "cosine" && kind != "turns") {
+			continue
+		}
+		if r.Status == "FAIL" {
+			t.Errorf("%s: %s", r.Name, r.Message)
+		}
+		if r.Status == "PASS" {
+			checked[kind]++
+		}
+	}
+	// all-fields, golden-request, missing-fields, unicode, large-input,
+	// determinism, unknown-fields, concurrency at least.
+	if checked["cosine"] < 8 || checked["turns"] < 8 {
+		t.Errorf("passed checks per kind %v; want the kit's case checks run on both", checked)
+	}
+}
+
+type conformanceReport struct {
+	Results []struct {
+		Name    string `json:"name"`
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	} `json:"results"`
+}
+
+// conformance runs `plugin test --json` through host.Main, which prints
+// to os.Stdout: the test swaps it for a file while the kit runs.
+func conformance(t *testing.T, path string) conformanceReport {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = f
+	host.Main([]string{"plugin", "test", path, "--json"})
+	os.Stdout = stdout
+	f.Close()
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r conformanceReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("plugin test --json: %v\n%s", err, b)
+	}
+	return r
+}

@@ -232,3 +232,15 @@ func TestTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestConformance: the probe passes the conformance kit (`anvil-host
+// plugin test`) as a sandboxed process plugin, whose scripted judge
+// embeds: generated cases (a conversation among them), each required
+// field missing, determinism, unknown fields, concurrency, a call cut
+// short, and the judge capability and budgets around host.embed.
+func TestConformance(t *testing.T) {
+	bin := probe(t)
+	if code := host.Main([]string{"plugin", "test", bin}); code != 0 {
+		t.Fatalf("plugin test %s: exit %d", bin, code)
+	}
+}
