@@ -155,7 +155,7 @@ var conversation = abi.TestCase{
 		{Role: abi.RoleAssistant, ToolsCalled: []abi.ToolCall{{Name: "lookup_order", Arguments: json.RawMessage(`{"id":"o-1"}`)}},
 			RetrievalContext: []string{"o-1 shipped on Monday"}},
 		{Role: abi.RoleAssistant, Content: "It shipped on Monday <b>&</b>."},
-		{Role: abi.RoleUser, Content: "Thanks \"ü\""},
+		{Role: abi.RoleUser, Content: "Thanks \"ü\" \u2028\u2029 \x01\x1f\b\f\t\\"},
 		{Role: abi.RoleAssistant, Content: "You're welcome."},
 	},
 }
@@ -178,7 +178,7 @@ func TestTurns(t *testing.T) {
 	json.Unmarshal(m.Details, &d)
 	wantJSON, _ := json.Marshal(map[string]any{
 		"roles":               []string{"system", "user", "assistant", "assistant", "user", "assistant"},
-		"last_user_turn":      "Thanks \"ü\"",
+		"last_user_turn":      "Thanks \"ü\" \u2028\u2029 \x01\x1f\b\f\t\\",
 		"last_assistant_turn": "You're welcome.",
 		"tools":               []string{"lookup_order"},
 		"retrieval_context":   []string{"o-1 shipped on Monday"},

@@ -223,12 +223,17 @@ export function formatNumber(n: f64): string {
 
 const HEX = "0123456789abcdef";
 
-/** A JSON string literal. Lone surrogates are escaped (\udXXX), so the UTF-8 is always valid. */
+/**
+ * A JSON string literal. Lone surrogates are escaped (\udXXX), so the UTF-8
+ * is always valid; U+2028 and U+2029 are escaped as Go's encoder escapes
+ * them, so a field rendered as JSON (tools_called, turns; §8) is the
+ * host's text byte for byte.
+ */
 export function quote(s: string): string {
   let needs = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c == 0x22 || c == 0x5c || (c >= 0xd800 && c <= 0xdfff)) {
+    if (c < 0x20 || c == 0x22 || c == 0x5c || (c >= 0xd800 && c <= 0xdfff) || c == 0x2028 || c == 0x2029) {
       needs = true;
       break;
     }
@@ -247,7 +252,7 @@ export function quote(s: string): string {
     else if (c == 0x09) esc = "\\t";
     else if (c == 0x08) esc = "\\b";
     else if (c == 0x0c) esc = "\\f";
-    else if (c < 0x20) esc = hex4(c);
+    else if (c < 0x20 || c == 0x2028 || c == 0x2029) esc = hex4(c);
     else if (c >= 0xd800 && c <= 0xdbff) {
       // A high surrogate is fine when a low one follows.
       if (i + 1 < s.length) {
