@@ -85,7 +85,10 @@ before its first judge call; its warnings are printed), the case fields a
 metric names checked against a test case's fields (a misspelling is an
 error with the nearest name), DAGs validated — then read the whole dataset:
 every record must parse, and for each metric the fields cases lack are
-listed (those cases would be skipped for that metric). Nothing calls the
+listed (those cases would be skipped for that metric) — and measure each
+metric on the first case that has its fields, under estimate's dry run, so
+that what a kind asks of the config only when it measures (a similarity
+metric's judge needs embedding_model) is an error here, not on every case. Nothing calls the
 judge, and no API key is needed.
 
 With --json, stdout is one JSON report: ok, config, config_hash, metrics,
@@ -186,6 +189,11 @@ func validate(ctx context.Context, lf *loadFlags, input string, noData bool, std
 		rep.Dataset.FieldGaps = []results.FieldGap{}
 	}
 	rep.gaps = check.Gaps
+	// What a kind asks of the config at measure time (a judge's
+	// embedding_model), found by measuring a case under the dry run.
+	if err := eng.CheckMeasures(ctx, input); err != nil {
+		return fail(err)
+	}
 	rep.OK = true
 	return rep, nil
 }
