@@ -93,6 +93,14 @@ func sampleOf(s map[string]any) any {
 	if c, ok := s["const"]; ok {
 		return c
 	}
+	// An alternative of anyOf or oneOf is an instance of the whole.
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := s[k].([]any); ok && len(alts) > 0 {
+			if first, ok := alts[0].(map[string]any); ok {
+				return sampleOf(first)
+			}
+		}
+	}
 	typ, _ := s["type"].(string)
 	if list, ok := s["type"].([]any); ok && len(list) > 0 {
 		typ, _ = list[0].(string)
@@ -105,6 +113,14 @@ func sampleOf(s map[string]any) any {
 			if ps, ok := p.(map[string]any); ok {
 				obj[name] = sampleOf(ps)
 			}
+		}
+		// A map (members named by the reply, a schema for their values)
+		// gets one member: an empty one would tell a kind there is
+		// nothing to ask next — knowledge_retention asks about the
+		// assistant turns after a user turn's facts — and the estimate
+		// would count less than a run whose replies name anything.
+		if extra, ok := s["additionalProperties"].(map[string]any); ok && len(props) == 0 {
+			obj["estimate"] = sampleOf(extra)
 		}
 		return obj
 	case "array":

@@ -28,6 +28,7 @@ func estimateNotes(outputTokens int) []string {
 		"not predicted: a repair call after an unusable reply, a sample asked again alone when a judge's multi-choice reply cut, spoilt or left out its choice (a sample top-up), and a call made again when a server rejects json_schema (all depend on the replies); identical requests in flight together share one call in a run, and are counted apart here",
 		"batch usd: the cases' judge calls sent through the provider's batch API (run --batch) at its batch discount, prepare calls live; as usd for a judge whose provider has no batch API in this build",
 		fmt.Sprintf("input tokens are estimated at 4 characters a token; output is assumed at %d tokens a reply unless a request caps it lower", outputTokens),
+		"a reply's list is assumed to hold 3 items and its map 1 member, where the next calls depend on them (conversation_completeness: 3 intentions a conversation; knowledge_retention: a fact in every user turn, so every later assistant turn is judged, an upper bound)",
 		"USD prices every input token at the full input rate: a run reads from each reply the tokens the provider served from its prompt cache and prices them lower, so a run costs at most this",
 	}
 }
