@@ -161,7 +161,7 @@ func (s *Server) serveMessageBatchResults(w http.ResponseWriter, r *http.Request
 	if fb == nil {
 		return
 	}
-	status, data := fb.status, bytes.Clone(fb.results)
+	status, results := fb.status, fb.results
 	s.batch.mu.Unlock()
 	if status != "ended" {
 		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error",
@@ -170,14 +170,14 @@ func (s *Server) serveMessageBatchResults(w http.ResponseWriter, r *http.Request
 	}
 	w.Header().Set("Content-Type", "application/x-jsonl")
 	w.WriteHeader(http.StatusOK)
-	w.Write(data) //nolint:errcheck
+	writeLines(w, results)
 }
 
 // endMessageBatch answers the first done requests of fb by the server's
 // rules and gives the rest the result type status says (expired or
 // canceled); fb ends.
 func (s *Server) endMessageBatch(fb *fakeBatch, status string, done int) {
-	var out bytes.Buffer
+	var out []any
 	counts := map[string]int{}
 	for i, l := range fb.lines {
 		var result map[string]any
@@ -190,11 +190,11 @@ func (s *Server) endMessageBatch(fb *fakeBatch, status string, done int) {
 			result = map[string]any{"type": "canceled"}
 		}
 		counts[result["type"].(string)]++
-		writeLine(&out, map[string]any{"custom_id": l.CustomID, "result": result})
+		out = append(out, map[string]any{"custom_id": l.CustomID, "result": result})
 	}
 	s.batch.mu.Lock()
 	defer s.batch.mu.Unlock()
-	fb.status, fb.results, fb.counts, fb.ended = "ended", out.Bytes(), counts, time.Now().Unix()
+	fb.status, fb.results, fb.counts, fb.ended = "ended", out, counts, time.Now().Unix()
 }
 
 // answerMessageLine answers one request of a message batch as the

@@ -56,6 +56,10 @@ type fakeFile struct {
 	data              []byte
 	lines             []batchLine
 	created           int64
+	// results are an output or error file's lines, encoded as the file
+	// is read: a batch's output can be far larger than what it is made
+	// of (one reply's content, shared by many lines).
+	results []any
 }
 
 type fakeBatch struct {
@@ -66,9 +70,10 @@ type fakeBatch struct {
 	completed, failed                 int
 	created                           int64
 	metadata                          map[string]string
-	// An Anthropic message batch's results (JSONL), its counts by result
-	// type, its status reads, and when it ended or was asked to cancel.
-	results           []byte
+	// An Anthropic message batch's result lines (encoded as they are
+	// read, as an output file's), its counts by result type, its status
+	// reads, and when it ended or was asked to cancel.
+	results           []any
 	counts            map[string]int
 	polls             int
 	ended, cancelling int64
@@ -174,7 +179,7 @@ func (s *Server) endBatch(id, status string, done int) error {
 		s.endMessageBatch(fb, status, done)
 		return nil
 	}
-	var out, errs bytes.Buffer
+	var out, errs []any
 	completed, failed := 0, 0
 	for i, l := range lines {
 		reqID := fmt.Sprintf("req_judgetest_%s_%d", id, i)
@@ -182,31 +187,31 @@ func (s *Server) endBatch(id, status string, done int) error {
 		if i >= done {
 			failed++
 			code := "batch_" + status
-			writeLine(&errs, map[string]any{"id": lineID, "custom_id": l.CustomID, "response": nil,
+			errs = append(errs, map[string]any{"id": lineID, "custom_id": l.CustomID, "response": nil,
 				"error": map[string]any{"code": code, "message": "This request could not be executed before the batch " + status + "."}})
 			continue
 		}
 		status, body := s.answerLine(l)
 		if status >= 400 {
 			failed++
-			writeLine(&errs, map[string]any{"id": lineID, "custom_id": l.CustomID,
+			errs = append(errs, map[string]any{"id": lineID, "custom_id": l.CustomID,
 				"response": map[string]any{"status_code": status, "request_id": reqID, "body": body}, "error": nil})
 			continue
 		}
 		completed++
-		writeLine(&out, map[string]any{"id": lineID, "custom_id": l.CustomID,
+		out = append(out, map[string]any{"id": lineID, "custom_id": l.CustomID,
 			"response": map[string]any{"status_code": status, "request_id": reqID, "body": body}, "error": nil})
 	}
 	s.batch.mu.Lock()
 	defer s.batch.mu.Unlock()
 	now := time.Now().Unix()
-	if out.Len() > 0 {
-		f := &fakeFile{id: s.batch.nextID("file-out"), purpose: "batch_output", name: "batch_" + id + "_output.jsonl", data: out.Bytes(), created: now}
+	if len(out) > 0 {
+		f := &fakeFile{id: s.batch.nextID("file-out"), purpose: "batch_output", name: "batch_" + id + "_output.jsonl", results: out, created: now}
 		s.batch.files[f.id] = f
 		fb.outputFileID = f.id
 	}
-	if errs.Len() > 0 {
-		f := &fakeFile{id: s.batch.nextID("file-err"), purpose: "batch_output", name: "batch_" + id + "_error.jsonl", data: errs.Bytes(), created: now}
+	if len(errs) > 0 {
+		f := &fakeFile{id: s.batch.nextID("file-err"), purpose: "batch_output", name: "batch_" + id + "_error.jsonl", results: errs, created: now}
 		s.batch.files[f.id] = f
 		fb.errorFileID = f.id
 	}
@@ -214,10 +219,14 @@ func (s *Server) endBatch(id, status string, done int) error {
 	return nil
 }
 
-func writeLine(w *bytes.Buffer, v any) {
-	b, _ := json.Marshal(v)
-	w.Write(b)
-	w.WriteByte('\n')
+// writeLines writes lines as JSONL, each encoded as it is written.
+func writeLines(w io.Writer, lines []any) {
+	enc := json.NewEncoder(w)
+	for _, l := range lines {
+		if enc.Encode(l) != nil { // Encode ends each value with a newline
+			return
+		}
+	}
 }
 
 // answerLine answers one batch request as the completions endpoint
@@ -500,8 +509,9 @@ func (s *Server) serveFileContent(w http.ResponseWriter, r *http.Request) {
 	s.batch.init()
 	f := s.batch.files[id]
 	var data []byte
+	var results []any
 	if f != nil {
-		data = slices.Clone(f.data)
+		data, results = slices.Clone(f.data), f.results
 	}
 	s.batch.mu.Unlock()
 	if f == nil {
@@ -510,6 +520,10 @@ func (s *Server) serveFileContent(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
+	if results != nil {
+		writeLines(w, results)
+		return
+	}
 	w.Write(data) //nolint:errcheck
 }
 

@@ -1,10 +1,8 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -86,7 +84,9 @@ func (a *anthropicProvider) status(ctx context.Context, id string) (batchStatus,
 	if err != nil {
 		return batchStatus{}, httpResp, fmt.Errorf("reading message batch %s: %w", id, err)
 	}
-	return batchStatus{status: string(b.ProcessingStatus), ended: b.ProcessingStatus == anthropic.MessageBatchProcessingStatusEnded}, nil, nil
+	c := b.RequestCounts
+	return batchStatus{status: string(b.ProcessingStatus), ended: b.ProcessingStatus == anthropic.MessageBatchProcessingStatusEnded,
+		requests: int(c.Processing + c.Succeeded + c.Errored + c.Canceled + c.Expired)}, nil, nil
 }
 
 // anthropicResultLine is a line of a message batch's results.
@@ -104,33 +104,24 @@ type anthropicResultLine struct {
 	} `json:"result"`
 }
 
-func (a *anthropicProvider) results(ctx context.Context, id string, _ batchStatus) (map[string]lineResult, int, *http.Response, error) {
+func (a *anthropicProvider) results(ctx context.Context, id string, st batchStatus, limit int, fn func(string, lineResult)) (resultsRead, *http.Response, error) {
+	lr := newLineReader(id, st.requests, limit)
 	var httpResp *http.Response
-	err := a.api.Get(ctx, "v1/messages/batches/"+url.PathEscape(id)+"/results", nil, &httpResp,
+	err := a.api.Get(withUnboundedReply(ctx), "v1/messages/batches/"+url.PathEscape(id)+"/results", nil, &httpResp,
 		option.WithHeader("Accept", "application/x-jsonl"))
 	if err != nil {
-		return nil, 0, httpResp, fmt.Errorf("reading the results of message batch %s: %w", id, err)
+		return lr.found, httpResp, fmt.Errorf("reading the results of message batch %s: %w", id, err)
 	}
 	defer httpResp.Body.Close()
-	// The client's middleware bounds the body (maxReplyBytes).
-	data, err := io.ReadAll(httpResp.Body)
-	if err != nil {
-		return nil, 0, nil, fmt.Errorf("reading the results of message batch %s: %w", id, err)
-	}
-	results := map[string]lineResult{}
-	bad := 0
-	for raw := range bytes.SplitSeq(data, []byte("\n")) {
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
+	err = lr.read(httpResp.Body, "results", func(raw []byte) {
 		var l anthropicResultLine
 		if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-			bad++
-			continue
+			lr.found.bad++
+			return
 		}
-		results[l.CustomID] = anthropicLineResult(l)
-	}
-	return results, bad, nil, nil
+		fn(l.CustomID, anthropicLineResult(l))
+	})
+	return lr.found, nil, err
 }
 
 // anthropicErrorStatus is the HTTP status the Messages API answers each

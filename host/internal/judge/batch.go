@@ -120,6 +120,8 @@ type batcher struct {
 	live map[string]int
 	// submitting counts the batches being submitted and recorded.
 	submitting sync.WaitGroup
+	// maxLine overrides the bound of one result line (tests).
+	maxLine int
 }
 
 func newBatcher(j *Judge, wire batchWire, o BatchOptions) *batcher {
@@ -377,7 +379,7 @@ func (b *batcher) poll(id string) {
 			failures++
 			if !f.retryable() || failures > b.j.cfg.MaxRetries {
 				f.detail = b.j.words(err.Error() + ": " + f.detail)
-				b.deliver(id, nil, f)
+				b.deliver(id, f, nil)
 				return
 			}
 		} else if st.ended {
@@ -392,21 +394,68 @@ func (b *batcher) poll(id string) {
 	}
 }
 
-// collect reads an ended batch's results and delivers every line.
+// collect reads an ended batch's results and delivers each line as it is
+// read (results are not held whole: a batch's output can be far larger
+// than any one reply), then fails or resends what no line answered.
 func (b *batcher) collect(ctx context.Context, id string, st batchStatus) {
-	results, bad, httpResp, err := b.wire.results(ctx, id, st)
-	if err != nil {
-		f := b.j.classify(ctx, httpResp, err)
-		f.detail = b.j.words(err.Error() + ": " + f.detail)
-		b.deliver(id, nil, f)
-		return
-	}
-	if bad > 0 {
+	var again []*batchWaiter
+	found, httpResp, err := b.wire.results(ctx, id, st, b.lineLimit(), func(cid string, r lineResult) {
+		again = append(again, b.deliverLine(id, cid, r)...)
+	})
+	if found.bad > 0 {
 		b.j.log.Warn("judge batch: result lines that are not ones; their requests are sent again",
-			"judge", b.j.cfg.Name, "batch", id, "lines", bad)
+			"judge", b.j.cfg.Name, "batch", id, "lines", found.bad)
 	}
 	missing := &failure{kind: failServer, detail: fmt.Sprintf("batch %s ended %s without answering the request", id, st.status)}
-	b.deliver(id, results, missing)
+	if len(found.over) > 0 {
+		lr := &lineReader{batch: id, limit: b.lineLimit(), found: found}
+		missing = lr.overFailure(st.status)
+		b.j.log.Error("judge batch: result lines over the line bound refused; their requests fail",
+			"judge", b.j.cfg.Name, "batch", id, "lines", found.over, "bound_mib", b.lineLimit()>>20)
+	}
+	if err != nil {
+		missing = b.j.classify(ctx, httpResp, err)
+		missing.detail = b.j.words(err.Error() + ": " + missing.detail)
+	}
+	b.deliver(id, missing, again)
+}
+
+// lineLimit bounds one result line: the bound of one live reply.
+func (b *batcher) lineLimit() int {
+	if b.maxLine > 0 {
+		return b.maxLine
+	}
+	return maxReplyBytes
+}
+
+// deliverLine hands one result line of batch id to the waiters on its
+// custom_id, or keeps it for whoever asks for it later; it returns the
+// waiters to send again.
+func (b *batcher) deliverLine(id, cid string, r lineResult) (again []*batchWaiter) {
+	b.mu.Lock()
+	ws := b.waiting[id][cid]
+	delete(b.waiting[id], cid)
+	if len(ws) == 0 {
+		b.ready[cid] = r
+	}
+	b.mu.Unlock()
+	for _, w := range ws {
+		if b.resend(w, r) {
+			b.j.log.Info("judge batch request not answered; sending it again in a new batch",
+				"judge", b.j.cfg.Name, "batch", id, "custom_id", cid, "problem", r.f.detail)
+			again = append(again, w)
+			continue
+		}
+		w.done <- b.decode(r, w.need)
+	}
+	return again
+}
+
+// resend says whether w, answered r, goes into a new batch: a retryable
+// failure, not to be retried live, within max_retries+1 batches (as a
+// live call makes at most max_retries+1 attempts).
+func (b *batcher) resend(w *batchWaiter, r lineResult) bool {
+	return r.again && !b.opts.RetryLive && w.sentCount(b) <= b.j.cfg.MaxRetries
 }
 
 // statusFailure is a batch line's failure with HTTP status status, of the
@@ -425,36 +474,41 @@ func statusFailure(status int, detail string) lineResult {
 	return lineResult{f: f, again: f.retryable()}
 }
 
-// deliver hands batch id's results to its waiters; a waiter without a
-// line gets missing (sent again). Lines nobody waits on are kept for
-// whoever asks for them later.
-func (b *batcher) deliver(id string, results map[string]lineResult, missing *failure) {
+// deliver ends batch id: each waiter still on it gets the line that
+// arrived before it did (kept in ready: a resumed run's request joining
+// the batch while its results were read), else missing (sent again when
+// retryable). again are waiters already found worth sending again; they
+// go, with the rest, into one new batch.
+func (b *batcher) deliver(id string, missing *failure, again []*batchWaiter) {
 	b.mu.Lock()
 	byID := b.waiting[id]
 	delete(b.waiting, id)
-	for cid, r := range results {
-		if len(byID[cid]) == 0 {
-			b.ready[cid] = r
-		}
+	type pair struct {
+		r  lineResult
+		ws []*batchWaiter
 	}
-	b.mu.Unlock()
-	// Requests worth sending again go, together, into a new batch (at
-	// most max_retries+1 batches each, as a live call makes at most
-	// max_retries+1 attempts), unless they are to be retried live.
-	var again []*batchWaiter
+	var todo []pair
 	for cid, ws := range byID {
-		r, ok := results[cid]
+		if len(ws) == 0 {
+			continue
+		}
+		r, ok := b.ready[cid]
+		delete(b.ready, cid)
 		if !ok {
 			r = lineResult{f: missing, again: missing.retryable()}
 		}
-		for _, w := range ws {
-			if r.again && !b.opts.RetryLive && w.sentCount(b) <= b.j.cfg.MaxRetries {
+		todo = append(todo, pair{r, ws})
+	}
+	b.mu.Unlock()
+	for _, p := range todo {
+		for _, w := range p.ws {
+			if b.resend(w, p.r) {
 				b.j.log.Info("judge batch request not answered; sending it again in a new batch",
-					"judge", b.j.cfg.Name, "batch", id, "custom_id", cid, "problem", r.f.detail)
+					"judge", b.j.cfg.Name, "batch", id, "custom_id", w.id, "problem", p.r.f.detail)
 				again = append(again, w)
 				continue
 			}
-			w.done <- b.decode(r, w.need)
+			w.done <- b.decode(p.r, w.need)
 		}
 	}
 	if len(again) > 0 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/go-json-experiment/json"
@@ -22,10 +21,11 @@ import (
 type batchWire interface {
 	submit(ctx context.Context, reqs []batchRequest) (string, *http.Response, error)
 	status(ctx context.Context, id string) (batchStatus, *http.Response, error)
-	// results are an ended batch's lines by custom_id (a reply's body
-	// undecoded, as lineResult.comp.raw) and how many lines were not
-	// lines (their requests are missing, and sent again).
-	results(ctx context.Context, id string, st batchStatus) (map[string]lineResult, int, *http.Response, error)
+	// results reads an ended batch's result lines, handing each to fn
+	// as it is read (its custom_id and its reply's body undecoded, as
+	// lineResult.comp.raw), each line bounded by limit bytes and the
+	// lines by the batch's request count (newLineReader).
+	results(ctx context.Context, id string, st batchStatus, limit int, fn func(customID string, r lineResult)) (resultsRead, *http.Response, error)
 	// decodeLine decodes a line's reply body as the live wire decodes a
 	// reply.
 	decodeLine(raw []byte, need openaiwire.Need) (completion, *failure)
@@ -46,11 +46,9 @@ type batchStatus struct {
 	ended bool
 	// outputFileID and errorFileID are OpenAI's result files.
 	outputFileID, errorFileID string
+	// requests is how many requests the batch holds (0: not said).
+	requests int
 }
-
-// maxBatchResultBytes bounds what the judge reads of one result file: the
-// real API's input limit (200 MB) with room for the replies' logprobs.
-const maxBatchResultBytes = 1 << 30
 
 func (o *openaiProvider) batchURL() string {
 	if o.azure {
@@ -115,7 +113,7 @@ func (o *openaiProvider) status(ctx context.Context, id string) (batchStatus, *h
 	if err != nil {
 		return batchStatus{}, httpResp, fmt.Errorf("reading batch %s: %w", id, err)
 	}
-	st := batchStatus{status: string(b.Status), outputFileID: b.OutputFileID, errorFileID: b.ErrorFileID}
+	st := batchStatus{status: string(b.Status), outputFileID: b.OutputFileID, errorFileID: b.ErrorFileID, requests: int(b.RequestCounts.Total)}
 	switch b.Status {
 	case "completed", "expired", "cancelled", "failed":
 		st.ended = true
@@ -136,30 +134,30 @@ type openaiResultLine struct {
 	} `json:"error"`
 }
 
-func (o *openaiProvider) results(ctx context.Context, _ string, st batchStatus) (map[string]lineResult, int, *http.Response, error) {
-	results := map[string]lineResult{}
-	bad := 0
+func (o *openaiProvider) results(ctx context.Context, id string, st batchStatus, limit int, fn func(string, lineResult)) (resultsRead, *http.Response, error) {
+	lr := newLineReader(id, st.requests, limit)
 	for _, fileID := range []string{st.outputFileID, st.errorFileID} {
 		if fileID == "" {
 			continue
 		}
-		data, httpResp, err := o.content(ctx, fileID)
+		resp, err := o.files().Content(withUnboundedReply(ctx), fileID)
 		if err != nil {
-			return nil, 0, httpResp, err
+			return lr.found, resp, fmt.Errorf("reading file %s of batch %s: %w", fileID, id, err)
 		}
-		for raw := range bytes.SplitSeq(data, []byte("\n")) {
-			if len(bytes.TrimSpace(raw)) == 0 {
-				continue
-			}
+		err = lr.read(resp.Body, "file "+fileID, func(raw []byte) {
 			var l openaiResultLine
 			if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == "" {
-				bad++
-				continue
+				lr.found.bad++
+				return
 			}
-			results[l.CustomID] = openaiLineResult(l)
+			fn(l.CustomID, openaiLineResult(l))
+		})
+		resp.Body.Close()
+		if err != nil {
+			return lr.found, nil, err
 		}
 	}
-	return results, bad, nil, nil
+	return lr.found, nil, nil
 }
 
 // openaiLineResult turns one result line into a reply or a failure.
@@ -178,22 +176,6 @@ func openaiLineResult(l openaiResultLine) lineResult {
 
 func (o *openaiProvider) decodeLine(raw []byte, need openaiwire.Need) (completion, *failure) {
 	return decodeCompletion("application/json", raw, need)
-}
-
-func (o *openaiProvider) content(ctx context.Context, fileID string) ([]byte, *http.Response, error) {
-	resp, err := o.files().Content(ctx, fileID)
-	if err != nil {
-		return nil, resp, fmt.Errorf("reading file %s: %w", fileID, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBatchResultBytes+1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading file %s: %w", fileID, err)
-	}
-	if len(b) > maxBatchResultBytes {
-		return nil, nil, fmt.Errorf("reading file %s: over %d bytes", fileID, maxBatchResultBytes)
-	}
-	return b, nil, nil
 }
 
 // batchDiscount is the price factor of a batched call: one less the

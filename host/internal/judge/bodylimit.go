@@ -25,9 +25,10 @@ func limitReplyBody(limit int64) option.Middleware {
 }
 
 // limitBody makes resp's body fail to read past limit bytes (any SDK's
-// middleware calls it).
+// middleware calls it), unless its request was marked withUnboundedReply:
+// a batch's results, which their reader bounds line by line.
 func limitBody(resp *http.Response, limit int64) {
-	if resp != nil && resp.Body != nil {
+	if resp != nil && resp.Body != nil && !unboundedReply(resp) {
 		resp.Body = &limitedBody{rc: resp.Body, left: limit, limit: limit}
 	}
 }
