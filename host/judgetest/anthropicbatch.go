@@ -168,6 +168,10 @@ func (s *Server) serveMessageBatchResults(w http.ResponseWriter, r *http.Request
 			fmt.Sprintf("message batch %s is %s: its results are available once it has ended", fb.id, status))
 		return
 	}
+	if s.batch.failRead() {
+		writeAnthropicError(w, http.StatusInternalServerError, "api_error", "Internal server error")
+		return
+	}
 	w.Header().Set("Content-Type", "application/x-jsonl")
 	w.WriteHeader(http.StatusOK)
 	writeLines(w, results)

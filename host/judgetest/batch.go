@@ -69,7 +69,9 @@ type fakeBatch struct {
 	errorFileID                       string
 	completed, failed                 int
 	created                           int64
-	metadata                          map[string]string
+	// errors are a failed batch's (FailBatch).
+	errors   []map[string]any
+	metadata map[string]string
 	// An Anthropic message batch's result lines (encoded as they are
 	// read, as an output file's), its counts by result type, its status
 	// reads, and when it ended or was asked to cancel.
@@ -90,6 +92,8 @@ type batchState struct {
 	uploads  int
 	onCreate func(id string)
 	seq      int
+	// failReads is how many reads of results to answer 500 still.
+	failReads int
 }
 
 func (b *batchState) init() {
@@ -117,6 +121,26 @@ func (s *Server) OnBatchCreate(f func(id string)) {
 	s.batch.mu.Lock()
 	defer s.batch.mu.Unlock()
 	s.batch.onCreate = f
+}
+
+// FailResultsReads makes the next n reads of a batch's results (an
+// output or error file's content, an Anthropic batch's results) answer
+// 500, as a server failing on the way does.
+func (s *Server) FailResultsReads(n int) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.failReads = n
+}
+
+// failRead says whether this read of results is to fail, counting it.
+func (b *batchState) failRead() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.failReads > 0 {
+		b.failReads--
+		return true
+	}
+	return false
 }
 
 // BatchCreates is the number of batches created (POST /v1/batches that
@@ -158,6 +182,28 @@ func (s *Server) ExpireBatch(id string, done int) error { return s.endBatch(id, 
 // cancelled; the rest are batch_cancelled in the error file (an Anthropic
 // message batch: ended, the rest of type canceled).
 func (s *Server) CancelBatch(id string, done int) error { return s.endBatch(id, "cancelled", done) }
+
+// FailBatch marks batch id failed with one error (code and message, as
+// the real API reports a batch it would not run: its input failed
+// validation, or it was over the organisation's enqueued-token limit,
+// token_limit_exceeded): no request is answered, and there are no output
+// or error files. Not for an Anthropic message batch (that API has no
+// failed batches).
+func (s *Server) FailBatch(id, code, message string) error {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	fb := s.batch.batches[id]
+	switch {
+	case fb == nil:
+		return fmt.Errorf("judgetest: no batch %q", id)
+	case s.anthropic:
+		return fmt.Errorf("judgetest: a message batch cannot fail")
+	case isFinal(fb.status):
+		return fmt.Errorf("judgetest: batch %q has ended (%s)", id, fb.status)
+	}
+	fb.status, fb.errors = "failed", []map[string]any{{"code": code, "message": message, "param": nil, "line": nil}}
+	return nil
+}
 
 func (s *Server) endBatch(id, status string, done int) error {
 	s.batch.mu.Lock()
@@ -518,6 +564,10 @@ func (s *Server) serveFileContent(w http.ResponseWriter, r *http.Request) {
 		s.batchError(w, http.StatusNotFound, fmt.Sprintf("No such File object: %s", id), "")
 		return
 	}
+	if results != nil && s.batch.failRead() {
+		s.batchError(w, http.StatusInternalServerError, "The server had an error while processing your request.", "")
+		return
+	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
 	if results != nil {
@@ -528,8 +578,12 @@ func (s *Server) serveFileContent(w http.ResponseWriter, r *http.Request) {
 }
 
 func batchObject(fb *fakeBatch) map[string]any {
+	var errs any
+	if fb.errors != nil {
+		errs = map[string]any{"object": "list", "data": fb.errors}
+	}
 	obj := map[string]any{
-		"id": fb.id, "object": "batch", "endpoint": fb.endpoint, "errors": nil,
+		"id": fb.id, "object": "batch", "endpoint": fb.endpoint, "errors": errs,
 		"input_file_id": fb.inputFileID, "completion_window": "24h", "status": fb.status,
 		"output_file_id": nilIfEmpty(fb.outputFileID), "error_file_id": nilIfEmpty(fb.errorFileID),
 		"created_at": fb.created, "expires_at": fb.created + 24*3600,

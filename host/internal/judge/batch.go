@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,6 +124,8 @@ type batcher struct {
 	submitting sync.WaitGroup
 	// maxLine overrides the bound of one result line (tests).
 	maxLine int
+	// left are the batches leftRunning has named.
+	left map[string]bool
 }
 
 func newBatcher(j *Judge, wire batchWire, o BatchOptions) *batcher {
@@ -258,26 +262,67 @@ func (b *batcher) enqueue(w *batchWaiter) {
 }
 
 // drop forgets a waiter whose caller gave up. Its batch, if any, stays out
-// and recorded: a resumed run collects it.
+// and recorded: a resumed run collects it (see leftRunning).
 func (b *batcher) drop(w *batchWaiter) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	w.gone = true
 	for i, p := range b.pending {
 		if p == w {
 			b.pending = append(b.pending[:i:i], b.pending[i+1:]...)
+			b.mu.Unlock()
 			return
 		}
 	}
-	for _, byID := range b.waiting {
+	left := ""
+	for id, byID := range b.waiting {
 		ws := byID[w.id]
 		for i, p := range ws {
 			if p == w {
 				byID[w.id] = append(ws[:i:i], ws[i+1:]...)
-				return
+				if !anyWaiter(byID) {
+					left = id
+				}
+				break
 			}
 		}
 	}
+	b.mu.Unlock()
+	if left != "" {
+		b.leftRunning(left)
+	}
+}
+
+func anyWaiter(byID map[string][]*batchWaiter) bool {
+	for _, ws := range byID {
+		if len(ws) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// leftRunning says that batch id, submitted and recorded, has nobody of
+// this run waiting on it (the run stopped, or its callers gave up). It is
+// not cancelled: a batch's requests are billed as they complete, and a
+// cancelled batch keeps only those, so cancelling saves what the
+// unfinished ones would cost but makes a resumed run send them again and
+// wait a new completion window for them; `run --resume` collects the
+// batch whole from the store's record instead. Whoever will not resume
+// cancels it at the provider, by the id logged here.
+func (b *batcher) leftRunning(id string) {
+	b.mu.Lock()
+	if b.left == nil {
+		b.left = map[string]bool{}
+	}
+	seen := b.left[id]
+	b.left[id] = true
+	b.mu.Unlock()
+	if seen {
+		return
+	}
+	b.j.log.Warn("judge batch left running at the provider: no call of this run waits on it now; "+
+		"its requests are billed as they complete, and run --resume collects them; cancel it at the provider if you will not resume",
+		"judge", b.j.cfg.Name, "provider", string(b.j.cfg.Provider), "batch", id)
 }
 
 // WaitSubmitted waits until the batches being submitted are created and
@@ -344,8 +389,16 @@ func (b *batcher) watch(id string, ws []*batchWaiter) {
 			byID[w.id] = append(byID[w.id], w)
 		}
 	}
+	nobody := !polling && !anyWaiter(byID)
+	if nobody {
+		delete(b.waiting, id)
+	}
 	b.mu.Unlock()
-	if !polling {
+	switch {
+	case nobody:
+		// Every caller gave up while it was being submitted.
+		b.leftRunning(id)
+	case !polling:
 		go b.poll(id)
 	}
 }
@@ -354,10 +407,8 @@ func (b *batcher) watch(id string, ws []*batchWaiter) {
 func (b *batcher) waiters(id string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, ws := range b.waiting[id] {
-		if len(ws) > 0 {
-			return true
-		}
+	if anyWaiter(b.waiting[id]) {
+		return true
 	}
 	delete(b.waiting, id)
 	return false
@@ -379,7 +430,7 @@ func (b *batcher) poll(id string) {
 			failures++
 			if !f.retryable() || failures > b.j.cfg.MaxRetries {
 				f.detail = b.j.words(err.Error() + ": " + f.detail)
-				b.deliver(id, f, nil)
+				b.deliver(id, lineResult{f: f, again: f.retryable()}, nil)
 				return
 			}
 		} else if st.ended {
@@ -396,26 +447,69 @@ func (b *batcher) poll(id string) {
 
 // collect reads an ended batch's results and delivers each line as it is
 // read (results are not held whole: a batch's output can be far larger
-// than any one reply), then fails or resends what no line answered.
+// than any one reply), then fails or resends what no line answered. A
+// read that fails (the connection, the server) is made again, up to
+// max_retries times, skipping the lines already delivered; one that still
+// fails fails the calls left, retryable — so `--resume` evaluates their
+// cases again, reading the recorded batch's results — but not sent in a
+// new batch: its lines are done and billed, and sending them again would
+// pay for them twice.
 func (b *batcher) collect(ctx context.Context, id string, st batchStatus) {
 	var again []*batchWaiter
-	found, httpResp, err := b.wire.results(ctx, id, st, b.lineLimit(), func(cid string, r lineResult) {
-		again = append(again, b.deliverLine(id, cid, r)...)
-	})
+	seen := map[string]bool{}
+	var found resultsRead
+	var httpResp *http.Response
+	var err error
+	for attempt := 0; ; attempt++ {
+		found, httpResp, err = b.wire.results(ctx, id, st, b.lineLimit(), func(cid string, r lineResult) {
+			if seen[cid] {
+				return
+			}
+			seen[cid] = true
+			again = append(again, b.deliverLine(id, cid, r)...)
+		})
+		var bad *badResults
+		if err == nil || errors.As(err, &bad) || attempt >= b.j.cfg.MaxRetries || !b.j.classify(ctx, httpResp, err).retryable() {
+			break
+		}
+		b.j.log.Warn("judge batch: reading its results failed; reading them again",
+			"judge", b.j.cfg.Name, "batch", id, "lines_read", len(seen), "error", b.j.words(err.Error()))
+		if b.j.clock.Sleep(ctx, b.opts.PollEvery) != nil {
+			break
+		}
+	}
 	if found.bad > 0 {
 		b.j.log.Warn("judge batch: result lines that are not ones; their requests are sent again",
 			"judge", b.j.cfg.Name, "batch", id, "lines", found.bad)
 	}
-	missing := &failure{kind: failServer, detail: fmt.Sprintf("batch %s ended %s without answering the request", id, st.status)}
+	missing := lineResult{f: &failure{kind: failServer, detail: fmt.Sprintf("batch %s ended %s without answering the request", id, st.status)}, again: true}
+	if st.failed != "" {
+		// The provider would not run the batch (its input, or its size
+		// against the organisation's batch queue limit): the same
+		// requests sent again at once fail the same way.
+		missing.f = &failure{kind: failRejected, detail: fmt.Sprintf("batch %s failed: %s", id, b.j.words(st.failed))}
+		missing.again = false
+		if strings.Contains(st.failed, "token_limit_exceeded") {
+			missing.f.detail += "; a provider bounds the tokens of the batches it holds queued at once (its batch queue limit, not requests or tokens per minute): lower --concurrency, which bounds a batch's requests"
+		}
+	}
 	if len(found.over) > 0 {
 		lr := &lineReader{batch: id, limit: b.lineLimit(), found: found}
-		missing = lr.overFailure(st.status)
+		missing = lineResult{f: lr.overFailure(st.status)}
 		b.j.log.Error("judge batch: result lines over the line bound refused; their requests fail",
-			"judge", b.j.cfg.Name, "batch", id, "lines", found.over, "bound_mib", b.lineLimit()>>20)
+			"judge", b.j.cfg.Name, "batch", id, "lines", found.over, "bound_bytes", b.lineLimit())
 	}
 	if err != nil {
-		missing = b.j.classify(ctx, httpResp, err)
-		missing.detail = b.j.words(err.Error() + ": " + missing.detail)
+		f := b.j.classify(ctx, httpResp, err)
+		var bad *badResults
+		if errors.As(err, &bad) {
+			f = &failure{kind: failUnparseable, detail: "refused"}
+		}
+		f.detail = b.j.words(err.Error() + ": " + f.detail)
+		if f.retryable() {
+			f.detail += "; run --resume reads the batch's results again"
+		}
+		missing = lineResult{f: f}
 	}
 	b.deliver(id, missing, again)
 }
@@ -477,9 +571,9 @@ func statusFailure(status int, detail string) lineResult {
 // deliver ends batch id: each waiter still on it gets the line that
 // arrived before it did (kept in ready: a resumed run's request joining
 // the batch while its results were read), else missing (sent again when
-// retryable). again are waiters already found worth sending again; they
+// missing.again). again are waiters already found worth sending again; they
 // go, with the rest, into one new batch.
-func (b *batcher) deliver(id string, missing *failure, again []*batchWaiter) {
+func (b *batcher) deliver(id string, missing lineResult, again []*batchWaiter) {
 	b.mu.Lock()
 	byID := b.waiting[id]
 	delete(b.waiting, id)
@@ -495,7 +589,7 @@ func (b *batcher) deliver(id string, missing *failure, again []*batchWaiter) {
 		r, ok := b.ready[cid]
 		delete(b.ready, cid)
 		if !ok {
-			r = lineResult{f: missing, again: missing.retryable()}
+			r = missing
 		}
 		todo = append(todo, pair{r, ws})
 	}

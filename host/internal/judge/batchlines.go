@@ -98,7 +98,7 @@ func (lr *lineReader) read(r io.Reader, what string, fn func(line []byte)) error
 		blank := !over && len(bytes.TrimSpace(line)) == 0
 		if !blank {
 			if lr.lines++; lr.lines > lr.maxLines {
-				return fmt.Errorf("batch %s's results, %s line %d: more result lines than the batch's %d requests: refused", lr.batch, what, n, lr.maxLines)
+				return &badResults{fmt.Sprintf("batch %s's results, %s line %d: more result lines than the batch's %d requests", lr.batch, what, n, lr.maxLines)}
 			}
 			if over {
 				lr.found.over = append(lr.found.over, fmt.Sprintf("%s line %d", what, n))
@@ -111,6 +111,12 @@ func (lr *lineReader) read(r io.Reader, what string, fn func(line []byte)) error
 		}
 	}
 }
+
+// badResults is results no reading again makes good: the provider's,
+// not the connection's.
+type badResults struct{ what string }
+
+func (e *badResults) Error() string { return e.what }
 
 // overFailure is the failure of the requests a batch ended without
 // answering when some of its lines were refused as too long.

@@ -141,3 +141,29 @@ func FuzzLineReader(f *testing.F) {
 		}
 	})
 }
+
+// A read of an ended batch's results that fails is made again (not the
+// batch: its lines are done and billed); when every read fails, the calls
+// fail retryable (so --resume evaluates their cases again, reading the
+// recorded batch) and no new batch is created.
+func TestBatchResultsReadAgain(t *testing.T) {
+	for _, fl := range batchFlavours {
+		t.Run(fl.name, func(t *testing.T) {
+			srv := fl.server(t)
+			srv.FailResultsReads(2) // max_retries 2: the third read succeeds
+			h := batchJudgeOn(t, fl, srv, 2, nil, false)
+			for _, r := range doAll(context.Background(), h.judge, prompts(2)) {
+				mustOK(t, r)
+			}
+			srv.FailResultsReads(3)
+			for _, r := range doAll(context.Background(), h.judge, []string{"x 1", "x 2"}) {
+				if r.Error == nil || !r.Error.Retryable || !strings.Contains(r.Error.Message, "run --resume reads the batch's results again") {
+					t.Errorf("error %+v; want a retryable one naming --resume", r.Error)
+				}
+			}
+			if n := srv.BatchCreates(); n != 2 {
+				t.Errorf("%d batches created; want 2 (none sent again)", n)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -48,6 +49,10 @@ type batchStatus struct {
 	outputFileID, errorFileID string
 	// requests is how many requests the batch holds (0: not said).
 	requests int
+	// failed is set when the provider refused to run the batch (OpenAI's
+	// status failed): its reasons (the batch's errors), which no line
+	// carries.
+	failed string
 }
 
 func (o *openaiProvider) batchURL() string {
@@ -115,8 +120,22 @@ func (o *openaiProvider) status(ctx context.Context, id string) (batchStatus, *h
 	}
 	st := batchStatus{status: string(b.Status), outputFileID: b.OutputFileID, errorFileID: b.ErrorFileID, requests: int(b.RequestCounts.Total)}
 	switch b.Status {
-	case "completed", "expired", "cancelled", "failed":
+	case "completed", "expired", "cancelled":
 		st.ended = true
+	case "failed":
+		st.ended = true
+		var why []string
+		for _, e := range b.Errors.Data {
+			w := e.Code + ": " + e.Message
+			if e.Line > 0 {
+				w += fmt.Sprintf(" (input line %d)", e.Line)
+			}
+			why = append(why, w)
+		}
+		if len(why) == 0 {
+			why = append(why, "the provider gave no reason")
+		}
+		st.failed = strings.Join(why, "; ")
 	}
 	return st, nil, nil
 }
