@@ -390,7 +390,10 @@ int anvil_last_turn(anvil_json turns, const char *role, anvil_str *out);
  * anvil_case_has: whether the case (the request's "case" object) has field,
  * by abi/v1/README.md section 8's presence rules: input, actual_output,
  * expected_output, scenario, expected_outcome, chatbot_role a non-empty
- * string; context, retrieval_context, tools_called, expected_tools, turns
+ * string; context, retrieval_context an array with an item that has a
+ * character other than white space (section 8's list: U+0009-U+000D,
+ * U+0020, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,
+ * U+205F, U+3000, as the host has it); tools_called, expected_tools, turns
  * a non-empty array; last_user_turn, last_assistant_turn a turn of that
  * role with content; any other name a key of "extra" whose value is
  * neither null nor "". anvil_case_missing: the first of the n fields the
@@ -1585,13 +1588,55 @@ int anvil_last_turn(anvil_json turns, const char *role, anvil_str *out) {
 
 /* ---- required fields ---- */
 
+/* Whether cp is white space by section 8: exactly Go's unicode.IsSpace,
+ * not C's isspace (locale-bound, ASCII only) nor any language's trim. */
+static bool anvil__space(unsigned long cp) {
+	switch (cp) {
+	case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85: case 0xA0:
+	case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+		return true;
+	}
+	return cp >= 0x2000 && cp <= 0x200A;
+}
+
+/* Whether a JSON string value holds only white space, read in place. */
+static bool anvil__blank(anvil_json v) {
+	const unsigned char *s = (const unsigned char *)v.p + 1, *end = (const unsigned char *)v.p + v.n - 1;
+	unsigned char c[4];
+	while (s < end) {
+		size_t k = anvil__char(&s, end, c);
+		if (k == 0) return false; /* malformed: not blank text, let the kind see it */
+		unsigned long cp = k == 1 ? c[0]
+		                   : k == 2 ? ((c[0] & 0x1Ful) << 6) | (c[1] & 0x3Ful)
+		                   : k == 3 ? ((c[0] & 0x0Ful) << 12) | ((c[1] & 0x3Ful) << 6) | (c[2] & 0x3Ful)
+		                            : 0x10000; /* beyond the BMP: no white space there */
+		if (!anvil__space(cp)) return false;
+	}
+	return true;
+}
+
 bool anvil_case_has(anvil_json c, const char *field) {
 	static const char *const strings[] = {"input", "actual_output", "expected_output", "scenario", "expected_outcome", "chatbot_role"};
-	static const char *const lists[] = {"context", "retrieval_context", "tools_called", "expected_tools", "turns"};
+	static const char *const texts[] = {"context", "retrieval_context"};
+	static const char *const lists[] = {"tools_called", "expected_tools", "turns"};
 	for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
 		if (strcmp(field, strings[i]) == 0) {
 			anvil_json v = anvil_json_get(c, field);
 			return v.type == ANVIL_JSON_STRING && v.n > 2;
+		}
+	}
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+		if (strcmp(field, texts[i]) == 0) {
+			/* Present when an item has a character that is not white space
+			 * (the host's rule); null reads as "", as the host decodes it. */
+			anvil_json v = anvil_json_get(c, field);
+			size_t it = 0;
+			anvil_json item;
+			while (anvil_json_item(v, &it, &item)) {
+				if (item.type == ANVIL_JSON_NULL) continue;
+				if (item.type != ANVIL_JSON_STRING || !anvil__blank(item)) return true;
+			}
+			return false;
 		}
 	}
 	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {

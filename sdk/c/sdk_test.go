@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/tetratelabs/wazero"
 
@@ -287,17 +288,7 @@ func TestEmbedImportOnlyWhenUsed(t *testing.T) {
 // no answer — are fed to them; every kernel block must be freed. The
 // output is compared with testdata/native.golden.
 func TestNativeHelpers(t *testing.T) {
-	if _, err := exec.LookPath("clang"); err != nil {
-		t.Skip("clang not found; scripts/ci-deps-c installs it")
-	}
-	bin := filepath.Join(t.TempDir(), "native")
-	args := []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-attributes", "-I", ".", "-o", bin, "testdata/native.c", "-lm"}
-	if out, err := exec.Command("clang", append([]string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}, args...)...).CombinedOutput(); err != nil {
-		t.Logf("without sanitizers (%v: %s)", err, bytes.TrimSpace(out))
-		if out, err := exec.Command("clang", args...).CombinedOutput(); err != nil {
-			t.Fatalf("clang: %v\n%s", err, out)
-		}
-	}
+	bin := native(t)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -333,4 +324,101 @@ func TestConformance(t *testing.T) {
 	if code := host.Main([]string{"plugin", "test", wasm}); code != 0 {
 		t.Fatalf("plugin test %s: exit %d", wasm, code)
 	}
+}
+
+// native compiles testdata/native.c for this machine, under AddressSanitizer
+// and UBSan when clang has them.
+func native(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("clang"); err != nil {
+		t.Skip("clang not found; scripts/ci-deps-c installs it")
+	}
+	bin := filepath.Join(t.TempDir(), "native")
+	args := []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-attributes", "-I", ".", "-o", bin, "testdata/native.c", "-lm"}
+	if out, err := exec.Command("clang", append([]string{"-fsanitize=address,undefined", "-fno-sanitize-recover=all"}, args...)...).CombinedOutput(); err != nil {
+		t.Logf("without sanitizers (%v: %s)", err, bytes.TrimSpace(out))
+		if out, err := exec.Command("clang", args...).CombinedOutput(); err != nil {
+			t.Fatalf("clang: %v\n%s", err, out)
+		}
+	}
+	return bin
+}
+
+// TestNativePresence: anvil_case_has on context and retrieval_context
+// follows the presence table the host is held to
+// (abi/v1/testdata/presence.json): a list of only white-space strings is
+// absent, white space being exactly Go's unicode.IsSpace (U+001C and
+// U+FEFF are not; U+0085 and U+3000 are). Each row goes in as a case with
+// the list in context, then one with it in retrieval_context, in JSON as
+// encoding/json writes it, and once more with every character \u-escaped,
+// as another writer may.
+func TestNativePresence(t *testing.T) {
+	bin := native(t)
+	b, err := os.ReadFile("../../abi/v1/testdata/presence.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table struct {
+		Rows []struct {
+			Name    string   `json:"name"`
+			Items   []string `json:"items"`
+			Present bool     `json:"present"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &table); err != nil {
+		t.Fatal(err)
+	}
+	var in bytes.Buffer
+	var want []string
+	for _, row := range table.Rows {
+		items, err := json.Marshal(row.Items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Items == nil {
+			items = []byte("[]")
+		}
+		p := map[bool]string{false: "0", true: "1"}[row.Present]
+		for _, list := range [][]byte{items, escapeAll(row.Items)} {
+			fmt.Fprintf(&in, "{\"id\":\"c\",\"context\":%s}\n{\"id\":\"c\",\"retrieval_context\":%s}\n", list, list)
+			want = append(want, row.Name+": "+p+" 0", row.Name+": 0 "+p)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "presence")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("native presence: %v\n%s", err, stderr.Bytes())
+	}
+	got := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("%d answers for %d cases:\n%s", len(got), len(want), stdout.Bytes())
+	}
+	for i, w := range want {
+		name, has, _ := strings.Cut(w, ": ")
+		if got[i] != has {
+			form := map[bool]string{false: "escaped by encoding/json", true: "every character \\u-escaped"}[i%4 >= 2]
+			field := map[bool]string{false: "context", true: "retrieval_context"}[i%2 == 1]
+			t.Errorf("%s (%s, %s): context, retrieval_context present %s; want %s", name, field, form, got[i], has)
+		}
+	}
+}
+
+// escapeAll writes items as a JSON array with every character a \u
+// escape (a surrogate pair beyond the BMP).
+func escapeAll(items []string) []byte {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, u := range utf16.Encode([]rune(s)) {
+			fmt.Fprintf(&b, "\\u%04x", u)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte(']')
+	return []byte(b.String())
 }

@@ -3,7 +3,8 @@
  * with the Extism kernel stubbed by a table of blocks and anvil_embed's
  * answer given by the test, so the answers a real host never sends (a
  * wrong count, ragged or non-numeric vectors, no answer at all) can be
- * fed to it. Prints one line per check; sdk_test.go compares them.
+ * fed to it. Prints one line per check; sdk_test.go compares them. With
+ * the argument "presence", anvil_case_has over the cases on stdin.
  */
 #define ANVIL_IMPLEMENTATION
 #define ANVIL_NO_MARKER
@@ -125,7 +126,23 @@ static void has(const char *json) {
 	printf(" missing2=%s\n", m ? m : "-");
 }
 
-int main(void) {
+/* presence: one case a line on stdin; prints, a line each, whether it
+ * has context and retrieval_context ("1 0"), for the presence table
+ * (abi/v1/testdata/presence.json) that sdk_test.go feeds it. */
+static int presence(void) {
+	static char line[1 << 16];
+	while (fgets(line, sizeof line, stdin)) {
+		size_t n = strlen(line);
+		if (n == 0 || line[n - 1] != '\n') return 1; /* too long a line */
+		anvil_json c;
+		if (anvil_json_parse(line, n - 1, &c, NULL, NULL) < 0) return 1;
+		printf("%d %d\n", anvil_case_has(c, "context"), anvil_case_has(c, "retrieval_context"));
+	}
+	return 0;
+}
+
+int main(int argc, char **argv) {
+	if (argc > 1 && strcmp(argv[1], "presence") == 0) return presence();
 	embed("ok", "{\"vectors\":[[1,-0.5],[0,2e3]],\"usage\":{\"calls\":1}}", 2);
 	printf("request: %s\n", last_request);
 	embed("host error", "{\"vectors\":[],\"usage\":{},\"error\":{\"code\":\"budget_exhausted\",\"message\":\"no budget\"}}", 2);
