@@ -1628,13 +1628,13 @@ bool anvil_case_has(anvil_json c, const char *field) {
 	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
 		if (strcmp(field, texts[i]) == 0) {
 			/* Present when an item has a character that is not white space
-			 * (the host's rule); null reads as "", as the host decodes it. */
+			 * (the host's rule). Only strings count: the host sends
+			 * nothing else here, and the other SDKs skip anything else. */
 			anvil_json v = anvil_json_get(c, field);
 			size_t it = 0;
 			anvil_json item;
 			while (anvil_json_item(v, &it, &item)) {
-				if (item.type == ANVIL_JSON_NULL) continue;
-				if (item.type != ANVIL_JSON_STRING || !anvil__blank(item)) return true;
+				if (item.type == ANVIL_JSON_STRING && !anvil__blank(item)) return true;
 			}
 			return false;
 		}

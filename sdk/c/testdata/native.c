@@ -167,6 +167,8 @@ int main(int argc, char **argv) {
 	turns("none", "[]");
 	has("{\"input\":\"q\",\"actual_output\":\"\",\"context\":[\"\"],\"retrieval_context\":[],\"turns\":[{\"role\":\"user\",\"content\":\"\"},"
 	    "{\"role\":\"assistant\",\"content\":\"a\"}],\"scenario\":\"s\",\"extra\":{\"tier\":\"gold\",\"n\":0,\"empty\":\"\",\"none\":null,\"input\":\"x\"}}");
+	/* Only strings count in context and retrieval_context. */
+	has("{\"context\":[null,1,{\"a\":\"b\"},[\"x\"],\" \\u3000\"],\"retrieval_context\":[\"\\u00a0\",null,\"\\u001c\"]}");
 	free(last_request);
 	return 0;
 }
