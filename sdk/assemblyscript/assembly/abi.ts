@@ -230,6 +230,30 @@ export class Turn {
   }
 }
 
+/**
+ * Whether the UTF-16 unit c is white space by §8: exactly Go's
+ * unicode.IsSpace. Not String#trim's set, which has U+FEFF and lacks U+0085.
+ */
+function isSpace(c: i32): bool {
+  if (c <= 0x20) return c == 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0x85) return false;
+  return (
+    c == 0x85 || c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000
+  );
+}
+
+/** Whether every item is empty or white space: such a context is absent (§8). */
+function blank(items: string[]): bool {
+  for (let i = 0; i < items.length; i++) {
+    const s = items[i];
+    for (let j = 0; j < s.length; j++) {
+      if (!isSpace(s.charCodeAt(j))) return false;
+    }
+  }
+  return true;
+}
+
 function turnsJSON(list: Turn[]): string {
   const a = JSONValue.array();
   for (let i = 0; i < list.length; i++) a.push(list[i].toJSON());
@@ -298,13 +322,16 @@ export class TestCase {
     return "";
   }
 
-  /** Whether the field is present (§8's presence rules). */
+  /**
+   * Whether the field is present (§8's presence rules, the host's): a
+   * context or retrieval_context of only empty or white-space items is not.
+   */
   has(field: string): bool {
     if (field == Field.Input) return this.input.length > 0;
     if (field == Field.ActualOutput) return this.actualOutput.length > 0;
     if (field == Field.ExpectedOutput) return this.expectedOutput.length > 0;
-    if (field == Field.Context) return this.context.length > 0;
-    if (field == Field.RetrievalContext) return this.retrievalContext.length > 0;
+    if (field == Field.Context) return !blank(this.context);
+    if (field == Field.RetrievalContext) return !blank(this.retrievalContext);
     if (field == Field.ToolsCalled) return this.toolsCalled.length > 0;
     if (field == Field.ExpectedTools) return this.expectedTools.length > 0;
     if (field == Field.Turns) return this.turns.length > 0;

@@ -37,6 +37,7 @@ function describe(): Descriptor {
     cosine,
     kind("turns", [Field.Turns, Field.LastUserTurn]),
     kind("decode_embed"),
+    kind("presence"),
   ];
   d.capabilities = [CapabilityJudge];
   return d;
@@ -116,8 +117,18 @@ function decodeEmbed(req: MeasureRequest): MeasureResult {
   return MeasureResult.scored(req, 1, "decoded", d);
 }
 
+// presence: whether the case has context and retrieval_context (§8).
+function presence(req: MeasureRequest): MeasureResult {
+  const c = req.case;
+  const d = JSONValue.object()
+    .setBool("context", c.has(Field.Context))
+    .setBool("retrieval_context", c.has(Field.RetrievalContext));
+  return MeasureResult.scored(req, 1, "presence", d);
+}
+
 function measure(req: MeasureRequest): MeasureResult {
   if (req.kind == "cosine") return cosine(req);
+  if (req.kind == "presence") return presence(req);
   if (req.kind == "decode_embed") return decodeEmbed(req);
   if (req.kind == "turns") return turns(req);
   if (req.kind == "echo") {
