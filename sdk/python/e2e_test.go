@@ -244,3 +244,54 @@ func TestConformance(t *testing.T) {
 		t.Fatalf("plugin test %s: exit %d", bin, code)
 	}
 }
+
+// TestPresence: anvil_sdk.has on context and retrieval_context, through
+// the real host and the process wire, follows the presence table the host
+// is held to (abi/v1/testdata/presence.json): a list of only white-space
+// strings is absent, white space being exactly Go's unicode.IsSpace, not
+// str.isspace (which takes U+001C–U+001F). The probe's kind requires
+// neither field, so the host passes every row to it.
+func TestPresence(t *testing.T) {
+	b, err := os.ReadFile("../../abi/v1/testdata/presence.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table struct {
+		Rows []struct {
+			Name    string   `json:"name"`
+			Items   []string `json:"items"`
+			Present bool     `json:"present"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &table); err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		row                       string
+		context, retrievalContext bool
+	}
+	var cases []abi.TestCase
+	wants := map[string]want{}
+	for i, row := range table.Rows {
+		c := abi.TestCase{ID: fmt.Sprintf("%d-context", i), ActualOutput: "x", Context: row.Items}
+		r := abi.TestCase{ID: fmt.Sprintf("%d-retrieval", i), ActualOutput: "x", RetrievalContext: row.Items}
+		cases = append(cases, c, r)
+		wants[c.ID] = want{row.Name + " in context", row.Present, false}
+		wants[r.ID] = want{row.Name + " in retrieval_context", false, row.Present}
+	}
+	got := evaluate(t, "presence", false, "", embedJudge(t), cases...)
+	for _, c := range cases {
+		w, m := wants[c.ID], got[c.ID]
+		var d struct {
+			Context          *bool `json:"context"`
+			RetrievalContext *bool `json:"retrieval_context"`
+		}
+		if m.Error != nil || json.Unmarshal(m.Details, &d) != nil || d.Context == nil || d.RetrievalContext == nil {
+			t.Errorf("%s: details %s error %v", w.row, m.Details, m.Error)
+			continue
+		}
+		if *d.Context != w.context || *d.RetrievalContext != w.retrievalContext {
+			t.Errorf("%s: has context %t, retrieval_context %t; want %t, %t", w.row, *d.Context, *d.RetrievalContext, w.context, w.retrievalContext)
+		}
+	}
+}

@@ -8,7 +8,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples", "kwcov", "py", "src"))
 
-from anvil_sdk import AnvilError, Plugin, last_turn, validate_config  # noqa: E402
+from anvil_sdk import AnvilError, Plugin, has, last_turn, validate_config  # noqa: E402
 from anvil_sdk._serve import Host, decode_conn_info, embed_vectors  # noqa: E402
 
 SCHEMA = {
@@ -206,6 +206,52 @@ class Turns(unittest.TestCase):
                             ({"id": "a", "turns": [{"role": "user", "content": "q"}]}, "last_assistant_turn")):
             e = p.measure(None, None, {"kind": "k", "case": case})["error"]
             self.assertEqual((e["code"], e["field"]), ("missing_field", field), case)
+
+
+# The presence table the host and every SDK are held to (abi/v1/README.md section 8).
+PRESENCE = os.path.join(HERE, "..", "..", "..", "abi", "v1", "testdata", "presence.json")
+
+
+class Presence(unittest.TestCase):
+    def test_table(self):
+        """context and retrieval_context as the host has them: a list of only
+        white-space strings is absent, white space being Go's unicode.IsSpace
+        (not str.isspace: U+001C-U+001F are text). A kind requiring the field
+        answers missing_field exactly when has() is false."""
+        with open(PRESENCE, encoding="utf-8") as f:
+            rows = json.load(f)["rows"]
+        self.assertGreater(len(rows), 40)
+        p = Plugin("p", "0.1.0")
+        for field in ("context", "retrieval_context"):
+            p.add_metric(field, lambda ctx, host, cfg, r: {"score": 1}, required_fields=[field])
+        for row in rows:
+            for field, other in (("context", "retrieval_context"), ("retrieval_context", "context")):
+                with self.subTest(row=row["name"], field=field):
+                    case = {"id": "c", field: row["items"]}
+                    self.assertEqual(has(case, field), row["present"])
+                    self.assertFalse(has(case, other))
+                    err = p.measure(None, None, {"kind": field, "case": case}).get("error")
+                    self.assertEqual(err is None, row["present"], err)
+                    if err is not None:
+                        self.assertEqual((err["code"], err["field"]), ("missing_field", field))
+
+    def test_only_strings_count_in_context(self):
+        self.assertFalse(has({"context": [None, 1, {"a": "b"}, ["x"], " \u3000"]}, "context"))
+        self.assertTrue(has({"context": [None, "\u001c"]}, "context"))
+
+    def test_standard_fields_never_read_extra(self):
+        case = {"id": "c", "extra": {"input": "x", "context": ["a"], "tools_called": [{"name": "t"}], "turns": [1]}}
+        for field in ("input", "context", "tools_called", "turns"):
+            self.assertFalse(has(case, field), field)
+
+    def test_extra_values(self):
+        """An extra key is present unless null or "": [] and {} are values (the host renders them as JSON)."""
+        case = {"id": "c", "input": " ", "extra": {"list": [], "obj": {}, "no": False, "zero": 0, "blank": " ",
+                                                   "empty": "", "none": None}}
+        for field, want in (("list", True), ("obj", True), ("no", True), ("zero", True), ("blank", True),
+                            ("empty", False), ("none", False), ("absent", False), ("input", True)):
+            self.assertEqual(has(case, field), want, field)
+        self.assertFalse(has({"id": "c"}, "list"))
 
 
 class Embed(unittest.TestCase):

@@ -23,12 +23,12 @@ the file whose sha256 the host pins.
 from ._plugin import (ABI_MAJOR, ABI_MINOR, ABI_VIOLATION, BUDGET_EXHAUSTED, CAPABILITY_DENIED, INVALID_CONFIG,
                       JUDGE_ERROR, LAST_ASSISTANT_TURN, LAST_USER_TURN, MAX_EMBED_TEXTS, METRIC_ERROR, MISSING_FIELD,
                       OUTPUT_TOO_LARGE, ROLE_ASSISTANT, ROLE_SYSTEM, ROLE_TOOL, ROLE_USER, TIMEOUT, AnvilError, Kind,
-                      Plugin, last_turn, validate_config)
+                      Plugin, has, last_turn, validate_config)
 from ._serve import Context, Host, serve
 
 __version__ = "0.1.0"
 
-__all__ = ["Plugin", "Kind", "AnvilError", "Host", "Context", "serve", "validate_config", "last_turn", "ABI_MAJOR",
-           "ABI_MINOR", "ABI_VIOLATION", "BUDGET_EXHAUSTED", "CAPABILITY_DENIED", "INVALID_CONFIG", "JUDGE_ERROR",
+__all__ = ["Plugin", "Kind", "AnvilError", "Host", "Context", "serve", "validate_config", "has", "last_turn",
+           "ABI_MAJOR", "ABI_MINOR", "ABI_VIOLATION", "BUDGET_EXHAUSTED", "CAPABILITY_DENIED", "INVALID_CONFIG", "JUDGE_ERROR",
            "METRIC_ERROR", "MISSING_FIELD", "OUTPUT_TOO_LARGE", "TIMEOUT", "MAX_EMBED_TEXTS", "ROLE_USER",
            "ROLE_ASSISTANT", "ROLE_SYSTEM", "ROLE_TOOL", "LAST_USER_TURN", "LAST_ASSISTANT_TURN"]

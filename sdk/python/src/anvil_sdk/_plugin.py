@@ -197,14 +197,40 @@ def last_turn(case, role):
     return None
 
 
-def _missing(case, field):
+# The standard fields (abi/v1/README.md section 8): a case's own, never
+# looked up in extra.
+_STRINGS = ("input", "actual_output", "expected_output", "scenario", "expected_outcome", "chatbot_role")
+_TEXT_LISTS = ("context", "retrieval_context")
+_LISTS = ("tools_called", "expected_tools", "turns")
+
+# White space by section 8: exactly Go's unicode.IsSpace, which the host
+# applies. Not str.isspace or str.strip, which also take U+001C-U+001F.
+_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                         "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def has(case, field):
+    """Whether the case (request["case"]) has field, by the host's presence
+    rules (abi/v1/README.md section 8): a standard string field non-empty;
+    context and retrieval_context with an item that has a character other
+    than white space (a list of only blank strings is absent);
+    tools_called, expected_tools and turns non-empty; last_user_turn and
+    last_assistant_turn a turn of that role with content; any other name a
+    key of case["extra"] whose value is neither None nor ""."""
     if field in _DERIVED:
-        return last_turn(case, _DERIVED[field]) is None
-    v = case.get(field)
-    if v is None:
-        extra = case.get("extra") or {}
-        v = extra.get(field)
-    return v is None or v == "" or v == [] or v == {}
+        return last_turn(case, _DERIVED[field]) is not None
+    if field in _TEXT_LISTS:
+        # Only strings count: the host sends nothing else here.
+        return any(isinstance(s, str) and not _WHITE_SPACE.issuperset(s) for s in case.get(field) or ())
+    if field in _STRINGS or field in _LISTS:
+        return bool(case.get(field))
+    extra = case.get("extra") or {}
+    v = extra.get(field)
+    return v is not None and v != ""
+
+
+def _missing(case, field):
+    return not has(case, field)
 
 
 def _measure_result(kind, res, threshold):

@@ -4,7 +4,7 @@ or 5 the way a plugin author would use it."""
 
 import math
 
-from anvil_sdk import AnvilError, Plugin, last_turn, ROLE_ASSISTANT, ROLE_USER
+from anvil_sdk import AnvilError, Plugin, has, last_turn, ROLE_ASSISTANT, ROLE_USER
 
 plugin = Plugin("probe-py", "0.0.1", capabilities=["judge"])
 
@@ -40,3 +40,10 @@ def turns(ctx, host, config, request):
             "chatbot_role": case.get("chatbot_role", ""),
         },
     }
+
+
+@plugin.metric("presence", required_fields=["actual_output"], description="whether the case has context and retrieval_context")
+def presence(ctx, host, config, request):
+    case = request["case"]
+    return {"score": 1.0, "reason": "presence",
+            "details": {"context": has(case, "context"), "retrieval_context": has(case, "retrieval_context")}}
