@@ -1,7 +1,8 @@
 /*
  * A native libFuzzer harness for anvil.h's JSON reader and writer: any
- * input must be validated or refused without undefined behaviour, and every
- * value the reader finds must survive a write and a re-parse.
+ * input must be validated or refused without undefined behaviour, every
+ * value the reader finds must survive a write and a re-parse, and
+ * anvil_case_has's in-place reading of context must agree with its decoding.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Wno-unknown-attributes -I sdk/c \
  *         -o /tmp/anvil-json-fuzz sdk/c/fuzz/json_fuzz.c
@@ -79,6 +80,23 @@ static void walk(anvil_json v, anvil_w *w, int depth) {
 	}
 }
 
+/* Whether a decoded string has a rune that is not white space: what
+ * anvil_case_has finds in place, here from anvil_json_string's text. */
+static bool text(const anvil_str *s) {
+	const unsigned char *p = (const unsigned char *)s->s, *end = p + s->n;
+	while (p < end) {
+		size_t k = anvil__utf8(p, end);
+		if (k == 0) abort(); /* decoded text is valid UTF-8 */
+		unsigned long cp = k == 1 ? p[0]
+		                   : k == 2 ? ((p[0] & 0x1Ful) << 6) | (p[1] & 0x3Ful)
+		                   : k == 3 ? ((p[0] & 0x0Ful) << 12) | ((p[1] & 0x3Ful) << 6) | (p[2] & 0x3Ful)
+		                            : 0x10000;
+		if (!anvil__space(cp)) return true;
+		p += k;
+	}
+	return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	anvil_json root;
 	if (anvil_json_parse((const char *)data, size, &root, NULL, NULL) != 0) return 0;
@@ -86,6 +104,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	anvil_str *items = NULL;
 	size_t n = 0;
 	if (anvil_json_strings(root, &items, &n, NULL) == 0) anvil_strs_free(items, n);
+	/* anvil_case_has reads context in place; it agrees with the decoded items. */
+	bool present = false;
+	size_t it = 0;
+	anvil_json item;
+	while (anvil_json_item(anvil_json_get(root, "context"), &it, &item)) {
+		anvil_str s;
+		if (item.type != ANVIL_JSON_STRING) continue;
+		if (anvil_json_string(item, &s) != 0) abort();
+		present = present || text(&s);
+		anvil_str_free(&s);
+	}
+	if (anvil_case_has(root, "context") != present) abort();
 	anvil_w w;
 	anvil_w_init(&w);
 	walk(root, &w, 0);
