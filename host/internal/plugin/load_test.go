@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
@@ -132,16 +133,35 @@ func TestInspect(t *testing.T) {
 
 // TestLoadConcurrentSameDigest loads one module from many goroutines at
 // once into a fresh Runtime: they wait for one compile and share it, and
-// every load works.
+// every load works. The first compile is held until every other load is
+// waiting for it, so exactly one compiles whatever the machine's load.
 func TestLoadConcurrentSameDigest(t *testing.T) {
-	rt, err := NewRuntime(context.Background(), RuntimeOptions{CacheDir: testCacheDir(t.TempDir())})
+	const n = 4
+	waiting := make(chan struct{}, n)
+	var held sync.Once
+	rt, err := NewRuntime(context.Background(), RuntimeOptions{
+		CacheDir: testCacheDir(t.TempDir()),
+		BeforeCompile: func(ctx context.Context, _ string) error {
+			var err error
+			held.Do(func() {
+				for range n - 1 {
+					select {
+					case <-waiting:
+					case <-ctx.Done():
+						err = ctx.Err()
+						return
+					}
+				}
+			})
+			return err
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close(context.Background())
-	const n = 4
+	rt.onWait = func(string) { waiting <- struct{}{} }
 	path, digest := guestPath("garbage"), guestDigest(t, "garbage")
-	start := make(chan struct{})
 	type loaded struct {
 		p   Plugin
 		err error
@@ -149,12 +169,10 @@ func TestLoadConcurrentSameDigest(t *testing.T) {
 	results := make(chan loaded, n)
 	for range n {
 		go func() {
-			<-start
 			p, err := rt.Load(context.Background(), path, digest, Options{Limits: Limits{PoolSize: 1}})
 			results <- loaded{p, err}
 		}()
 	}
-	close(start)
 	for range n {
 		r := <-results
 		if r.err != nil {
@@ -166,9 +184,6 @@ func TestLoadConcurrentSameDigest(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	// The goroutines start together, and even a compile served from the
-	// disk cache (decode, validate, load machine code) takes far longer
-	// than starting them, so exactly one of them compiles.
 	if got := rt.leaders.Load(); got != 1 {
 		t.Errorf("%d loads compiled, want 1 (the others wait for it)", got)
 	}

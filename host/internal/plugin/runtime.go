@@ -54,6 +54,11 @@ type Runtime struct {
 	// leaders counts compiles that were not waiting on another load of the
 	// same digest (a test reads it).
 	leaders atomic.Int64
+	// onWait, when set (tests only, before any load), is called each time
+	// a load starts waiting for another load's compile of the same digest:
+	// a test holds the first compile until every other load waits, so
+	// which load leads does not depend on timing.
+	onWait func(digest string)
 	// compiles are the goroutines compiling (or freeing an abandoned
 	// compile's result); compiling counts the compiles alone (a test reads it).
 	compiles  sync.WaitGroup
@@ -116,6 +121,9 @@ func (r *Runtime) compileOnce(ctx context.Context, digest string, compile func()
 	r.mu.Unlock()
 
 	if busy {
+		if r.onWait != nil {
+			r.onWait(digest)
+		}
 		select {
 		case <-done:
 		case <-ctx.Done():
