@@ -19,8 +19,11 @@ import (
 // (bench/README.md, "First run"), not a drift noticed months later.
 // bench/README.md, "Budgets", has the counts the budgets were set from.
 const (
-	// maxHostPackages: packages anvil-host links, standard library included.
-	maxHostPackages = 840
+	// maxHostPackages: packages anvil-host links, standard library included
+	// (+5 when host/internal/plugin was split into its transports: the
+	// same code in five packages, transport, wasm, process, inproc and
+	// internal/testknobs, no new dependency).
+	maxHostPackages = 845
 	// maxQuickstartPluginPackages: packages textcheck's Wasm build links.
 	maxQuickstartPluginPackages = 100
 )

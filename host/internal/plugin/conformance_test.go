@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/host/internal/plugin/internal/plugintest"
 	"github.com/agentanvil/anvil/plugins/agent"
 	"github.com/agentanvil/anvil/plugins/content"
 	dagkinds "github.com/agentanvil/anvil/plugins/dag"
@@ -34,7 +35,7 @@ func TestConformanceTextcheck(t *testing.T) {
 	}
 	for _, name := range []string{TransportWasm, TransportProcess} {
 		if got, want := transports[name].Info().Descriptor, transports[TransportInproc].Info().Descriptor; !jsonEqual(t, got, want) {
-			t.Fatalf("descriptors differ:\n%-7s %s\ninproc  %s", name, mustJSON(t, got), mustJSON(t, want))
+			t.Fatalf("descriptors differ:\n%-7s %s\ninproc  %s", name, plugintest.MustJSON(t, got), plugintest.MustJSON(t, want))
 		}
 	}
 
@@ -90,13 +91,13 @@ func TestConformanceTextcheck(t *testing.T) {
 			for _, name := range []string{TransportWasm, TransportProcess} {
 				o := got[name]
 				if !jsonEqual(t, normalise(in.Error), normalise(o.Error)) || !jsonEqual(t, stripErr(*in), stripErr(*o)) {
-					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", mustJSON(t, in), name, mustJSON(t, o))
+					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", plugintest.MustJSON(t, in), name, plugintest.MustJSON(t, o))
 				}
 			}
 			res := got[TransportProcess]
 			if m.want.code != "" {
 				if res.Error == nil || res.Error.Code != m.want.code || res.Error.Field != m.want.field {
-					t.Fatalf("want error %s (field %q), got %s", m.want.code, m.want.field, mustJSON(t, res))
+					t.Fatalf("want error %s (field %q), got %s", m.want.code, m.want.field, plugintest.MustJSON(t, res))
 				}
 				if res.Error.Plugin != "textcheck@1.0.0" {
 					t.Errorf("error names plugin %q", res.Error.Plugin)
@@ -104,7 +105,7 @@ func TestConformanceTextcheck(t *testing.T) {
 				return
 			}
 			if res.Error != nil || res.Score == nil || *res.Score != m.want.score || res.Success != m.want.success || res.Reason == "" {
-				t.Fatalf("want score %v success %v, got %s", m.want.score, m.want.success, mustJSON(t, res))
+				t.Fatalf("want score %v success %v, got %s", m.want.score, m.want.success, plugintest.MustJSON(t, res))
 			}
 		})
 	}
@@ -153,18 +154,18 @@ func TestConformanceTextcheck(t *testing.T) {
 				inCopy, oCopy := *in, *o
 				inCopy.Error, oCopy.Error = nil, nil
 				if !jsonEqual(t, normalise(in.Error), normalise(o.Error)) || !jsonEqual(t, inCopy, oCopy) {
-					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", mustJSON(t, in), name, mustJSON(t, o))
+					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", plugintest.MustJSON(t, in), name, plugintest.MustJSON(t, o))
 				}
 			}
 			wa := got[TransportProcess]
 			if n.want.code != "" {
 				if wa.Error == nil || wa.Error.Code != n.want.code || wa.Error.Field != n.want.field {
-					t.Fatalf("want error %s (field %q), got %s", n.want.code, n.want.field, mustJSON(t, wa))
+					t.Fatalf("want error %s (field %q), got %s", n.want.code, n.want.field, plugintest.MustJSON(t, wa))
 				}
 				return
 			}
 			if wa.Error != nil || wa.Verdict != n.want.verdict || wa.Reason == "" {
-				t.Fatalf("want verdict %q, got %s", n.want.verdict, mustJSON(t, wa))
+				t.Fatalf("want verdict %q, got %s", n.want.verdict, plugintest.MustJSON(t, wa))
 			}
 		})
 	}
@@ -191,18 +192,9 @@ func normalise(e *abi.Error) *abi.Error {
 
 func stripErr(r abi.MeasureResult) abi.MeasureResult { r.Error = nil; return r }
 
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func jsonEqual(t testing.TB, a, b any) bool {
 	t.Helper()
-	return mustJSON(t, a) == mustJSON(t, b)
+	return plugintest.MustJSON(t, a) == plugintest.MustJSON(t, b)
 }
 
 // TestConformanceFirstParty runs every first-party kind — geval, the DAG
@@ -359,7 +351,7 @@ func TestConformanceFirstParty(t *testing.T) {
 			for _, tr := range transports {
 				p := loaded[key{c.plugin, c.opts, tr}]
 				svc := &oracle{}
-				got := strings.ReplaceAll(mustJSON(t, c.run(ctx, p, svc)), p.Info().Digest, "<digest>")
+				got := strings.ReplaceAll(plugintest.MustJSON(t, c.run(ctx, p, svc)), p.Info().Digest, "<digest>")
 				if tr == TransportInproc {
 					first, firstOracle = got, svc
 					if code := firstCode(t, got); code != c.want {
@@ -370,7 +362,7 @@ func TestConformanceFirstParty(t *testing.T) {
 				if got != first {
 					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", first, tr, got)
 				}
-				if a, b := mustJSON(t, firstOracle.record()), mustJSON(t, svc.record()); a != b {
+				if a, b := plugintest.MustJSON(t, firstOracle.record()), plugintest.MustJSON(t, svc.record()); a != b {
 					t.Fatalf("the judge saw different traffic:\ninproc  %s\n%-7s %s", a, tr, b)
 				}
 			}
@@ -379,8 +371,8 @@ func TestConformanceFirstParty(t *testing.T) {
 	// The native guest is built with -race under -race: a data race in
 	// the guest side of the transport would be on its stderr.
 	for k, p := range loaded {
-		if pp, ok := p.(*processPlugin); ok {
-			if s := pp.currentStderr(); strings.Contains(s, "DATA RACE") {
+		if pp, ok := p.(interface{ CurrentStderr() string }); ok {
+			if s := pp.CurrentStderr(); strings.Contains(s, "DATA RACE") {
 				t.Errorf("%s (%s): the guest reported a data race:\n%s", k.plugin, k.opts, s)
 			}
 		}

@@ -1,155 +1,180 @@
 // Package plugin loads metric and node kinds and hands them to the rest of
 // the host behind one interface, whatever the transport: inproc (a kind
-// linked into the binary through sdk), wasm (an Extism module on wazero,
-// sandboxed) and process (a native go-plugin binary, OS-isolated on Linux:
-// isolation.go).
+// linked into the binary through sdk: package inproc), wasm (an Extism
+// module on wazero, sandboxed: package wasm) and process (a native
+// go-plugin binary, OS-isolated on Linux: package process). What every
+// transport shares — the interface, the guard between a guest and the
+// host's services, strict decoding — is package transport, whose types
+// this package names for the rest of the host.
 //
-// Invariants: the engine and the DAG scheduler see only Plugin; every error
-// a Plugin returns names plugin@version and digest; host services reach a
-// guest only through Services, wrapped in one guard per invocation (the
-// capability asked for AND granted, the judge budgets checked before a
-// batch is sent, the log bounded), whatever the transport, so a denial is
-// a typed abi.Error in the response, never a crash.
-//
-// The host fails closed on what a plugin controls: everything a guest
-// writes is decoded strictly (decodeStrict: one object, no key twice,
-// numbers a double holds, fields in range) and the fields of an error the
-// host owns are the host's; nothing a guest says makes the host open a
-// file or a URL (schemas compile with no loader) or copy more than
-// max_output_bytes out of guest memory (bounds.go); a module is sized,
-// its structure checked and its compilation bounded in time before it can
-// cost the host more than its limits; and every module is metered when it
-// is loaded (meter.go), so a deadline or max_fuel stops a guest of any
-// shape and no garbage collection waits on one, while the guest's calls
-// into its Extism kernel cannot corrupt it (kernel.go).
-//
-// A Wasm plugin may be announced before it is compiled (LoadDeferred: its
-// descriptor remembered beside the compile cache, or read in wazero's
-// interpreter, after the same checks); the compiled module's descriptor
-// must then be the announced one byte for byte, or the plugin is refused.
+// Invariants: the engine and the DAG scheduler see only Plugin; every
+// error a Plugin returns names plugin@version and digest; host services
+// reach a guest only through Services, wrapped in one guard per
+// invocation whatever the transport (package transport); nothing is
+// loaded without a pinned sha256 except through Inspect.
 package plugin
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"sync"
 
-	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host/internal/pluginconfig"
+	"github.com/agentanvil/anvil/host/internal/plugin/inproc"
+	"github.com/agentanvil/anvil/host/internal/plugin/process"
+	"github.com/agentanvil/anvil/host/internal/plugin/transport"
+	"github.com/agentanvil/anvil/host/internal/plugin/wasm"
+	"github.com/agentanvil/anvil/sdk"
+)
+
+// The shared types, named here for the rest of the host; they are the
+// transport package's, not copies.
+type (
+	// Plugin is a loaded plugin, whatever its transport.
+	Plugin = transport.Plugin
+	// Info identifies a loaded plugin.
+	Info = transport.Info
+	// Services are the host services an invocation may use.
+	Services = transport.Services
+	// EmbedServices is implemented by Services that embed texts.
+	EmbedServices = transport.EmbedServices
+	// FuelRecorder is implemented by Services that record a Wasm guest's fuel.
+	FuelRecorder = transport.FuelRecorder
+	// JudgeCoster is implemented by Services that bound a judge request's cost.
+	JudgeCoster = transport.JudgeCoster
+	// Options configure loading.
+	Options = transport.Options
+	// Grants are the capabilities an operator gives a plugin.
+	Grants = transport.Grants
+	// Limits bound one invocation.
+	Limits = transport.Limits
+	// IsolationMode is the operator's isolation policy for a process plugin.
+	IsolationMode = transport.IsolationMode
+	// IsolationReport is what a process plugin asked the OS for and got.
+	IsolationReport = transport.IsolationReport
+	// Confinement is a set of OS isolation measures.
+	Confinement = transport.Confinement
+	// RuntimeOptions configure a Runtime.
+	RuntimeOptions = wasm.RuntimeOptions
+	// Deferred is a Wasm plugin whose descriptor is known and whose
+	// compiled code may still be on its way (Runtime.LoadDeferred).
+	Deferred = wasm.Deferred
 )
 
 // Transport names.
 const (
-	TransportInproc  = "inproc"
-	TransportWasm    = "wasm"
-	TransportProcess = "process"
+	TransportInproc  = transport.TransportInproc
+	TransportWasm    = transport.TransportWasm
+	TransportProcess = transport.TransportProcess
 )
 
-// Plugin is a loaded plugin. Methods are safe for concurrent use.
-//
-// The error return of Prepare, Measure and Node is non-nil only when the
-// invocation itself failed — trap, timeout, ABI violation, output too large —
-// and is then an *abi.Error naming the plugin. A guest's own verdict that it
-// could not score (metric error, missing field, invalid config) comes back
-// in the result's Error with a nil error.
-type Plugin interface {
-	Info() Info
-	Prepare(ctx context.Context, svc Services, req *abi.PrepareRequest) (*abi.PrepareResult, error)
-	Measure(ctx context.Context, svc Services, req *abi.MeasureRequest) (*abi.MeasureResult, error)
-	Node(ctx context.Context, svc Services, req *abi.NodeRequest) (*abi.NodeResult, error)
-	Close(ctx context.Context) error
+// Isolation policies and measures.
+const (
+	IsolationBestEffort = transport.IsolationBestEffort
+	IsolationRequired   = transport.IsolationRequired
+
+	ConfineUserNS       = transport.ConfineUserNS
+	ConfinePIDNS        = transport.ConfinePIDNS
+	ConfineNetNS        = transport.ConfineNetNS
+	ConfineMountNS      = transport.ConfineMountNS
+	ConfineIPCNS        = transport.ConfineIPCNS
+	ConfineUTSNS        = transport.ConfineUTSNS
+	ConfineProc         = transport.ConfineProc
+	ConfineReadOnly     = transport.ConfineReadOnly
+	ConfineNoNewPrivs   = transport.ConfineNoNewPrivs
+	ConfineNoCaps       = transport.ConfineNoCaps
+	ConfineUnprivileged = transport.ConfineUnprivileged
+	ConfineAll          = transport.ConfineAll
+)
+
+var (
+	// ErrDigestMismatch is wrapped by the error a load returns when the
+	// module's or binary's sha256 is not the pinned one.
+	ErrDigestMismatch = transport.ErrDigestMismatch
+	// ErrIsolationMissing is wrapped by the load error of a process plugin
+	// with `isolation: required` that the kernel could not fully isolate.
+	ErrIsolationMissing = transport.ErrIsolationMissing
+)
+
+// FileDigest is the "sha256:<hex>" of the regular file at path, streamed.
+func FileDigest(path string) (string, error) { return transport.FileDigest(path) }
+
+// CompileSchema compiles a JSON Schema a plugin published, with no loader.
+var CompileSchema = transport.CompileSchema
+
+// Inproc wraps a plugin linked into the host binary.
+func Inproc(p *sdk.Plugin, opts Options) Plugin { return inproc.New(p, opts) }
+
+// HardenHost makes the host process non-dumpable where the OS allows it
+// (process.HardenHost).
+func HardenHost() error { return process.HardenHost() }
+
+// MaybeRunTrampoline turns this process into a process plugin's sandbox
+// trampoline when it was started as one, and returns otherwise; call it
+// first in main (process.MaybeRunTrampoline).
+func MaybeRunTrampoline() { process.MaybeRunTrampoline() }
+
+// Runtime loads plugins of every transport that needs one: Wasm modules
+// through one shared compilation cache, native binaries as processes.
+// Create one per process and share it; it is safe for concurrent use.
+type Runtime struct {
+	wasm   *wasm.Runtime
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
 }
 
-// FuelRecorder is implemented by Services that record the fuel a Wasm
-// guest spent in each invocation (meter.go), whatever its outcome.
-type FuelRecorder interface {
-	RecordFuel(fuel uint64)
-}
-
-// Info identifies a loaded plugin.
-type Info struct {
-	Descriptor abi.Descriptor
-	// Digest is "sha256:<hex>" of the module bytes (wasm, process) or
-	// "inproc:<name>@<version>" for linked kinds.
-	Digest    string
-	Transport string
-	// Path the plugin was loaded from, if any.
-	Path string
-	// Isolation is the OS isolation a process plugin obtained at load;
-	// nil for the other transports.
-	Isolation *IsolationReport
-}
-
-// ID is "name@version", the form errors use.
-func (i Info) ID() string { return i.Descriptor.Name + "@" + i.Descriptor.Version }
-
-// Services are the host services an invocation may use. The host (engine,
-// DAG scheduler) implements them per metric; the plugin layer wraps them in
-// grants and limits before a guest can reach them.
-type Services interface {
-	// Judge runs a batch of judge requests concurrently and answers in order;
-	// per-request faults are in each response's Error.
-	Judge(ctx context.Context, reqs []abi.JudgeRequest) []abi.JudgeResponse
-	// Log records a guest's log line.
-	Log(ctx context.Context, pluginID string, rec abi.LogRecord)
-}
-
-// EmbedServices is implemented by Services that embed texts (anvil_embed,
-// ABI minor 5). It is a separate interface so Services written before it
-// keep compiling; a guard over Services without it answers an embed
-// request with capability_denied.
-type EmbedServices interface {
-	// Embed answers one request: a vector per text, or the request's error.
-	Embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult
-}
-
-// Grants, Limits and DefaultLimits live in host/internal/pluginconfig,
-// which links nothing heavy, so that parsing a config does not link wazero,
-// Extism or go-plugin. The aliases are the same types, not copies.
-
-// Grants are the capabilities an operator gives a plugin.
-type Grants = pluginconfig.Grants
-
-// Limits bound one invocation (one Prepare, Measure or Node call); zero
-// fields take pluginconfig.DefaultLimits.
-type Limits = pluginconfig.Limits
-
-// Options configure loading.
-type Options struct {
-	Grants Grants
-	Limits Limits
-	// Isolation is the OS isolation policy of a process plugin
-	// (isolation.go); other transports ignore it.
-	Isolation IsolationMode
-
-	// sandbox simulates kernel refusals (tests only).
-	sandbox sandboxKnobs
-	// extismIO calls a Wasm guest the Extism way even when it offers
-	// direct I/O (tests only: what a host of ABI minor < 3 does).
-	extismIO bool
-}
-
-// named fills in plugin and digest on an error that concerns this plugin.
-func named(info Info, e *abi.Error) *abi.Error {
-	if e == nil {
-		return nil
+// NewRuntime creates a Runtime. Close it when done.
+func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
+	w, err := wasm.NewRuntime(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
-	if e.Plugin == "" {
-		e.Plugin = info.ID()
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
-	if e.Digest == "" {
-		e.Digest = info.Digest
-	}
-	return e
+	return &Runtime{wasm: w, logger: logger}, nil
 }
 
-// ownError makes an error a guest returned in its result the host's: the
-// fields the host owns are the host's, whatever the guest wrote there —
-// plugin and digest name this plugin (a guest cannot put another plugin's
-// name on its failures), stderr is only ever what the host captured, and
-// retryable is a judge fault's property, which a guest cannot declare.
-func ownError(info Info, e *abi.Error) *abi.Error {
-	if e != nil {
-		e.Plugin, e.Digest = info.ID(), info.Digest
-		e.Stderr, e.Retryable = "", false
+// Load verifies, compiles and starts the Wasm plugin at path against its
+// pinned digest (wasm.Runtime.Load).
+func (r *Runtime) Load(ctx context.Context, path, digest string, opts Options) (Plugin, error) {
+	return r.wasm.Load(ctx, path, digest, opts)
+}
+
+// LoadDeferred verifies the Wasm plugin at path, reads its descriptor and
+// compiles it in the background (wasm.Runtime.LoadDeferred).
+func (r *Runtime) LoadDeferred(ctx context.Context, path, digest string, opts Options, onFail func(error)) (*Deferred, error) {
+	return r.wasm.LoadDeferred(ctx, path, digest, opts, onFail)
+}
+
+// Inspect loads the Wasm plugin at path without a pinned digest only to
+// read its Info (wasm.Runtime.Inspect); it exists for `anvil-host plugin
+// inspect`.
+func (r *Runtime) Inspect(ctx context.Context, path string) (Info, error) {
+	return r.wasm.Inspect(ctx, path)
+}
+
+// LoadProcess verifies and starts the native plugin binary at path
+// against its pinned digest, OS-isolated, and reads its descriptor
+// (process.Load).
+func (r *Runtime) LoadProcess(ctx context.Context, path, digest string, opts Options) (Plugin, error) {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("plugin %s: plugin runtime is closed", path)
 	}
-	return e
+	return process.Load(ctx, path, digest, opts, r.logger)
+}
+
+// Close waits for abandoned compiles to stop and releases the compilation
+// cache. Plugins loaded through the Runtime must be closed first.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	return r.wasm.Close(ctx)
 }

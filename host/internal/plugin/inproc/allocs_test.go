@@ -1,0 +1,82 @@
+package inproc
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/examples/plugins/textcheck"
+	"github.com/agentanvil/anvil/host/internal/plugin/internal/plugintest"
+	"github.com/agentanvil/anvil/host/internal/plugin/transport"
+	"github.com/agentanvil/anvil/plugins/geval"
+)
+
+// maxAllocsPerInprocMeasure is the allocation budget of one trivial
+// in-process metric call (the guard, the kind, the result encoded once for
+// the output cap). 32 and 43 (the two cases below) when the request and
+// the result took the JSON round trip; 16 and 24 since both are copied as
+// the decoder would give them (inproc_request.go); 15 and 19 since the
+// result is measured for the cap without encoding it; 30 and 41 since
+// both take the JSON round trip again, through go-json-experiment, the
+// result decoded strictly as from a sandbox (no hand codec left).
+const maxAllocsPerInprocMeasure = 42
+
+// maxAllocsPerInprocGevalMeasure is the allocation budget of one G-Eval
+// call in-process against a judge that answers at once (the kind's
+// prompt, judge request, reply and details; the guard; the copies of the
+// request and the result). 100 before G-Eval's per-metric plans and the
+// transport's encoding-free result length, 34 after, 72 since the
+// transport and the kind's reply and details go through go-json-experiment
+// (no hand codec left).
+const maxAllocsPerInprocGevalMeasure = 74
+
+// TestInprocMeasureAllocBudget is the CI check that the per-call
+// allocations of the in-process path stay within budget.
+func TestInprocMeasureAllocBudget(t *testing.T) {
+	if plugintest.RaceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	ctx := context.Background()
+	p := New(textcheck.Plugin(), transport.Options{})
+	for _, tc := range []struct {
+		name string
+		req  *abi.MeasureRequest
+	}{
+		{"equal", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}},
+		{"different, with details", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c2", Input: "Capital of France?", ActualOutput: "Paris, France", ExpectedOutput: "Paris"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := testing.AllocsPerRun(200, func() {
+				if _, err := p.Measure(ctx, nil, tc.req); err != nil {
+					t.Fatal(err)
+				}
+			})
+			t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerInprocMeasure)
+			if got > maxAllocsPerInprocMeasure {
+				t.Errorf("one in-process measure call allocates %.1f times, over the budget of %d", got, maxAllocsPerInprocMeasure)
+			}
+		})
+	}
+}
+
+// TestInprocGevalMeasureAllocBudget is the CI check that a G-Eval call
+// in-process stays within budget.
+func TestInprocGevalMeasureAllocBudget(t *testing.T) {
+	if plugintest.RaceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	ctx := context.Background()
+	p := New(geval.Plugin(), transport.Options{Grants: transport.Grants{Judge: true}})
+	svc, req := plugintest.NewCannedJudge(), plugintest.GevalBenchRequest()
+	got := testing.AllocsPerRun(200, func() {
+		if res, err := p.Measure(ctx, svc, req); err != nil || res.Error != nil {
+			t.Fatal(err, res.Error)
+		}
+	})
+	t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerInprocGevalMeasure)
+	if got > maxAllocsPerInprocGevalMeasure {
+		t.Errorf("one in-process G-Eval call allocates %.1f times, over the budget of %d", got, maxAllocsPerInprocGevalMeasure)
+	}
+}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package plugin
-
-import "github.com/tetratelabs/wazero/experimental"
-
-// memoryAllocator is nil off unix: wazero allocates linear memories itself.
-func memoryAllocator() experimental.MemoryAllocator { return nil }

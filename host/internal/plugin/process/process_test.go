@@ -1,0 +1,407 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/host/internal/duration"
+	"github.com/agentanvil/anvil/host/internal/plugin/internal/plugintest"
+	"github.com/agentanvil/anvil/host/internal/plugin/internal/testknobs"
+	"github.com/agentanvil/anvil/host/internal/plugin/transport"
+)
+
+const hostileID = "hostile@0.0.2"
+
+func echoRequest(id string) *abi.MeasureRequest {
+	return plugintest.HostileRequest(id, map[string]any{"behaviour": "echo"})
+}
+
+// mustEcho requires the plugin to serve an honest call.
+func mustEcho(t *testing.T, p transport.Plugin, id string) {
+	t.Helper()
+	res, err := p.Measure(context.Background(), nil, echoRequest(id))
+	if err != nil || res.Error != nil || res.Reason != id+"|in-"+id {
+		t.Fatalf("plugin does not serve: %v / %s", err, plugintest.MustJSON(t, res))
+	}
+}
+
+// TestProcessHostileContained runs each misbehaviour of the native
+// hostile guest: the right typed error naming plugin and digest, a killed
+// and restarted process after a crash or a timeout, a kept process
+// otherwise, and a healthy next call either way.
+func TestProcessHostileContained(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", plugintest.FakeSecret)
+	t.Setenv("HOME", "/home/"+plugintest.FakeSecret)
+	ctx := context.Background()
+	limits := transport.Limits{Timeout: duration.Duration(20 * time.Second), MaxOutputBytes: 64 << 10, MaxJudgeCalls: 2}
+	ungranted := loadProcess(t, "hostile", transport.Options{Limits: limits})
+	granted := loadProcess(t, "hostile", transport.Options{Limits: limits, Grants: transport.Grants{Judge: true}})
+	short := limits
+	short.Timeout = duration.Duration(300 * time.Millisecond)
+	impatient := loadProcess(t, "hostile", transport.Options{Limits: short})
+	digest := plugintest.NativeDigest(t)
+
+	var outputs []string // everything a guest produced, searched for the secret
+	cases := []struct {
+		behaviour string
+		cfg       map[string]any
+		granted   bool
+		impatient bool
+		code      abi.Code // invocation error, or
+		resCode   abi.Code // error inside the result, or neither
+		restarted bool     // the process was replaced
+		stderr    []string // in the error's captured stderr
+		judged    int64    // judge requests that reached Services
+		check     func(t *testing.T, obs map[string]any)
+	}{
+		{behaviour: "panic", code: abi.CodeTrap, restarted: true, stderr: []string{"panic: hostile: deliberate panic in measure", "goroutine "}},
+		{behaviour: "exit", code: abi.CodeTrap, restarted: true},
+		{behaviour: "stderrspam", code: abi.CodeTrap, restarted: true, stderr: []string{"hostile: spam begins", "bytes dropped", "panic: hostile: panic after spamming stderr"}},
+		{behaviour: "hang", impatient: true, code: abi.CodeTimeout, restarted: true},
+		{behaviour: "bigoutput", cfg: map[string]any{"size": limits.MaxOutputBytes + 1}, code: abi.CodeOutputTooLarge},
+		{behaviour: "bigoutput", cfg: map[string]any{"size": 8 << 20}, code: abi.CodeOutputTooLarge},
+		{behaviour: "judge", resCode: abi.CodeCapability},
+		{behaviour: "judge_many", cfg: map[string]any{"calls": 3}, granted: true, resCode: abi.CodeBudget, judged: 2},
+		{behaviour: "judge_big", cfg: map[string]any{"size": limits.MaxOutputBytes + 1}, granted: true, resCode: abi.CodeOutputTooLarge},
+		{behaviour: "judge_big", cfg: map[string]any{"size": 4 << 20}, granted: true, resCode: abi.CodeOutputTooLarge},
+		{behaviour: "env", check: func(t *testing.T, obs map[string]any) {
+			if obs["HOME"] != "" || obs["PATH"] != "" || obs["OPENAI_API_KEY"] != "" {
+				t.Errorf("guest read the host environment: %v", obs)
+			}
+			env, _ := obs["environ"].([]any)
+			for _, kv := range env {
+				name, _, _ := strings.Cut(kv.(string), "=")
+				switch name {
+				case "ANVIL_PLUGIN", "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_UNIX_SOCKET_DIR",
+					"PLUGIN_UNIX_SOCKET_GROUP": // under a root host: the plugin runs as nobody
+				default:
+					t.Errorf("guest environment has %q beyond go-plugin's handshake", kv)
+				}
+			}
+			if len(env) == 0 {
+				t.Errorf("guest environment lacks even the handshake cookie: %v", obs)
+			}
+			if obs["stdin_is_devnull"] != true {
+				t.Errorf("guest stdin is not /dev/null: %v", obs)
+			}
+			if obs["wd"] != plugintest.NativeDir() {
+				t.Errorf("guest working directory %v, want the binary's %s", obs["wd"], plugintest.NativeDir())
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%v", c.behaviour, c.cfg["size"]), func(t *testing.T) {
+			p, svc := ungranted, &plugintest.FakeServices{TokensPerCall: 10}
+			switch {
+			case c.granted:
+				p = granted
+			case c.impatient:
+				p = impatient
+			}
+			pp := p.(*processPlugin)
+			cfg := map[string]any{"behaviour": c.behaviour}
+			for k, v := range c.cfg {
+				cfg[k] = v
+			}
+			before := pp.starts.Load()
+			res, err := p.Measure(ctx, svc, plugintest.HostileRequest(c.behaviour, cfg))
+			if err != nil {
+				outputs = append(outputs, err.Error())
+			}
+			if res != nil {
+				outputs = append(outputs, plugintest.MustJSON(t, res))
+			}
+			switch {
+			case c.code != "":
+				var ae *abi.Error
+				if !errors.As(err, &ae) || ae.Code != c.code {
+					t.Fatalf("want %s error, got %v (result %s)", c.code, err, plugintest.MustJSON(t, res))
+				}
+				if ae.Plugin != hostileID || ae.Digest != digest {
+					t.Errorf("error names %s / %s, want %s / %s", ae.Plugin, ae.Digest, hostileID, digest)
+				}
+				if msg := err.Error(); !strings.Contains(msg, "plugin "+hostileID+"@"+digest[:19]) || !strings.Contains(msg, `case "`+c.behaviour+`"`) {
+					t.Errorf("message does not say which plugin and case: %s", msg)
+				}
+				for _, s := range c.stderr {
+					if !strings.Contains(ae.Stderr, s) {
+						t.Errorf("stderr lacks %q:\n%s", s, ae.Stderr)
+					}
+				}
+				if len(ae.Stderr) > transport.StderrKeep+100 {
+					t.Errorf("stderr is %d bytes, want at most ~%d", len(ae.Stderr), transport.StderrKeep)
+				}
+			case c.resCode != "":
+				if err != nil || res.Error == nil || res.Error.Code != c.resCode {
+					t.Fatalf("want result error %s, got %v / %s", c.resCode, err, plugintest.MustJSON(t, res))
+				}
+				if res.Error.Plugin != hostileID || res.Error.Digest != digest {
+					t.Errorf("result error names %s / %s", res.Error.Plugin, res.Error.Digest)
+				}
+			default:
+				if err != nil || res.Error != nil {
+					t.Fatalf("want a result, got %v / %s", err, plugintest.MustJSON(t, res))
+				}
+				var obs map[string]any
+				if err := json.Unmarshal(res.Details, &obs); err != nil {
+					t.Fatal(err)
+				}
+				c.check(t, obs)
+			}
+			if got := svc.Calls.Load(); got != c.judged {
+				t.Errorf("%d judge requests reached the host services, want %d", got, c.judged)
+			}
+			mustEcho(t, p, "next")
+			started := pp.starts.Load() - before
+			if c.restarted && started != 1 {
+				t.Errorf("%d processes started after a %s, want 1 (the dead one replaced)", started, c.code)
+			}
+			if !c.restarted && started != 0 {
+				t.Errorf("%d processes started after a %s %s, want 0 (process kept)", started, c.code, c.resCode)
+			}
+		})
+	}
+	for _, o := range outputs {
+		if strings.Contains(o, plugintest.FakeSecret) {
+			t.Fatalf("the host's secret leaked into guest output: %s", o)
+		}
+	}
+}
+
+// TestProcessServesConcurrently: one process holds several calls at once
+// (the guest's barrier opens only when all are inside).
+func TestProcessServesConcurrently(t *testing.T) {
+	p := loadProcess(t, "hostile", transport.Options{Limits: transport.Limits{Timeout: duration.Duration(30 * time.Second)}})
+	const n = 6
+	svc := &plugintest.FakeServices{}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("b%d", i)
+			res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest(id, map[string]any{"behaviour": "barrier", "n": n, "key": t.Name()}))
+			if err == nil && (res.Error != nil || res.Reason != id+"|in-"+id) {
+				err = fmt.Errorf("result %s", plugintest.MustJSON(t, res))
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := p.(*processPlugin).starts.Load(); got != 1 {
+		t.Errorf("%d processes started, want 1", got)
+	}
+	if len(svc.Logs) != n {
+		t.Errorf("%d log records, want %d", len(svc.Logs), n)
+	}
+	// Under -race the guest is race-built: its side of the transport,
+	// just driven concurrently, reports races on its stderr.
+	if s := p.(*processPlugin).CurrentStderr(); strings.Contains(s, "DATA RACE") {
+		t.Errorf("the guest reported a data race:\n%s", s)
+	}
+}
+
+// TestProcessLogReachesServices checks the log callback end to end, attributed.
+func TestProcessLogReachesServices(t *testing.T) {
+	p := loadProcess(t, "hostile", transport.Options{})
+	svc := &plugintest.FakeServices{}
+	res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("l1", map[string]any{"behaviour": "log"}))
+	if err != nil || res.Error != nil {
+		t.Fatalf("%v / %s", err, plugintest.MustJSON(t, res))
+	}
+	if len(svc.Logs) != 1 {
+		t.Fatalf("want 1 log record, got %v", svc.Logs)
+	}
+	rec, id := svc.Logs[0], svc.LogIDs[0]
+	if id != hostileID || rec.Level != "warn" || rec.Message != "hostile says hello" || rec.Attrs["case"] != "l1" || rec.Attrs["n"] != 3.0 {
+		t.Errorf("got %s %+v", id, rec)
+	}
+}
+
+// TestProcessCallerCancel: a caller that gives up gets its context error,
+// not a plugin fault, and the process keeps serving (not restarted).
+func TestProcessCallerCancel(t *testing.T) {
+	p := loadProcess(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}})
+	svc := plugintest.NewBlockingServices()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Measure(ctx, svc, plugintest.HostileRequest("c1", map[string]any{"behaviour": "judge_many", "calls": 2}))
+		done <- err
+	}()
+	<-svc.Entered // the guest is inside the host's judge callback
+	cancel()
+	err := <-done
+	close(svc.Release)
+	var ae *abi.Error
+	if !errors.Is(err, context.Canceled) || errors.As(err, &ae) {
+		t.Fatalf("want the caller's context.Canceled, got %v", err)
+	}
+	mustEcho(t, p, "c2")
+	if got := p.(*processPlugin).starts.Load(); got != 1 {
+		t.Errorf("%d processes started, want 1 (a cancelled call does not kill the process)", got)
+	}
+}
+
+// TestProcessKilledUnderOtherCalls: a timeout kills the process; a call in
+// flight on it fails as a retryable trap that says why, and the plugin
+// serves again on a fresh process.
+func TestProcessKilledUnderOtherCalls(t *testing.T) {
+	p := loadProcess(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}, Limits: transport.Limits{Timeout: duration.Duration(30 * time.Second)}})
+	svc := plugintest.NewBlockingServices()
+	defer close(svc.Release)
+	bystander := make(chan error, 1)
+	go func() {
+		_, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("bystander", map[string]any{"behaviour": "judge_many", "calls": 1}))
+		bystander <- err
+	}()
+	<-svc.Entered // the bystander is in flight on the process
+
+	// The caller's own deadline is the timeout here: the plugin's limit
+	// is long, and the hang must not take it.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := p.Measure(ctx, nil, plugintest.HostileRequest("hang", map[string]any{"behaviour": "hang"}))
+	var ae *abi.Error
+	if !errors.As(err, &ae) || ae.Code != abi.CodeTimeout || !strings.Contains(ae.Message, "caller's deadline") {
+		t.Fatalf("want the caller's timeout, got %v", err)
+	}
+	err = <-bystander
+	if !errors.As(err, &ae) || ae.Code != abi.CodeTrap || !ae.Retryable || !strings.Contains(ae.Message, `case "hang"`) {
+		t.Fatalf("want a retryable trap naming the call that killed the process, got %v", err)
+	}
+	mustEcho(t, p, "after")
+	if got := p.(*processPlugin).starts.Load(); got != 2 {
+		t.Errorf("%d processes started, want 2", got)
+	}
+}
+
+// TestProcessRefused: what LoadProcess refuses, and how it says so.
+func TestProcessRefused(t *testing.T) {
+	ctx := context.Background()
+	digest := plugintest.NativeDigest(t)
+	bad := "sha256:" + strings.Repeat("0", 64)
+
+	t.Run("digest mismatch, before anything runs", func(t *testing.T) {
+		dir := t.TempDir()
+		canary := filepath.Join(dir, "canary")
+		copyFile(t, plugintest.NativePath("canary"), canary)
+		// Unsandboxed, so that the canary can leave its mark if it runs:
+		// the digest check comes before any sandbox.
+		unconfined := transport.Options{Test: &testknobs.Knobs{SandboxOff: true}}
+		_, err := Load(ctx, canary, bad, unconfined, nil)
+		if !errors.Is(err, transport.ErrDigestMismatch) || !strings.Contains(err.Error(), canary) ||
+			!strings.Contains(err.Error(), "want "+bad) || !strings.Contains(err.Error(), "got "+digest) {
+			t.Fatalf("want a mismatch naming path, want and got, got %v", err)
+		}
+		if _, err := os.Stat(canary + ".started"); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the binary ran although its digest was wrong (%v)", err)
+		}
+		// The canary does leave its mark when it runs.
+		p, err := Load(ctx, canary, digest, unconfined, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(ctx)
+		if _, err := os.Stat(canary + ".started"); err != nil {
+			t.Fatalf("the canary ran without leaving its mark: %v", err)
+		}
+	})
+	t.Run("no digest", func(t *testing.T) {
+		if _, err := Load(ctx, plugintest.NativePath("hostile"), "", transport.Options{}, nil); err == nil || !strings.Contains(err.Error(), "no sha256 digest pinned") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("binary replaced after load", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "hostile")
+		copyFile(t, plugintest.NativePath("hostile"), path)
+		p, err := Load(ctx, path, digest, transport.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(ctx)
+		// Replace the binary (as a rebuild would: a running executable
+		// cannot be written in place), then crash the process: the
+		// restart must verify the file again and refuse it.
+		if err := os.WriteFile(path+".new", []byte("#!/bin/sh\necho pwned\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Measure(ctx, nil, plugintest.HostileRequest("crash", map[string]any{"behaviour": "panic"})); err == nil {
+			t.Fatal("want a trap")
+		}
+		_, err = p.Measure(ctx, nil, echoRequest("again"))
+		var ae *abi.Error
+		if !errors.As(err, &ae) || ae.Code != abi.CodeABI || !strings.Contains(ae.Message, "sha256 mismatch") || !strings.Contains(ae.Message, "want "+digest) {
+			t.Fatalf("want the restart refused on its digest, got %v", err)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		code abi.Code
+		want []string
+	}{
+		{"abi2", abi.CodeABI, []string{"speaks Anvil ABI v2", "this host speaks ABI v1"}},
+		{"descmajor", abi.CodeABI, []string{"abi_major 2", "this host speaks ABI v1"}},
+		{"nocookie", abi.CodeABI, []string{"exited (exit status 1) before the go-plugin handshake"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := plugintest.NativePath(tc.name)
+			_, err := Load(ctx, path, digest, transport.Options{}, nil)
+			var ae *abi.Error
+			if !errors.As(err, &ae) || ae.Code != tc.code || ae.Plugin != path || ae.Digest != digest {
+				t.Fatalf("want %s naming %s and %s, got %#v", tc.code, path, digest, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(ae.Message, w) {
+					t.Errorf("message lacks %q: %s", w, ae.Message)
+				}
+			}
+			if msg := err.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, digest[:19]) {
+				t.Errorf("message does not name path and digest: %s", msg)
+			}
+			if tc.name == "nocookie" && !strings.Contains(ae.Stderr, "This binary is a plugin") {
+				t.Errorf("stderr not captured: %q", ae.Stderr)
+			}
+		})
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
