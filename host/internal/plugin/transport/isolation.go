@@ -12,7 +12,7 @@ import (
 // OS isolation of process plugins.
 //
 // A process plugin is native code. The host asks the kernel to confine it
-// (sandbox_linux.go): new user, PID, network, mount, IPC and UTS
+// (process/sandbox_linux.go): new user, PID, network, mount, IPC and UTS
 // namespaces, a fresh /proc, a read-only view of the filesystem (Landlock,
 // or a read-only remount where Landlock is missing), no_new_privs, no
 // capabilities, and — when the host runs as root — an unprivileged uid.
