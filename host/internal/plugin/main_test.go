@@ -16,7 +16,7 @@ var testRT *Runtime
 func TestMain(m *testing.M) {
 	MaybeRunTrampoline() // this binary is the sandbox trampoline of the process plugins it starts
 	flag.Parse()
-	os.Exit(plugintest.Main(m, plugintest.Need{Wasm: true, Native: true}, func(cacheDir string) int {
+	os.Exit(plugintest.Main(plugintest.Need{Wasm: true, Native: true}, func(cacheDir string) int {
 		ctx := context.Background()
 		rt, err := NewRuntime(ctx, RuntimeOptions{CacheDir: cacheDir})
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) {
 	MaybeRunTrampoline() // this binary is the sandbox trampoline of the process plugins it starts
 	flag.Parse()
-	os.Exit(plugintest.Main(m, plugintest.Need{Native: true}, func(string) int { return m.Run() }))
+	os.Exit(plugintest.Main(plugintest.Need{Native: true}, func(string) int { return m.Run() }))
 }
 
 // loadProcess starts a native guest and closes it after the test.

@@ -76,7 +76,7 @@ var (
 // Main builds the guests need asks for into a temporary directory and
 // runs run with a directory for a compile cache (see CacheDir), then
 // removes the guests. It returns the exit code for os.Exit.
-func Main(m *testing.M, need Need, run func(cacheDir string) int) int {
+func Main(need Need, run func(cacheDir string) int) int {
 	dir, err := os.MkdirTemp("", "anvil-plugin-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
