@@ -41,7 +41,9 @@ func (g Grants) Has(c abi.Capability) bool {
 type Limits struct {
 	// MemoryPages caps guest linear memory in 64 KiB pages (wasm only).
 	MemoryPages uint32 `yaml:"memory_pages" json:"memory_pages"`
-	// Timeout is the wall-clock deadline of one invocation, judge calls included.
+	// Timeout bounds the wall-clock time of one invocation while the guest
+	// runs; its waits on judge calls and embeddings are not counted (the
+	// judge's own timeout bounds them, and a batched judge takes hours).
 	Timeout duration.Duration `yaml:"timeout" json:"timeout"`
 	// MaxJudgeCalls caps the judge requests one invocation may make.
 	MaxJudgeCalls int `yaml:"max_judge_calls" json:"max_judge_calls"`

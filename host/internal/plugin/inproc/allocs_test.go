@@ -18,8 +18,10 @@ import (
 // the decoder would give them (inproc_request.go); 15 and 19 since the
 // result is measured for the cap without encoding it; 30 and 41 since
 // both take the JSON round trip again, through go-json-experiment, the
-// result decoded strictly as from a sandbox (no hand codec left).
-const maxAllocsPerInprocMeasure = 42
+// result decoded strictly as from a sandbox (no hand codec left); 3 more
+// for the invocation's clock (transport.Clock: limits.timeout counts the
+// guest's time, not its waits on the judge).
+const maxAllocsPerInprocMeasure = 45
 
 // maxAllocsPerInprocGevalMeasure is the allocation budget of one G-Eval
 // call in-process against a judge that answers at once (the kind's
@@ -27,8 +29,8 @@ const maxAllocsPerInprocMeasure = 42
 // request and the result). 100 before G-Eval's per-metric plans and the
 // transport's encoding-free result length, 34 after, 72 since the
 // transport and the kind's reply and details go through go-json-experiment
-// (no hand codec left).
-const maxAllocsPerInprocGevalMeasure = 74
+// (no hand codec left); 3 more for the invocation's clock.
+const maxAllocsPerInprocGevalMeasure = 77
 
 // TestInprocMeasureAllocBudget is the CI check that the per-call
 // allocations of the in-process path stay within budget.

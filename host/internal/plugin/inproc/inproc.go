@@ -78,8 +78,9 @@ func (ip *inproc) Node(ctx context.Context, svc transport.Services, req *abi.Nod
 // trap.
 func inprocCall[Req, Res any](ctx context.Context, ip *inproc, svc transport.Services, req *Req,
 	kind func(context.Context, sdk.Host, *Req) *Res) (_ *Res, err error) {
-	ctx, cancel := context.WithTimeout(ctx, ip.opts.Limits.Timeout.Std())
-	defer cancel()
+	clock := transport.StartClock(ctx, ip.opts.Limits.Timeout.Std())
+	defer clock.Stop()
+	ctx = clock
 	in, err := transport.EncodeMessage(req)
 	if err != nil {
 		return nil, transport.Named(ip.info, abi.Errorf(abi.CodeABI, "encode request: %v", err))
@@ -88,7 +89,7 @@ func inprocCall[Req, Res any](ctx context.Context, ip *inproc, svc transport.Ser
 	if err := json.Unmarshal(in, sent); err != nil {
 		return nil, transport.Named(ip.info, abi.Errorf(abi.CodeABI, "decode request: %v", err))
 	}
-	g := transport.NewGuard(svc, ip.info, ip.opts, nil).ForRequest(req)
+	g := transport.NewGuard(svc, ip.info, ip.opts, nil).ForRequest(req).Timed(clock)
 	defer g.Finish(ctx)
 	defer func() {
 		if r := recover(); r != nil {

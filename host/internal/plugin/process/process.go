@@ -306,9 +306,10 @@ func (p *processPlugin) Invoke(ctx context.Context, svc transport.Services, meth
 	}
 	defer p.calls.Done()
 
-	callCtx, cancel := context.WithTimeout(ctx, p.opts.Limits.Timeout.Std())
-	defer cancel()
-	g := transport.NewGuard(svc, p.info, p.opts, p.logger).ForRequest(req)
+	clock := transport.StartClock(ctx, p.opts.Limits.Timeout.Std())
+	defer clock.Stop()
+	var callCtx context.Context = clock
+	g := transport.NewGuard(svc, p.info, p.opts, p.logger).ForRequest(req).Timed(clock)
 	defer g.Finish(ctx)
 	token, forget := pr.register(callCtx, g)
 	defer forget()

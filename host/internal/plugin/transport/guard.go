@@ -36,6 +36,10 @@ type Guard struct {
 	kindName string
 	kind     *abi.KindDescriptor
 
+	// clock is the invocation's time limit, held while the guest waits
+	// on a judge call or an embedding; nil outside an invocation.
+	clock *Clock
+
 	mu     sync.Mutex
 	calls  int
 	tokens int // spent, plus what batches in flight reserved
@@ -62,6 +66,13 @@ func NewGuard(svc Services, info Info, opts Options, logger *slog.Logger) *Guard
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Guard{svc: svc, info: info, grants: opts.Grants, limits: opts.Limits, logger: logger, logs: &LogTally{}}
+}
+
+// Timed makes the guard stop c while the guest waits on the judge: the
+// invocation's time limit counts the guest's time, not the judge's.
+func (g *Guard) Timed(c *Clock) *Guard {
+	g.clock = c
+	return g
 }
 
 // LogsIn makes the guard count its log records in t, which outlives it:
@@ -220,7 +231,9 @@ func (g *Guard) Judge(ctx context.Context, reqs []abi.JudgeRequest) ([]abi.Judge
 		return nil, err
 	}
 
+	release := g.clock.Hold()
 	resps := g.svc.Judge(ctx, reqs)
+	release()
 	spent := 0
 	if len(resps) == len(reqs) {
 		for _, r := range resps {
@@ -314,7 +327,9 @@ func (g *Guard) Embed(ctx context.Context, req abi.EmbedRequest) abi.EmbedResult
 	if err := g.admit(1, cost, []int{cost}); err != nil {
 		return refuse(err)
 	}
+	release := g.clock.Hold()
 	res := svc.Embed(ctx, req)
+	release()
 	spent := 0
 	if !res.Usage.CacheHit {
 		spent = max(res.Usage.InputTokens, 0)

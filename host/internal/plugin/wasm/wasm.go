@@ -78,13 +78,13 @@ func (w *wasmPlugin) Invoke(ctx context.Context, svc transport.Services, export 
 		if err != nil {
 			return w.startError(what.String(), err)
 		}
-		callCtx, cancel := context.WithTimeout(ctx, w.opts.Limits.Timeout.Std())
-		g := transport.NewGuard(svc, w.info, w.opts, w.logger).ForRequest(req)
-		raw, fuel, cerr := inst.call(withGuard(callCtx, g), export, in, w.opts.Limits.MaxOutputBytes, w.opts.Limits.MaxFuel)
+		clock := transport.StartClock(ctx, w.opts.Limits.Timeout.Std())
+		g := transport.NewGuard(svc, w.info, w.opts, w.logger).ForRequest(req).Timed(clock)
+		raw, fuel, cerr := inst.call(withGuard(clock, g), export, in, w.opts.Limits.MaxOutputBytes, w.opts.Limits.MaxFuel)
 		if fr, ok := svc.(transport.FuelRecorder); ok && fuel > 0 {
 			fr.RecordFuel(fuel)
 		}
-		cancel()
+		clock.Stop()
 		g.Finish(ctx)
 		if cerr == nil {
 			derr := transport.DecodeStrict(raw, out)

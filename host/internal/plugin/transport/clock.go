@@ -1,0 +1,125 @@
+package transport
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is an invocation's time limit (limits.timeout), counted while the
+// guest runs and stopped while it waits on the host for a judge call or an
+// embedding. Those waits are the judge's time, bounded by the judge's own
+// timeout and retries, and a batched judge may take hours to answer: a
+// deadline that counted them would stop every case of a batched run, and
+// blame the plugin (a timeout is a plugin fault) for a slow judge.
+//
+// The context Start returns ends with context.DeadlineExceeded when the
+// guest has used its limit, so the transports read it as they read a
+// deadline; it also ends when the parent does, with the parent's error.
+// Holds nest and may overlap (a process guest may wait on several host
+// calls at once): the clock runs only while none is held.
+type Clock struct {
+	parent context.Context
+	done   chan struct{}
+	err    atomic.Pointer[error]
+	once   sync.Once
+	// unwatch stops the parent's cancellation from reaching the clock.
+	unwatch func() bool
+
+	mu    sync.Mutex
+	left  time.Duration // of the limit, when the clock last stopped
+	since time.Time     // when it last started; zero while held
+	holds int
+	timer *time.Timer
+}
+
+// StartClock starts an invocation's clock with limit to run; Stop releases
+// it. The returned context is the clock itself.
+func StartClock(parent context.Context, limit time.Duration) *Clock {
+	c := &Clock{parent: parent, done: make(chan struct{}), left: limit, since: time.Now()}
+	c.timer = time.AfterFunc(limit, c.expire)
+	c.unwatch = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	return c
+}
+
+// Stop ends the clock's context (with context.Canceled, when nothing ended
+// it before) and releases its timer.
+func (c *Clock) Stop() {
+	c.mu.Lock()
+	c.timer.Stop()
+	c.mu.Unlock()
+	c.unwatch()
+	c.end(context.Canceled)
+}
+
+// Hold stops the clock until release is called: the guest is waiting on
+// the host. Nil-safe, so a guard without a clock (describing, warming)
+// holds nothing.
+func (c *Clock) Hold() (release func()) {
+	if c == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	if c.holds == 0 && !c.since.IsZero() {
+		c.timer.Stop()
+		c.left -= time.Since(c.since)
+		c.since = time.Time{}
+	}
+	c.holds++
+	c.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(c.release) }
+}
+
+func (c *Clock) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holds--
+	if c.holds > 0 || c.Err() != nil {
+		return // still held, or ended: no timer to run again
+	}
+	c.since = time.Now()
+	c.timer.Reset(max(c.left, 0))
+}
+
+// expire is the timer's: it ends the context unless a hold began after the
+// timer fired but before this ran, or time was given back by a release
+// that reset the timer (then the timer fires again when it is due).
+func (c *Clock) expire() {
+	c.mu.Lock()
+	over := c.holds == 0 && !c.since.IsZero() && time.Since(c.since) >= c.left
+	c.mu.Unlock()
+	if over {
+		c.end(context.DeadlineExceeded)
+	}
+}
+
+func (c *Clock) end(err error) {
+	c.once.Do(func() {
+		c.err.Store(&err)
+		close(c.done)
+	})
+}
+
+// Deadline reports none: the clock's end cannot be known ahead, since it
+// stops while the guest waits, and a deadline passed on (gRPC sends one to
+// a process plugin) would let the far side end the call on its own clock,
+// racing the host's reading of why it ended. Done still closes when the
+// parent's deadline passes.
+func (c *Clock) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done is closed when the guest has used its limit or the parent ended.
+func (c *Clock) Done() <-chan struct{} { return c.done }
+
+// Err is context.DeadlineExceeded when the guest used its limit, the
+// parent's error when the parent ended first, else nil.
+func (c *Clock) Err() error {
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Value is the parent's.
+func (c *Clock) Value(key any) any { return c.parent.Value(key) }
