@@ -1,6 +1,7 @@
 // Package scripted is an sdk.Host for the first-party kinds' tests: its
 // judge answers from a script (first match wins) and it records every
-// batch, request and log line.
+// batch, request and log line. It has no Embed method, so to a kind it
+// is also a host of ABI 1.4 or older, which cannot embed.
 package scripted
 
 import (
