@@ -20,6 +20,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/sdk"
@@ -109,12 +110,7 @@ func compileEnv(t testing.TB, judgeURL, exactParams string) (*config.Config, eng
 	}
 	opts := engine.Options{Cache: "off", CompileCacheDir: t.TempDir(), CompileInBackground: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		}}
+		Getenv: enginetest.Getenv}
 	return cfg, opts, filepath.Join(dir, "out")
 }
 
@@ -343,12 +339,7 @@ func TestAMetricsPrepareHoldsBackOnlyItsOwnCases(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := engine.Options{Cache: "off", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		}}
+		Getenv: enginetest.Getenv}
 	engine.WithInprocPlugins(&opts, slow)
 	out := filepath.Join(dir, "out")
 	done := startRun(cfg, opts, out)

@@ -16,24 +16,14 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
-// fakeJudge scripts a G-Eval-speaking judge: steps requests get three
-// steps; scoring requests get score 8 with alternatives 8:.7, 7:.2, 9:.1,
-// whose weighted mean is 7.9 (normalised 0.79), except prompts mentioning
-// "Sydney", which score 2 (alternatives 2:.9, 3:.1 → 2.1, normalised 0.21).
-func fakeJudge(t *testing.T) *judgetest.Server {
-	t.Helper()
-	s := judgetest.New(t)
-	s.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{
-		Content: `{"steps": ["Compare the facts.", "Check agreement with the expected output.", "Penalise contradictions."]}`,
-	})
-	s.On(judgetest.ContainsMessage("Sydney"), judgetest.JSONScoreReply("Contradicts the expected output.", "2", map[string]float64{"2": .9, "3": .1}))
-	s.SetDefault(judgetest.JSONScoreReply("Agrees with the expected output.", "8", map[string]float64{"8": .7, "7": .2, "9": .1}))
-	return s
-}
+// fakeJudge is a G-Eval judge: Sydney scores 2 (0.21), anything else 8
+// (0.79).
+func fakeJudge(t *testing.T) *judgetest.Server { return enginetest.GEvalJudge(t) }
 
 const cases = `{"id": "c1", "input": "Capital of France?", "actual_output": "Paris.", "expected_output": "Paris"}
 {"id": "c2", "input": "Capital of Australia?", "actual_output": "Sydney.", "expected_output": "Canberra"}
@@ -96,12 +86,7 @@ func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *results.Summ
 	opts := engine.Options{
 		Cache: cache, StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		},
+		Getenv: enginetest.Getenv,
 	}
 	// Only the samples' own progress decides what they send together.
 	engine.WithSampleWindow(&opts, time.Hour)

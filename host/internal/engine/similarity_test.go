@@ -18,6 +18,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/internal/testkit"
 )
@@ -189,12 +190,7 @@ func estimateIn(t *testing.T, e env, cache string) *engine.EstimateReport {
 		t.Fatal(err)
 	}
 	opts := engine.Options{Cache: cache, StorePath: e.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		}}
+		Getenv: enginetest.Getenv}
 	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
