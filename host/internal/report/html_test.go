@@ -14,6 +14,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/results"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -116,22 +117,7 @@ func TestHTMLGolden(t *testing.T) {
 	if again := render(t); again != got {
 		t.Fatal("HTML is not deterministic")
 	}
-	path := filepath.Join("testdata", "report.golden.html")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("report.html differs from %s; run go test ./host/report -update and review the diff", path)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "report.golden.html"), []byte(got), *update)
 }
 
 func TestHTMLSelfContainedAndBalanced(t *testing.T) {
