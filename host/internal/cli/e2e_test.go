@@ -131,6 +131,13 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) result {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(dir), env...)
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd: its exit code is in the result, only a failure to
+// start or wait for it fails t.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -139,7 +146,7 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) result {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	return result{code, out.String(), errb.String()}
 }
