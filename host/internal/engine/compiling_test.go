@@ -29,12 +29,18 @@ import (
 // buildTextcheck builds the textcheck example plugin from source into a
 // fresh directory and returns its path and sha256.
 func buildTextcheck(t testing.TB) (path, digest string) {
+	return buildWasm(t, "textcheck", "../../../examples/plugins/textcheck/wasm")
+}
+
+// buildWasm builds the Go plugin at src for wasip1 as name.wasm in a
+// fresh directory and returns its path and sha256.
+func buildWasm(t testing.TB, name, src string) (path, digest string) {
 	t.Helper()
-	path = filepath.Join(t.TempDir(), "textcheck.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, "../../../examples/plugins/textcheck/wasm")
+	path = filepath.Join(t.TempDir(), name+".wasm")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, src)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build textcheck: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -2,14 +2,10 @@ package engine_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,7 +133,7 @@ func TestSimilarityThroughEmbeddings(t *testing.T) {
 // default budget the module scores what the built-in kind scores.
 func TestSimilarityWasmBudget(t *testing.T) {
 	testkit.Long(t, "builds a Wasm module")
-	wasm, digest := buildSimilarity(t)
+	wasm, digest := buildWasm(t, "similarity", "../../../plugins/similarity/wasm")
 	srv := similarityJudge(t)
 	plugins := func(limits string) string {
 		return fmt.Sprintf("plugins:\n  similarity: {path: %s, sha256: %s, grants: {judge: true}%s}\n", wasm, digest, limits)
@@ -164,22 +160,6 @@ func TestSimilarityWasmBudget(t *testing.T) {
 	if r := readResults(t, e.out)["c1"].Metrics[0]; r.Score == nil || math.Abs(*r.Score-1/math.Sqrt2) > 1e-12 {
 		t.Errorf("c1 over Wasm: %+v", r)
 	}
-}
-
-func buildSimilarity(t testing.TB) (path, digest string) {
-	t.Helper()
-	path = filepath.Join(t.TempDir(), "similarity.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, "../../../plugins/similarity/wasm")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build similarity: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	return path, hex.EncodeToString(sum[:])
 }
 
 // estimateIn estimates e's config with the given cache mode.
