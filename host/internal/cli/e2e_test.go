@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
@@ -184,24 +185,8 @@ func metricOf(t *testing.T, s results.Summary, name string) results.MetricSummar
 	return results.MetricSummary{}
 }
 
-func resultLines(t *testing.T, path string) []results.CaseResult {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []results.CaseResult
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r results.CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
+// resultLines reads results.jsonl at path, in file order.
+func resultLines(t *testing.T, path string) []results.CaseResult { return enginetest.Results(t, path) }
 
 func TestQuickstartEndToEnd(t *testing.T) {
 	dir := quickstart(t)

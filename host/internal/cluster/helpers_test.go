@@ -285,10 +285,7 @@ func roundUSD(v any) {
 func resultLines(t *testing.T, out string) map[string]string {
 	t.Helper()
 	lines := map[string]string{}
-	err := results.Each(filepath.Join(out, "results.jsonl"), func(r *results.CaseResult) error {
-		if _, dup := lines[r.CaseID]; dup {
-			return fmt.Errorf("case %s written twice", r.CaseID)
-		}
+	for id, r := range enginetest.ResultsByCase(t, filepath.Join(out, "results.jsonl")) {
 		for i := range r.Metrics {
 			// Measurements of how a case ran, not of its verdict: fuel
 			// depends on the state the instance that ran it was in.
@@ -296,11 +293,7 @@ func resultLines(t *testing.T, out string) map[string]string {
 		}
 		r.Worker = ""
 		b, _ := json.Marshal(r)
-		lines[r.CaseID] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		lines[id] = string(b)
 	}
 	return lines
 }

@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -106,25 +104,7 @@ func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *results.Summ
 }
 
 func readResults(t *testing.T, dir string) map[string]results.CaseResult {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "results.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]results.CaseResult{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r results.CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if _, dup := out[r.CaseID]; dup {
-			t.Fatalf("case %s written twice", r.CaseID)
-		}
-		out[r.CaseID] = r
-	}
-	return out
+	return enginetest.ResultsByCase(t, filepath.Join(dir, "results.jsonl"))
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

@@ -1,11 +1,13 @@
 // Package enginetest is what the tests that run the engine share — the
-// engine's own and the cluster's: a judge speaking G-Eval whose scores
-// they know by hand, and the API key their configs name.
+// engine's own, the cluster's and the CLI's: a judge speaking G-Eval whose
+// scores they know by hand, the API key their configs name, and a run's
+// results.jsonl read back as the product reads it.
 package enginetest
 
 import (
 	"testing"
 
+	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -43,4 +45,31 @@ func GEvalJudge(t testing.TB, opts ...judgetest.Option) *judgetest.Server {
 	s := judgetest.New(t, opts...)
 	GEval(s, nil)
 	return s
+}
+
+// Results reads results.jsonl at path as the product does (strictly), in
+// file order.
+func Results(t testing.TB, path string) []results.CaseResult {
+	t.Helper()
+	var out []results.CaseResult
+	if err := results.Each(path, func(r *results.CaseResult) error {
+		out = append(out, *r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// ResultsByCase is Results by case id; a case written twice fails t.
+func ResultsByCase(t testing.TB, path string) map[string]results.CaseResult {
+	t.Helper()
+	out := map[string]results.CaseResult{}
+	for _, r := range Results(t, path) {
+		if _, dup := out[r.CaseID]; dup {
+			t.Fatalf("%s: case %s written twice", path, r.CaseID)
+		}
+		out[r.CaseID] = r
+	}
+	return out
 }
