@@ -249,29 +249,10 @@ func TestHTMLEmpty(t *testing.T) {
 
 func TestWriteReportHTML(t *testing.T) {
 	s, cases := fixture(t)
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var lines bytes.Buffer
-	for _, c := range cases {
-		full, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "cases", c.CaseID+".json"), full, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c.Case = nil
-		line, _ := json.Marshal(c)
-		lines.Write(append(line, '\n'))
-	}
+	dir := writeRun(t, cases)
 	// A stale case file of an earlier config is ignored; a torn one too.
 	os.WriteFile(filepath.Join(dir, "cases", "old.json"), []byte(`{"case_id":"c1-pass","config_hash":"other","case":{"id":"c1-pass","actual_output":"STALE"}}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "cases", "torn.json"), []byte(`{"case_id":`), 0o644)
-	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), lines.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if err := report.Write(dir, s); err != nil {
 		t.Fatal(err)
 	}
