@@ -1,10 +1,8 @@
-//go:build !wasip1
-
 // Package hosted runs the first-party kinds end to end for their tests:
 // the host (config, engine, judge client, the OpenAI wire) evaluating
 // cases against a host/judgetest server, which the test scripts. It links
-// the host (SQLite included), so it does not build for wasip1, where
-// scripts/test vets the kinds' guest code.
+// the host (SQLite included), which does not build for wasip1: only test
+// files built for other targets (//go:build !wasip1) import it.
 package hosted
 
 import (
