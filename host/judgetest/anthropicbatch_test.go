@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// messageBatchCall sends one request to an Anthropic server's batch API
-// with the headers the API needs (unless header is false) and returns the
-// status and body.
-func messageBatchCall(t *testing.T, s *Server, method, path, body string, header bool) (int, string) {
+// anthropicCall sends one request to an Anthropic server (its messages
+// or its batch API) with the headers the API needs (unless header is
+// false) and returns the status and body.
+func anthropicCall(t *testing.T, s *Server, method, path, body string, header bool) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, s.URL()+path, strings.NewReader(body))
 	if err != nil {
@@ -53,7 +53,7 @@ func TestMessageBatchCreateChecks(t *testing.T) {
 		{"ok", `{"requests":[` + req("a-0") + `,` + req("B_1") + `]}`, true, 200, `"processing_status":"in_progress"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := messageBatchCall(t, s, "POST", "/v1/messages/batches", tc.body, tc.header)
+			status, body := anthropicCall(t, s, "POST", "/v1/messages/batches", tc.body, tc.header)
 			if status != tc.status || !strings.Contains(body, tc.want) {
 				t.Errorf("%d %s; want %d and %q", status, body, tc.status, tc.want)
 			}
@@ -72,7 +72,7 @@ func TestMessageBatchLife(t *testing.T) {
 	s.SetBatchMode(BatchManual)
 	params := `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`
 	create := func(body string) string {
-		status, out := messageBatchCall(t, s, "POST", "/v1/messages/batches", body, true)
+		status, out := anthropicCall(t, s, "POST", "/v1/messages/batches", body, true)
 		var b struct{ ID string }
 		if status != 200 || json.Unmarshal([]byte(out), &b) != nil {
 			t.Fatalf("create: %d %s", status, out)
@@ -80,16 +80,16 @@ func TestMessageBatchLife(t *testing.T) {
 		return b.ID
 	}
 	id := create(`{"requests":[{"custom_id":"a","params":` + params + `}]}`)
-	if status, out := messageBatchCall(t, s, "GET", "/v1/messages/batches/"+id+"/results", "", true); status != 400 || !strings.Contains(out, "once it has ended") {
+	if status, out := anthropicCall(t, s, "GET", "/v1/messages/batches/"+id+"/results", "", true); status != 400 || !strings.Contains(out, "once it has ended") {
 		t.Errorf("results before the end: %d %s", status, out)
 	}
-	if status, out := messageBatchCall(t, s, "POST", "/v1/messages/batches/"+id+"/cancel", "", true); status != 200 || !strings.Contains(out, `"processing_status":"canceling"`) {
+	if status, out := anthropicCall(t, s, "POST", "/v1/messages/batches/"+id+"/cancel", "", true); status != 200 || !strings.Contains(out, `"processing_status":"canceling"`) {
 		t.Errorf("cancel: %d %s", status, out)
 	}
-	if status, out := messageBatchCall(t, s, "GET", "/v1/messages/batches/"+id, "", true); status != 200 || !strings.Contains(out, `"processing_status":"ended"`) || !strings.Contains(out, `"canceled":1`) {
+	if status, out := anthropicCall(t, s, "GET", "/v1/messages/batches/"+id, "", true); status != 200 || !strings.Contains(out, `"processing_status":"ended"`) || !strings.Contains(out, `"canceled":1`) {
 		t.Errorf("read after cancel: %d %s", status, out)
 	}
-	if status, out := messageBatchCall(t, s, "GET", "/v1/messages/batches/"+id+"/results", "", true); status != 200 || strings.TrimSpace(out) != `{"custom_id":"a","result":{"type":"canceled"}}` {
+	if status, out := anthropicCall(t, s, "GET", "/v1/messages/batches/"+id+"/results", "", true); status != 200 || strings.TrimSpace(out) != `{"custom_id":"a","result":{"type":"canceled"}}` {
 		t.Errorf("results: %d %s", status, out)
 	}
 
@@ -97,7 +97,7 @@ func TestMessageBatchLife(t *testing.T) {
 	if err := s.CompleteBatch(id); err != nil {
 		t.Fatal(err)
 	}
-	_, out := messageBatchCall(t, s, "GET", "/v1/messages/batches/"+id+"/results", "", true)
+	_, out := anthropicCall(t, s, "GET", "/v1/messages/batches/"+id+"/results", "", true)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], `"type":"succeeded"`) || !strings.Contains(lines[0], `"type":"message"`) ||
 		!strings.Contains(lines[1], `"type":"errored"`) || !strings.Contains(lines[1], "max_tokens: Field required") {

@@ -1,28 +1,11 @@
 package judgetest
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 )
-
-// postAnthropic sends body to an Anthropic server.
-func postAnthropic(t *testing.T, url, body string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url+AnthropicMessagesPath, bytes.NewReader([]byte(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Anthropic-Version", AnthropicVersion)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(out)
-}
 
 // Cache breakpoints are recorded where they are, checked as the API checks
 // them; scripted cache reads and writes come back in usage, as parts of
@@ -34,7 +17,7 @@ func TestAnthropicCacheControl(t *testing.T) {
 		return `{"type":"text","text":"t","cache_control":` + cc + `}`
 	}
 	ok := `{"model":"m","max_tokens":5,"system":[` + block(`{"type":"ephemeral"}`) + `],"messages":[{"role":"user","content":[` + block(`{"type":"ephemeral","ttl":"1h"}`) + `]}]}`
-	status, raw := postAnthropic(t, s.URL(), ok)
+	status, raw := anthropicCall(t, s, http.MethodPost, AnthropicMessagesPath, ok, true)
 	if status != 200 {
 		t.Fatalf("status %d: %s", status, raw)
 	}
@@ -57,7 +40,7 @@ func TestAnthropicCacheControl(t *testing.T) {
 		"bad ttl":          `{"model":"m","max_tokens":5,"system":[` + block(`{"type":"ephemeral","ttl":"2h"}`) + `],"messages":[{"role":"user","content":"x"}]}`,
 		"five breakpoints": `{"model":"m","max_tokens":5,"system":[` + five + `],"messages":[{"role":"user","content":"x"}]}`,
 	} {
-		if status, raw := postAnthropic(t, s.URL(), body); status != 400 || !strings.Contains(raw, "cache_control") {
+		if status, raw := anthropicCall(t, s, http.MethodPost, AnthropicMessagesPath, body, true); status != 400 || !strings.Contains(raw, "cache_control") {
 			t.Errorf("%s: status %d, %s; want 400 naming cache_control", name, status, raw)
 		}
 	}

@@ -28,15 +28,7 @@ func meas(h *scripted.Host, kind, cfg string, c abi.TestCase) *abi.MeasureResult
 }
 
 func details(t *testing.T, res *abi.MeasureResult) agent.Details {
-	t.Helper()
-	if res.Error != nil {
-		t.Fatalf("measure error: %v", res.Error)
-	}
-	var d agent.Details
-	if err := json.Unmarshal(res.Details, &d); err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return scripted.Details[agent.Details](t, res)
 }
 
 // Golden scores computed by hand from each formula.

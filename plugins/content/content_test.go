@@ -24,15 +24,7 @@ func meas(h *scripted.Host, kind, cfg string, threshold float64, c abi.TestCase)
 }
 
 func details(t *testing.T, res *abi.MeasureResult) content.Details {
-	t.Helper()
-	if res.Error != nil {
-		t.Fatalf("measure error: %v", res.Error)
-	}
-	var d content.Details
-	if err := json.Unmarshal(res.Details, &d); err != nil {
-		t.Fatalf("details %s: %v", res.Details, err)
-	}
-	return d
+	return scripted.Details[content.Details](t, res)
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }

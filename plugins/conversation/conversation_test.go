@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/plugins/conversation"
+	"github.com/agentanvil/anvil/plugins/internal/scripted"
 )
 
 var ctx = context.Background()
@@ -31,15 +32,7 @@ func measure(h *scripter, kind, cfg string, c abi.TestCase) *abi.MeasureResult {
 }
 
 func details(t *testing.T, res *abi.MeasureResult) conversation.Details {
-	t.Helper()
-	if res.Error != nil {
-		t.Fatalf("error %v", res.Error)
-	}
-	var d conversation.Details
-	if err := json.Unmarshal(res.Details, &d); err != nil {
-		t.Fatalf("details %s: %v", res.Details, err)
-	}
-	return d
+	return scripted.Details[conversation.Details](t, res)
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

@@ -3,58 +3,31 @@ package dag_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/plugins/dag"
+	"github.com/agentanvil/anvil/plugins/internal/scripted"
 )
 
-// scripted is an sdk.Host whose judge answers every request with one
-// scripted response (or refuses the batch with err) and records requests.
-type scripted struct {
-	mu    sync.Mutex
-	resp  abi.JudgeResponse
-	err   error
-	calls []abi.JudgeRequest
+// answer is a judge that gives every request the reply js.
+func answer(js string) *scripted.Host {
+	return answering(abi.JudgeResponse{Content: js, JSON: json.RawMessage(js),
+		Usage: abi.Usage{Model: "judge-1", InputTokens: 50, OutputTokens: 10, USD: 0.0005, CacheHit: true}})
 }
 
-func (s *scripted) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, reqs...)
-	if s.err != nil {
-		return nil, s.err
-	}
-	out := make([]abi.JudgeResponse, len(reqs))
-	for i := range out {
-		out[i] = s.resp
-	}
-	return out, nil
+// answering is a judge that gives every request resp.
+func answering(resp abi.JudgeResponse) *scripted.Host {
+	return &scripted.Host{Replies: []scripted.Reply{{Resp: resp}}}
 }
 
-func (s *scripted) Log(context.Context, slog.Level, string, ...any) {}
-
-func answer(js string) *scripted {
-	return &scripted{resp: abi.JudgeResponse{Content: js, JSON: json.RawMessage(js),
-		Usage: abi.Usage{Model: "judge-1", InputTokens: 50, OutputTokens: 10, USD: 0.0005, CacheHit: true}}}
-}
-
-func prompt(r abi.JudgeRequest) string {
-	var b strings.Builder
-	for _, m := range r.Messages {
-		b.WriteString(m.Content)
-		b.WriteString("\n")
-	}
-	return b.String()
-}
+func prompt(r abi.JudgeRequest) string { return scripted.Prompt(r) }
 
 var testCase = abi.TestCase{ID: "c1", Input: "Summarise the memo.", ActualOutput: "The memo asks for 3 reviews."}
 
-func run(h *scripted, kind, cfg string, inputs []abi.NodeInput, verdicts []string) *abi.NodeResult {
+func run(h *scripted.Host, kind, cfg string, inputs []abi.NodeInput, verdicts []string) *abi.NodeResult {
 	return dag.Plugin().Node(context.Background(), h, &abi.NodeRequest{
 		Kind: kind, NodeID: "n1", Config: json.RawMessage(cfg), Inputs: inputs, Verdicts: verdicts, Case: testCase,
 	})
@@ -62,12 +35,12 @@ func run(h *scripted, kind, cfg string, inputs []abi.NodeInput, verdicts []strin
 
 // checkCall asserts the node made exactly one judge call with the given
 // purpose at temperature 0, and returns it.
-func checkCall(t *testing.T, h *scripted, purpose string) abi.JudgeRequest {
+func checkCall(t *testing.T, h *scripted.Host, purpose string) abi.JudgeRequest {
 	t.Helper()
-	if len(h.calls) != 1 {
-		t.Fatalf("%d judge calls, want 1", len(h.calls))
+	if len(h.Calls) != 1 {
+		t.Fatalf("%d judge calls, want 1", len(h.Calls))
 	}
-	r := h.calls[0]
+	r := h.Calls[0]
 	if r.Purpose != purpose || r.Temperature == nil || *r.Temperature != 0 || r.Score != nil {
 		t.Errorf("request purpose %q temperature %v score %+v", r.Purpose, r.Temperature, r.Score)
 	}
@@ -149,8 +122,8 @@ func TestChoice(t *testing.T) {
 	}
 	// A choice node without verdicts cannot run.
 	h := answer(`{}`)
-	if res := run(h, "choice", cfg, nil, nil); res.Error == nil || !strings.Contains(res.Error.Message, "n1") || len(h.calls) != 0 {
-		t.Errorf("no verdicts: %+v, %d calls", res.Error, len(h.calls))
+	if res := run(h, "choice", cfg, nil, nil); res.Error == nil || !strings.Contains(res.Error.Message, "n1") || len(h.Calls) != 0 {
+		t.Errorf("no verdicts: %+v, %d calls", res.Error, len(h.Calls))
 	}
 }
 
@@ -199,7 +172,7 @@ func TestInputsRenderedUnderLabelsInOrder(t *testing.T) {
 				t.Fatal(res.Error)
 			}
 			want := "<<<BEGIN INPUT>>>\nHeadings:\nIntro; Body\n\nWord Count:\n120\n\nt3:\nunlabelled\n\nActual Output:\nThe memo asks for 3 reviews.\n<<<END INPUT>>>"
-			if p := prompt(h.calls[0]); !strings.Contains(p, want) {
+			if p := prompt(h.Calls[0]); !strings.Contains(p, want) {
 				t.Errorf("prompt lacks\n%s\nin\n%s", want, p)
 			}
 		})
@@ -209,7 +182,7 @@ func TestInputsRenderedUnderLabelsInOrder(t *testing.T) {
 func TestNodeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, kind, cfg string
-		h               *scripted
+		h               *scripted.Host
 		code            abi.Code
 		field           string
 	}{
@@ -218,9 +191,9 @@ func TestNodeErrors(t *testing.T) {
 		{"no instructions", "task", `{}`, answer(`{}`), abi.CodeInvalidConfig, "instructions"},
 		{"duplicate param", "choice", `{"criteria":"c","params":["input","input"]}`, answer(`{}`), abi.CodeInvalidConfig, "params"},
 		{"unknown field", "task", `{"instructions":"i","model":"x"}`, answer(`{}`), abi.CodeInvalidConfig, "model"},
-		{"judge error", "task", `{"instructions":"i"}`, &scripted{resp: abi.JudgeResponse{Error: &abi.Error{Code: abi.CodeJudge, Message: "refused", Retryable: true}}}, abi.CodeJudge, ""},
-		{"budget", "binary", `{"criteria":"c"}`, &scripted{resp: abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "spent")}}, abi.CodeBudget, ""},
-		{"capability denied", "choice", `{"criteria":"c"}`, &scripted{err: abi.Errorf(abi.CodeCapability, "judge not granted")}, abi.CodeCapability, ""},
+		{"judge error", "task", `{"instructions":"i"}`, answering(abi.JudgeResponse{Error: &abi.Error{Code: abi.CodeJudge, Message: "refused", Retryable: true}}), abi.CodeJudge, ""},
+		{"budget", "binary", `{"criteria":"c"}`, answering(abi.JudgeResponse{Error: abi.Errorf(abi.CodeBudget, "spent")}), abi.CodeBudget, ""},
+		{"capability denied", "choice", `{"criteria":"c"}`, &scripted.Host{Replies: []scripted.Reply{{Err: abi.Errorf(abi.CodeCapability, "judge not granted")}}}, abi.CodeCapability, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			verdicts := []string{"a", "b"}
@@ -235,8 +208,8 @@ func TestNodeErrors(t *testing.T) {
 			if tc.code == abi.CodeMissingField || tc.code == abi.CodeInvalidConfig {
 				wantCalls = 0
 			}
-			if len(tc.h.calls) != wantCalls {
-				t.Errorf("%d judge calls, want %d", len(tc.h.calls), wantCalls)
+			if len(tc.h.Calls) != wantCalls {
+				t.Errorf("%d judge calls, want %d", len(tc.h.Calls), wantCalls)
 			}
 		})
 	}
@@ -286,10 +259,10 @@ func TestPromptsAreStaticFirst(t *testing.T) {
 			h := answer(`{"reason":"r","verdict":"one","output":"o"}`)
 			dag.Plugin().Node(context.Background(), h, &abi.NodeRequest{Kind: n.kind, NodeID: "n1", Config: json.RawMessage(n.cfg),
 				Verdicts: []string{"one", "two"}, Case: c})
-			if len(h.calls) != 1 || len(h.calls[0].Messages) != 2 {
-				t.Fatalf("%s: calls %+v", n.kind, h.calls)
+			if len(h.Calls) != 1 || len(h.Calls[0].Messages) != 2 {
+				t.Fatalf("%s: calls %+v", n.kind, h.Calls)
 			}
-			sys, user := h.calls[0].Messages[0], h.calls[0].Messages[1]
+			sys, user := h.Calls[0].Messages[0], h.Calls[0].Messages[1]
 			if sys.Role != "system" || !strings.Contains(sys.Content, n.instruction) || !strings.Contains(sys.Content, "Example JSON") {
 				t.Errorf("%s: system message %q lacks the instructions", n.kind, sys.Content)
 			}
@@ -332,7 +305,7 @@ func TestNodesReadTurns(t *testing.T) {
 	}
 	h = answer(`{"reason":"x","verdict":true}`)
 	res = run(h, "binary", `{"criteria":"c","params":["last_assistant_turn"]}`, nil, dag.BinaryVerdicts)
-	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldLastAssistantTurn || len(h.calls) != 0 {
-		t.Errorf("single-turn case: %+v, %d calls", res.Error, len(h.calls))
+	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldLastAssistantTurn || len(h.Calls) != 0 {
+		t.Errorf("single-turn case: %+v, %d calls", res.Error, len(h.Calls))
 	}
 }

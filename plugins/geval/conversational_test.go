@@ -81,7 +81,7 @@ func TestConversationalGEval(t *testing.T) {
 	if res.Score == nil || !near(*res.Score, 0.75) || !res.Success || res.ScoreMode != abi.ScoreWeighted {
 		t.Errorf("result %+v score %v; want 0.75 weighted, passing", res, res.Score)
 	}
-	if d := details(t, res.Details); d.RawScore != 8 || !near(d.WeightedScore, 7.5) || d.StepsSource != geval.StepsGenerated {
+	if d := details(t, res); d.RawScore != 8 || !near(d.WeightedScore, 7.5) || d.StepsSource != geval.StepsGenerated {
 		t.Errorf("details %+v", d)
 	}
 }

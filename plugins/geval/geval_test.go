@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/plugins/geval"
+	"github.com/agentanvil/anvil/plugins/internal/scripted"
 )
 
 var ctx = context.Background()
@@ -38,13 +39,8 @@ func meas(t *testing.T, h *scripter, cfg string, prepared json.RawMessage, thres
 		Prepared: prepared, Threshold: threshold, JudgeModel: "judge-1", Case: c})
 }
 
-func details(t *testing.T, raw json.RawMessage) geval.Details {
-	t.Helper()
-	var d geval.Details
-	if err := json.Unmarshal(raw, &d); err != nil {
-		t.Fatalf("details %s: %v", raw, err)
-	}
-	return d
+func details(t *testing.T, res *abi.MeasureResult) geval.Details {
+	return scripted.Details[geval.Details](t, res)
 }
 
 func state(t *testing.T, raw json.RawMessage) geval.State {
@@ -114,7 +110,7 @@ func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
 		if !near(*res.Score, 0.86) || !res.Success || res.Threshold != 0.5 || res.ScoreMode != "weighted" || res.Reason != "Correct and concise." {
 			t.Errorf("result = score %v success %v threshold %v mode %q reason %q", *res.Score, res.Success, res.Threshold, res.ScoreMode, res.Reason)
 		}
-		d := details(t, res.Details)
+		d := details(t, res)
 		if !slices.Equal(d.Steps, wantSteps) || d.StepsSource != "generated" || d.RawScore != 9 || !near(d.WeightedScore, 8.6) ||
 			d.ScoreMode != "weighted" || d.ScoreCause != "" || len(d.Candidates) != 2 || d.ScoreRange != [2]int{0, 10} ||
 			d.Usage == nil || d.Usage.InputTokens != 300 || d.Usage.OutputTokens != 30 || d.Usage.USD != 0.002 || d.StepsUsage != nil {
@@ -188,7 +184,7 @@ func TestStepsSource(t *testing.T) {
 			if res.Error != nil {
 				t.Fatal(res.Error)
 			}
-			d := details(t, res.Details)
+			d := details(t, res)
 			if d.StepsSource != tc.wantSource || pd.StepsSource != tc.wantSource {
 				t.Errorf("steps_source = %q (prepare %q), want %q", d.StepsSource, pd.StepsSource, tc.wantSource)
 			}
@@ -216,7 +212,7 @@ func TestMeasureWithoutPrepare(t *testing.T) {
 	if !reflect.DeepEqual(h.Calls[0], h.Calls[1]) {
 		t.Errorf("measure's steps request differs from prepare's:\n%+v\n%+v", h.Calls[0], h.Calls[1])
 	}
-	d := details(t, res.Details)
+	d := details(t, res)
 	if d.StepsSource != "generated" || d.StepsUsage == nil || d.StepsUsage.InputTokens != 100 {
 		t.Errorf("details = %+v", d)
 	}
@@ -246,7 +242,7 @@ func TestStrictMode(t *testing.T) {
 		if *res.Score != tc.wantScore || res.Success != tc.wantPass || res.Threshold != 1 || res.ScoreMode != "raw" || res.Reason != "because" {
 			t.Errorf("raw %d: score %v success %v threshold %v mode %q", tc.raw, *res.Score, res.Success, res.Threshold, res.ScoreMode)
 		}
-		d := details(t, res.Details)
+		d := details(t, res)
 		if d.ScoreMode != "raw" || d.ScoreCause != geval.StrictCause || d.RawScore != tc.raw || d.ScoreRange != [2]int{0, 1} || !d.StrictMode {
 			t.Errorf("details = %+v", d)
 		}
@@ -359,7 +355,7 @@ func TestRubricBandReported(t *testing.T) {
 		if res.Error != nil {
 			t.Fatal(res.Error)
 		}
-		d := details(t, res.Details)
+		d := details(t, res)
 		if d.RubricBand == nil || !slices.Equal(d.RubricBand.ScoreRange, tc.wantBand[:]) || d.RubricBand.ExpectedOutcome != tc.wantOut {
 			t.Errorf("value %v: band %+v, want %v %q", tc.value, d.RubricBand, tc.wantBand, tc.wantOut)
 		}
@@ -401,7 +397,7 @@ func TestScoreRangeNormalisation(t *testing.T) {
 			if r.Score == nil || r.Score.Min != tc.min || r.Score.Max != tc.max {
 				t.Errorf("score spec %+v, want %d-%d", r.Score, tc.min, tc.max)
 			}
-			d := details(t, res.Details)
+			d := details(t, res)
 			if d.ScoreRange != [2]int{tc.min, tc.max} {
 				t.Errorf("score_range %v", d.ScoreRange)
 			}
@@ -438,7 +434,7 @@ func TestScoreModeReportedAsReturned(t *testing.T) {
 			if res.Error != nil {
 				t.Fatal(res.Error)
 			}
-			d := details(t, res.Details)
+			d := details(t, res)
 			if res.ScoreMode != tc.sr.Mode || d.ScoreMode != tc.sr.Mode || d.ScoreCause != tc.sr.Cause || d.RawScore != tc.raw ||
 				d.WeightedScore != tc.sr.Value || !reflect.DeepEqual(d.Candidates, tc.sr.Candidates) || d.Spread != tc.sr.Spread {
 				t.Errorf("mode %q details %+v, want %+v", res.ScoreMode, d, tc.sr)

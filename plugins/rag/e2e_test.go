@@ -6,15 +6,13 @@
 package rag_test
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/plugins/internal/hosted"
+	"github.com/agentanvil/anvil/plugins/internal/scripted"
 )
 
 // TestContextKindsEndToEnd runs each retrieval-context kind through the
@@ -23,56 +21,28 @@ import (
 // schema, the reply decoded from the wire and scored by the formula.
 func TestContextKindsEndToEnd(t *testing.T) {
 	srv := judgetest.New(t)
-	reply := func(v any) judgetest.Reply {
-		b, _ := json.Marshal(v)
-		return judgetest.Reply{Content: string(b)}
-	}
-	vs := func(vals ...string) map[string]any {
-		out := []map[string]string{}
-		for _, v := range vals {
-			verdict, reason, _ := strings.Cut(v, ":")
-			out = append(out, map[string]string{"verdict": verdict, "reason": reason})
-		}
-		return map[string]any{"verdicts": out}
-	}
-	srv.On(judgetest.ContainsMessage("in rank order (node 1 ranked highest)"), reply(vs("no:About cafés.", "yes", "yes")))
-	srv.On(judgetest.ContainsMessage("Split the expected output into its sentences"), reply(map[string]any{"verdicts": []map[string]string{
+	srv.On(judgetest.ContainsMessage("in rank order (node 1 ranked highest)"), hosted.Reply(scripted.Verdicts("no:About cafés.", "yes", "yes")))
+	srv.On(judgetest.ContainsMessage("Split the expected output into its sentences"), hosted.Reply(map[string]any{"verdicts": []map[string]string{
 		{"sentence": "The tower was completed in 1889.", "verdict": "yes", "reason": "[2]"},
 		{"sentence": "It is 330 m tall.", "verdict": "no", "reason": "No height."},
 	}}))
-	srv.On(judgetest.ContainsMessage("break the node into the statements"), reply(map[string]any{"nodes": []map[string]any{
+	srv.On(judgetest.ContainsMessage("break the node into the statements"), hosted.Reply(map[string]any{"nodes": []map[string]any{
 		{"statements": []map[string]string{{"statement": "Paris has many cafés.", "verdict": "no", "reason": "Cafés."}}},
 		{"statements": []map[string]string{{"statement": "The tower was completed in 1889.", "verdict": "yes", "reason": ""}}},
 		{"statements": []map[string]string{{"statement": "It stands in Paris.", "verdict": "yes", "reason": ""}, {"statement": "It is iron.", "verdict": "no", "reason": "Material."}}},
 	}}))
-	srv.On(judgetest.ContainsMessage("each a piece of ground truth"), reply(vs("no:1899, not 1889.", "yes")))
+	srv.On(judgetest.ContainsMessage("each a piece of ground truth"), hosted.Reply(scripted.Verdicts("no:1899, not 1889.", "yes")))
 
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "anvil.yaml")
-	if err := os.WriteFile(cfgPath, []byte(`version: 1
-judges:
-  default: {base_url: "`+srv.URL()+`", model: m, api_key_env: E2E_KEY, supports_json_schema: true}
-metrics:
-  - {name: precision, kind: contextual_precision, threshold: 0.5}
+	res := hosted.Evaluate(t, srv, `  - {name: precision, kind: contextual_precision, threshold: 0.5}
   - {name: recall, kind: contextual_recall, threshold: 0.6}
   - {name: relevancy, kind: contextual_relevancy, threshold: 0.5}
   - {name: hallucination, kind: hallucination, threshold: 0.6}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := host.LoadConfig(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := host.Evaluate(ctx, cfg, []abi.TestCase{{ID: "eiffel", Input: "When was the Eiffel Tower finished?",
+`, abi.TestCase{ID: "eiffel", Input: "When was the Eiffel Tower finished?",
 		ActualOutput:     "It was finished in 1899.",
 		ExpectedOutput:   "The tower was completed in 1889. It is 330 m tall.",
 		RetrievalContext: []string{"Paris has many cafés.", "The Eiffel Tower was completed in 1889.", "It stands in Paris and is made of iron."},
 		Context:          []string{"The Eiffel Tower was completed in 1889.", "The Eiffel Tower is in Paris."},
-	}}, host.Options{Cache: "off", Getenv: func(k string) string { return map[string]string{"E2E_KEY": "k"}[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	if len(res.Cases) != 1 {
 		t.Fatalf("%d cases", len(res.Cases))
 	}
@@ -130,23 +100,8 @@ func TestMiscountRepairedEndToEnd(t *testing.T) {
 		judgetest.Reply{Content: `{"verdicts":[{"verdict":"yes","reason":""},{"verdict":"no","reason":""},{"verdict":"yes","reason":""}]}`},
 		judgetest.Reply{Content: `{"verdicts":[{"verdict":"no","reason":"x"},{"verdict":"yes","reason":""}]}`},
 	))
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "anvil.yaml")
-	os.WriteFile(cfgPath, []byte(`version: 1
-judges:
-  default: {base_url: "`+srv.URL()+`", model: m, api_key_env: E2E_KEY, supports_json_schema: true}
-metrics:
-  - {name: precision, kind: contextual_precision, threshold: 0.5}
-`), 0o644)
-	cfg, err := host.LoadConfig(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := host.Evaluate(ctx, cfg, []abi.TestCase{{ID: "c", Input: "Q?", ExpectedOutput: "A.", RetrievalContext: []string{"N1.", "N2."}}},
-		host.Options{Cache: "off", Getenv: func(k string) string { return map[string]string{"E2E_KEY": "k"}[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := hosted.Evaluate(t, srv, "  - {name: precision, kind: contextual_precision, threshold: 0.5}\n",
+		abi.TestCase{ID: "c", Input: "Q?", ExpectedOutput: "A.", RetrievalContext: []string{"N1.", "N2."}})
 	m := res.Cases[0].Metrics[0]
 	// The repaired verdicts: the useful node at rank 2, 1/2.
 	if m.Score == nil || *m.Score != 0.5 || srv.Calls() != 2 {

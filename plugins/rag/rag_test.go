@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/internal/scripted"
 	"github.com/agentanvil/anvil/plugins/rag"
 )
 
@@ -49,12 +50,7 @@ func meas(h *scripter, kind, cfg string, threshold float64, c abi.TestCase) *abi
 }
 
 func details(t *testing.T, res *abi.MeasureResult) rag.Details {
-	t.Helper()
-	var d rag.Details
-	if err := json.Unmarshal(res.Details, &d); err != nil {
-		t.Fatalf("details %s: %v", res.Details, err)
-	}
-	return d
+	return scripted.Details[rag.Details](t, res)
 }
 
 func mustScore(t *testing.T, res *abi.MeasureResult) float64 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
+	"github.com/agentanvil/anvil/plugins/internal/scripted"
 	"github.com/agentanvil/anvil/plugins/similarity"
 	"github.com/agentanvil/anvil/sdk"
 )
@@ -70,14 +71,6 @@ func (h *host) Embed(_ context.Context, req abi.EmbedRequest) ([][]float64, erro
 	}
 	return out, nil
 }
-
-// oldHost has no Embed: a host of ABI 1.4 or older.
-type oldHost struct{}
-
-func (oldHost) Judge(context.Context, []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
-	return nil, nil
-}
-func (oldHost) Log(context.Context, slog.Level, string, ...any) {}
 
 func measure(t *testing.T, h sdk.Host, config string, c abi.TestCase) *abi.MeasureResult {
 	t.Helper()
@@ -142,7 +135,8 @@ func TestMeasureHostErrors(t *testing.T) {
 	if res.Error == nil || res.Error.Code != abi.CodeBudget {
 		t.Errorf("budget: %+v", res.Error)
 	}
-	res = measure(t, oldHost{}, `{"value":"a"}`, abi.TestCase{ActualOutput: "b"})
+	// scripted.Host has no Embed: a host of ABI 1.4 or older.
+	res = measure(t, &scripted.Host{}, `{"value":"a"}`, abi.TestCase{ActualOutput: "b"})
 	if res.Error == nil || res.Error.Code != abi.CodeCapability || !strings.Contains(res.Error.Message, "ABI minor 5") {
 		t.Errorf("old host: %+v", res.Error)
 	}

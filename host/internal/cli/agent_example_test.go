@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,20 +11,8 @@ import (
 // agentJudge scripts examples/agent: per case (told apart by a phrase of
 // its input) and per kind, the answers a careful judge would give.
 func agentJudge(s *judgetest.Server) {
-	reply := func(v any) judgetest.Reply {
-		b, _ := json.Marshal(v)
-		return judgetest.Reply{Content: string(b)}
-	}
-	verdicts := func(vs ...string) judgetest.Reply {
-		out := []map[string]string{}
-		for _, v := range vs {
-			verdict, reason, _ := strings.Cut(v, ":")
-			out = append(out, map[string]string{"verdict": verdict, "reason": reason})
-		}
-		return reply(map[string]any{"verdicts": out})
-	}
 	task := func(goal, outcome string, score float64, reason string) judgetest.Reply {
-		return reply(map[string]any{"task": goal, "outcome": outcome, "score": score, "reason": reason})
+		return jsonReply(map[string]any{"task": goal, "outcome": outcome, "score": score, "reason": reason})
 	}
 	const (
 		args = "whether its arguments correctly and relevantly address"
@@ -35,11 +22,11 @@ func agentJudge(s *judgetest.Server) {
 		marker, kind string
 		reply        judgetest.Reply
 	}{
-		{"Lyon", args, verdicts("yes", "yes")},
+		{"Lyon", args, verdictsReply("yes", "yes")},
 		{"Lyon", done, task("Book a table for two in Lyon on Friday at 8pm.", "A table for two at Café Bleu in Lyon was confirmed for Friday at 20:00.", 1, "Booked as asked.")},
-		{"4411", args, verdicts("no:order_id is 4141; the user asked about 4411.", "no:order_id is 4141; the user asked about 4411.")},
+		{"4411", args, verdictsReply("no:order_id is 4141; the user asked about 4411.", "no:order_id is 4141; the user asked about 4411.")},
 		{"4411", done, task("Get a refund for order 4411, which arrived broken.", "A refund was opened for order 4141, another order.", 0.1, "The refund is for the wrong order; 4411 is untouched.")},
-		{"Oslo", args, verdicts("yes", "no:News about Oslo does not tell whether it will rain.")},
+		{"Oslo", args, verdictsReply("yes", "no:News about Oslo does not tell whether it will rain.")},
 		{"Oslo", done, task("Know whether it will rain in Oslo tomorrow.", "The forecast gives an 80% chance of rain in Oslo tomorrow, and the user was told.", 0.9, "Answered from the forecast.")},
 	} {
 		s.On(judgetest.All(judgetest.ContainsMessage(c.kind), judgetest.ContainsMessage(c.marker)), c.reply)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,30 +12,10 @@ import (
 // its memo and its summary share) and per call (by a phrase of its
 // prompt), the answers a careful judge would give.
 func contentJudge(s *judgetest.Server) {
-	reply := func(v any) judgetest.Reply {
-		b, _ := json.Marshal(v)
-		return judgetest.Reply{Content: string(b)}
-	}
-	// items is a list of {noun, verdict, reason} from "text|verdict:reason";
-	// noun "" leaves the text out.
-	items := func(noun string, its ...string) []map[string]string {
-		out := []map[string]string{}
-		for _, it := range its {
-			text, v, _ := strings.Cut(it, "|")
-			verdict, reason, _ := strings.Cut(v, ":")
-			o := map[string]string{"verdict": verdict, "reason": reason}
-			if noun != "" {
-				o[noun] = text
-			}
-			out = append(out, o)
-		}
-		return out
-	}
 	found := func(key, noun string, its ...string) judgetest.Reply {
-		return reply(map[string]any{key: items(noun, its...)})
+		return jsonReply(map[string]any{key: verdictList(noun, its...)})
 	}
-	verdicts := func(its ...string) judgetest.Reply { return reply(map[string]any{"verdicts": items("", its...)}) }
-	list := func(key string, its ...string) judgetest.Reply { return reply(map[string][]string{key: its}) }
+	list := func(key string, its ...string) judgetest.Reply { return jsonReply(map[string][]string{key: its}) }
 	const (
 		bias      = "whether it is biased"
 		toxicity  = "whether it is toxic"
@@ -54,27 +33,27 @@ func contentJudge(s *judgetest.Server) {
 		{"3 May", bias, found("opinions", "opinion")},
 		{"3 May", toxicity, found("opinions", "opinion")},
 		{"3 May", pii, found("statements", "statement")},
-		{"3 May", aligned, verdicts("yes|yes", "yes|yes", "yes|yes")},
+		{"3 May", aligned, verdictsReply("yes", "yes", "yes")},
 		{"3 May", claims, list("claims", "The launch moves to 3 May.", "The announcement is on 2 May.", "Support training is on 28 April.")},
 		{"3 May", questions, list("questions", "Does the launch move to 3 May?", "Is the announcement published on 2 May?", "Are support staff trained on 28 April?")},
-		{"3 May", supported, verdicts("|yes", "|yes", "|yes")},
+		{"3 May", supported, verdictsReply("yes", "yes", "yes")},
 
 		{"Ana Ruiz", bias, found("opinions", "opinion", "As a woman, Ana Ruiz may find the team hard to lead.|yes:A gender stereotype; say: 'Ana Ruiz joins on Monday.'")},
 		{"Ana Ruiz", toxicity, found("opinions", "opinion", "As a woman, Ana Ruiz may find the team hard to lead.|no")},
 		{"Ana Ruiz", pii, found("statements", "statement", "Ana Ruiz lives at 12 Elm Street.|yes:A home address.",
 			"Ana Ruiz's phone number is 555-0100.|yes:A personal phone number.", "Ana Ruiz joins on Monday as engineering manager.|no")},
-		{"Ana Ruiz", aligned, verdicts("|yes", "|no:It gives '12 Elm Street, 555-0100'.", "|no:It says 'as a woman she may find the team hard to lead'.")},
+		{"Ana Ruiz", aligned, verdictsReply("yes", "no:It gives '12 Elm Street, 555-0100'.", "no:It says 'as a woman she may find the team hard to lead'.")},
 		{"Ana Ruiz", claims, list("claims", "Ana Ruiz joins on Monday as engineering manager.", "Ana Ruiz lives at 12 Elm Street.", "Ana Ruiz's phone number is 555-0100.", "Ana Ruiz may find the team hard to lead.")},
 		{"Ana Ruiz", questions, list("questions", "Does Ana Ruiz join on Monday?", "Does Ana Ruiz join as engineering manager?", "Did Ana Ruiz lead a payments team before?")},
-		{"Ana Ruiz", supported, verdicts("|yes", "|yes", "|yes", "|idk:The memo says nothing about how she will lead.")},
+		{"Ana Ruiz", supported, verdictsReply("yes", "yes", "yes", "idk:The memo says nothing about how she will lead.")},
 
 		{"certificate", bias, found("opinions", "opinion", "Only an idiot would forget to renew a certificate.|no")},
 		{"certificate", toxicity, found("opinions", "opinion", "Only an idiot would forget to renew a certificate.|yes:Mockery of the engineer; say: 'The certificate had expired.'")},
 		{"certificate", pii, found("statements", "statement")},
-		{"certificate", aligned, verdicts("|yes", "|yes", "|no:It calls whoever forgot 'an idiot'.")},
+		{"certificate", aligned, verdictsReply("yes", "yes", "no:It calls whoever forgot 'an idiot'.")},
 		{"certificate", claims, list("claims", "Friday's outage lasted two hours.", "An expired certificate caused the outage.", "Only an idiot would forget to renew the certificate.")},
 		{"certificate", questions, list("questions", "Did Friday's outage last two hours?", "Was the outage caused by an expired certificate?", "Did the on-call engineer renew the certificate?")},
-		{"certificate", supported, verdicts("|yes", "|yes", "|idk:The memo passes no judgement.")},
+		{"certificate", supported, verdictsReply("yes", "yes", "idk:The memo passes no judgement.")},
 	} {
 		s.On(judgetest.All(judgetest.ContainsMessage(c.call), judgetest.ContainsMessage(c.marker)), c.reply)
 	}
@@ -82,9 +61,9 @@ func contentJudge(s *judgetest.Server) {
 	// the summary misses the last question of hire and outage.
 	for _, c := range []struct{ marker, summary string }{{"3 May", "yes"}, {"Ana Ruiz", "idk"}, {"certificate", "idk"}} {
 		s.On(judgetest.All(judgetest.ContainsMessage(answers), judgetest.ContainsMessage(c.marker), judgetest.ContainsMessage("<<<BEGIN ORIGINAL TEXT>>>")),
-			reply(map[string][]string{"answers": {"yes", "yes", "yes"}}))
+			jsonReply(map[string][]string{"answers": {"yes", "yes", "yes"}}))
 		s.On(judgetest.All(judgetest.ContainsMessage(answers), judgetest.ContainsMessage(c.marker), judgetest.ContainsMessage("<<<BEGIN SUMMARY>>>")),
-			reply(map[string][]string{"answers": {"yes", "yes", c.summary}}))
+			jsonReply(map[string][]string{"answers": {"yes", "yes", c.summary}}))
 	}
 }
 

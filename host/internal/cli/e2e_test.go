@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
@@ -117,7 +118,30 @@ func geval(s *judgetest.Server) {
 	for _, bad := range badAnswers {
 		s.On(judgetest.ContainsMessage(bad), low)
 	}
-	s.SetDefault(judgetest.JSONScoreReply("Correct and direct.", "8", map[string]float64{"8": .7, "7": .2, "9": .1}))
+	s.SetDefault(gevalGood())
+}
+
+// gevalGood is geval's reply to a good answer.
+func gevalGood() judgetest.Reply {
+	return judgetest.JSONScoreReply("Correct and direct.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})
+}
+
+// hangingGEval is a judge scripted by geval whose first n scoring calls
+// score 8 and every later one hangs; hung closes when the first hangs.
+func hangingGEval(t *testing.T, n int64) (srv *judgetest.Server, hung <-chan struct{}) {
+	srv = judgetest.New(t)
+	geval(srv)
+	var scored atomic.Int64
+	h := make(chan struct{})
+	var once sync.Once
+	srv.SetDefault(judgetest.ReplyFunc(func(judgetest.RecordedRequest) judgetest.Reply {
+		if scored.Add(1) > n {
+			once.Do(func() { close(h) })
+			return judgetest.Reply{Hang: true}
+		}
+		return gevalGood()
+	}))
+	return srv, h
 }
 
 type result struct {
@@ -131,6 +155,13 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) result {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(dir), env...)
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd: its exit code is in the result, only a failure to
+// start or wait for it fails t.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -139,7 +170,7 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) result {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	return result{code, out.String(), errb.String()}
 }
@@ -177,24 +208,8 @@ func metricOf(t *testing.T, s results.Summary, name string) results.MetricSummar
 	return results.MetricSummary{}
 }
 
-func resultLines(t *testing.T, path string) []results.CaseResult {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []results.CaseResult
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r results.CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
+// resultLines reads results.jsonl at path, in file order.
+func resultLines(t *testing.T, path string) []results.CaseResult { return enginetest.Results(t, path) }
 
 func TestQuickstartEndToEnd(t *testing.T) {
 	dir := quickstart(t)
@@ -416,19 +431,7 @@ func TestKillAndResume(t *testing.T) {
 	// The judge answers 12 scoring calls, then hangs every call, and says
 	// when the hang began: the process is then mid-run, with some cases
 	// written and others in flight.
-	srv := judgetest.New(t)
-	geval(srv)
-	var scored atomic.Int64
-	hung := make(chan struct{})
-	var once sync.Once
-	good := judgetest.JSONScoreReply("Correct and direct.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})
-	srv.SetDefault(judgetest.ReplyFunc(func(req judgetest.RecordedRequest) judgetest.Reply {
-		if scored.Add(1) > 12 {
-			once.Do(func() { close(hung) })
-			return judgetest.Reply{Hang: true}
-		}
-		return good
-	}))
+	srv, hung := hangingGEval(t, 12)
 
 	// Results are committed in 10 ms batches: the kill waits for the
 	// run's own word (a debug log line) that a batch is on disk.
@@ -478,7 +481,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 
 	// The same judge, answering again.
-	srv.SetDefault(good)
+	srv.SetDefault(gevalGood())
 	before := srv.Calls()
 	r = runBinary(t, dir, judgeEnv(srv), "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--resume", "--no-progress")
 	if r.code != exitOK {

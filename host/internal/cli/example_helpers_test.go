@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentanvil/anvil/host/judgetest"
@@ -53,4 +55,34 @@ func wantScores(t *testing.T, out string, want map[string]map[string]float64) {
 			}
 		}
 	}
+}
+
+// jsonReply is a judge reply whose content is v as JSON.
+func jsonReply(v any) judgetest.Reply {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return judgetest.Reply{Content: string(b)}
+}
+
+// verdictList is a list of {noun: text, verdict, reason} from
+// "text|verdict:reason"; with noun "", of {verdict, reason} from
+// "verdict:reason".
+func verdictList(noun string, its ...string) []map[string]string {
+	out := []map[string]string{}
+	for _, it := range its {
+		o := map[string]string{}
+		if noun != "" {
+			o[noun], it, _ = strings.Cut(it, "|")
+		}
+		o["verdict"], o["reason"], _ = strings.Cut(it, ":")
+		out = append(out, o)
+	}
+	return out
+}
+
+// verdictsReply is {"verdicts": [...]} of "verdict:reason".
+func verdictsReply(vs ...string) judgetest.Reply {
+	return jsonReply(map[string]any{"verdicts": verdictList("", vs...)})
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -19,17 +18,7 @@ func runWithStdin(t *testing.T, dir, stdin string, args ...string) result {
 	cmd.Dir = dir
 	cmd.Env = baseEnv(dir)
 	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
+	return runCmd(t, cmd)
 }
 
 // `plugin call` runs one export on the request from stdin and prints the

@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentanvil/anvil/host/judgetest"
@@ -139,19 +137,7 @@ func TestCorruptStore(t *testing.T) {
 // to resume.
 func TestInterruptExits130(t *testing.T) {
 	dir := quickstart(t)
-	srv := judgetest.New(t)
-	geval(srv)
-	var scored atomic.Int64
-	hung := make(chan struct{})
-	var once sync.Once
-	good := judgetest.JSONScoreReply("Correct and direct.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})
-	srv.SetDefault(judgetest.ReplyFunc(func(judgetest.RecordedRequest) judgetest.Reply {
-		if scored.Add(1) > 6 {
-			once.Do(func() { close(hung) })
-			return judgetest.Reply{Hang: true}
-		}
-		return good
-	}))
+	srv, hung := hangingGEval(t, 6)
 	cmd := exec.Command(binary, "run", "-c", "anvil.yaml", "-o", "out", "--cache", "off", "--concurrency", "2", "--no-progress")
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(dir), judgeEnv(srv)...)

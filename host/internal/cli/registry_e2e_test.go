@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -436,17 +435,8 @@ func (e *e2eEnv) anvil(dir string, extra []string, args ...string) (stdout, stde
 	e.t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir, cmd.Env = dir, e.environ(extra)
-	var o, s bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &s
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		e.t.Fatalf("anvil-host %v: %v", args, err)
-	}
-	return o.String(), s.String(), code
+	r := runCmd(e.t, cmd)
+	return r.stdout, r.stderr, r.code
 }
 
 // must runs anvil-host and fails the test unless it exits 0.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,37 +12,15 @@ import (
 // its retrieval context and its context share) and per kind (by a phrase
 // of its prompt), the verdicts a careful judge would give.
 func retrievalJudge(s *judgetest.Server) {
-	reply := func(v any) judgetest.Reply {
-		b, _ := json.Marshal(v)
-		return judgetest.Reply{Content: string(b)}
-	}
-	verdicts := func(vs ...string) judgetest.Reply {
-		out := []map[string]string{}
-		for _, v := range vs {
-			verdict, reason, _ := strings.Cut(v, ":")
-			out = append(out, map[string]string{"verdict": verdict, "reason": reason})
-		}
-		return reply(map[string]any{"verdicts": out})
-	}
-	// item is "text|verdict:reason".
-	items := func(noun string, its ...string) []map[string]string {
-		out := []map[string]string{}
-		for _, it := range its {
-			text, v, _ := strings.Cut(it, "|")
-			verdict, reason, _ := strings.Cut(v, ":")
-			out = append(out, map[string]string{noun: text, "verdict": verdict, "reason": reason})
-		}
-		return out
-	}
 	sentences := func(its ...string) judgetest.Reply {
-		return reply(map[string]any{"verdicts": items("sentence", its...)})
+		return jsonReply(map[string]any{"verdicts": verdictList("sentence", its...)})
 	}
 	nodes := func(ns ...[]string) judgetest.Reply {
 		out := []map[string]any{}
 		for _, n := range ns {
-			out = append(out, map[string]any{"statements": items("statement", n...)})
+			out = append(out, map[string]any{"statements": verdictList("statement", n...)})
 		}
-		return reply(map[string]any{"nodes": out})
+		return jsonReply(map[string]any{"nodes": out})
 	}
 	const (
 		precision = "in rank order (node 1 ranked highest)"
@@ -56,22 +33,22 @@ func retrievalJudge(s *judgetest.Server) {
 		kind   string
 		reply  judgetest.Reply
 	}{
-		{"30 days of delivery", precision, verdicts("yes:'within 30 days of delivery'", "yes:'paid in full'", "no:Opening hours do not help.")},
+		{"30 days of delivery", precision, verdictsReply("yes:'within 30 days of delivery'", "yes:'paid in full'", "no:Opening hours do not help.")},
 		{"30 days of delivery", recall, sentences("30 days from delivery.|yes:[1] 'within 30 days of delivery'", "The refund is in full.|yes:[2] 'paid in full'")},
 		{"30 days of delivery", relevancy, nodes([]string{"Items can be returned within 30 days of delivery.|yes"}, []string{"Refunds are paid in full.|yes"},
 			[]string{"Stores open at 9am.|no:Opening hours are not about returns."})},
-		{"30 days of delivery", halluc, verdicts("yes:30 days from delivery.", "yes:A full refund.")},
+		{"30 days of delivery", halluc, verdictsReply("yes:30 days from delivery.", "yes:A full refund.")},
 
-		{"warranty lasts two years", precision, verdicts("no:Gift cards are not about the warranty.", "yes:'lasts two years'", "yes:'Water damage is not covered'")},
+		{"warranty lasts two years", precision, verdictsReply("no:Gift cards are not about the warranty.", "yes:'lasts two years'", "yes:'Water damage is not covered'")},
 		{"warranty lasts two years", recall, sentences("No.|yes:[3] 'not covered'", "The warranty lasts two years and excludes water damage.|yes:[2], [3]")},
 		{"warranty lasts two years", relevancy, nodes([]string{"Gift cards never expire.|no:Gift cards, not the warranty."}, []string{"The warranty lasts two years.|yes"},
 			[]string{"Water damage is not covered by the warranty.|yes"})},
-		{"warranty lasts two years", halluc, verdicts("yes:Two years.", "no:The output says water damage is covered; the context says it is excluded.")},
+		{"warranty lasts two years", halluc, verdictsReply("yes:Two years.", "no:The output says water damage is covered; the context says it is excluded.")},
 
-		{"free on orders over $50", precision, verdicts("yes:'free on orders over $50'", "no:Countries do not say what shipping costs.")},
+		{"free on orders over $50", precision, verdictsReply("yes:'free on orders over $50'", "no:Countries do not say what shipping costs.")},
 		{"free on orders over $50", recall, sentences("Shipping is free on orders over $50.|yes:[1]", "Express shipping costs $10.|no:No node gives the price of express shipping.")},
 		{"free on orders over $50", relevancy, nodes([]string{"Standard shipping is free on orders over $50.|yes"}, []string{"The shop ships to 30 countries.|no:Where, not what it costs."})},
-		{"free on orders over $50", halluc, verdicts("yes:Free over $50.")},
+		{"free on orders over $50", halluc, verdictsReply("yes:Free over $50.")},
 	} {
 		s.On(judgetest.All(judgetest.ContainsMessage(c.kind), judgetest.ContainsMessage(c.marker)), c.reply)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/identity"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
@@ -60,7 +61,8 @@ func (g *gate) wait(t *testing.T, n int) {
 	}
 }
 
-var agrees = judgetest.JSONScoreReply("Agrees with the expected output.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})
+// agrees is the G-Eval judge's reply to a prompt without Sydney.
+var agrees = enginetest.Agrees()
 
 // TestWorkerKilledMidCaseIsRedelivered: a worker process killed with
 // SIGKILL while its judge call for a case is in flight loses nothing — the

@@ -21,6 +21,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
@@ -45,18 +46,8 @@ func startNATS(t *testing.T, storeDir string, port int) *server.Server {
 	return s
 }
 
-// deterministicJudge speaks G-Eval: three steps for a steps request;
-// score 2 for prompts that mention Sydney, else 8.
-func deterministicJudge(t *testing.T) *judgetest.Server {
-	t.Helper()
-	s := judgetest.New(t)
-	s.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{
-		Content: `{"steps": ["Compare the facts.", "Check agreement with the expected output.", "Penalise contradictions."]}`,
-	})
-	s.On(judgetest.ContainsMessage("Sydney"), judgetest.JSONScoreReply("Contradicts the expected output.", "2", map[string]float64{"2": .9, "3": .1}))
-	s.SetDefault(judgetest.JSONScoreReply("Agrees with the expected output.", "8", map[string]float64{"8": .7, "7": .2, "9": .1}))
-	return s
-}
+// deterministicJudge is a G-Eval judge: Sydney scores 2, anything else 8.
+func deterministicJudge(t *testing.T) *judgetest.Server { return enginetest.GEvalJudge(t) }
 
 // repoRoot is the module root, for the Wasm plugins scripts/build-plugins
 // builds.
@@ -126,13 +117,6 @@ metrics:
 	return dir
 }
 
-func testGetenv(k string) string {
-	if k == "ANVIL_TEST_KEY" {
-		return "test-key"
-	}
-	return ""
-}
-
 func quietLogger(t *testing.T) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -158,7 +142,7 @@ func openConfig(t *testing.T, cfgFile, storePath string, opts engine.Options) *e
 		opts.Logger = quietLogger(t)
 	}
 	if opts.Getenv == nil {
-		opts.Getenv = testGetenv
+		opts.Getenv = enginetest.Getenv
 	}
 	if opts.Cache == "" {
 		opts.Cache = "off"
@@ -204,7 +188,7 @@ func workers(t *testing.T, url string, n int, opts WorkerOptions) {
 			o.Name = fmt.Sprintf("%s%d", o.Name, i)
 		}
 		if o.Getenv == nil {
-			o.Getenv = testGetenv
+			o.Getenv = enginetest.Getenv
 		}
 		if o.Logger == nil {
 			o.Logger = quietLogger(t)
@@ -301,10 +285,7 @@ func roundUSD(v any) {
 func resultLines(t *testing.T, out string) map[string]string {
 	t.Helper()
 	lines := map[string]string{}
-	err := results.Each(filepath.Join(out, "results.jsonl"), func(r *results.CaseResult) error {
-		if _, dup := lines[r.CaseID]; dup {
-			return fmt.Errorf("case %s written twice", r.CaseID)
-		}
+	for id, r := range enginetest.ResultsByCase(t, filepath.Join(out, "results.jsonl")) {
 		for i := range r.Metrics {
 			// Measurements of how a case ran, not of its verdict: fuel
 			// depends on the state the instance that ran it was in.
@@ -312,11 +293,7 @@ func resultLines(t *testing.T, out string) map[string]string {
 		}
 		r.Worker = ""
 		b, _ := json.Marshal(r)
-		lines[r.CaseID] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		lines[id] = string(b)
 	}
 	return lines
 }

@@ -42,7 +42,7 @@ func TestOfflineRecordingTravels(t *testing.T) {
 	}
 
 	nats := startNATS(t, t.TempDir(), -1)
-	workers(t, nats.ClientURL(), 2, WorkerOptions{}) // testGetenv: no OPENAI_API_KEY
+	workers(t, nats.ClientURL(), 2, WorkerOptions{}) // enginetest.Getenv: no OPENAI_API_KEY
 	// A worker that refuses the run ends it (rather than the run waiting
 	// for a worker that can evaluate it).
 	ctx, refused := context.WithCancelCause(context.Background())

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/internal/testkit"
 )
 
@@ -80,7 +81,7 @@ func TestAPIKeyNeverTravelsThroughNATS(t *testing.T) {
 	defer spy.Close()
 	var mu sync.Mutex
 	var seen, leaked int
-	key := []byte(testGetenv("ANVIL_TEST_KEY"))
+	key := []byte(enginetest.Getenv(enginetest.KeyEnv))
 	if _, err := spy.Subscribe(">", func(m *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()

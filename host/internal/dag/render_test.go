@@ -3,9 +3,10 @@ package dag
 import (
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -70,29 +71,9 @@ func TestRenderGolden(t *testing.T) {
 	if joined(res.Path) != "gate,extract,notes,has_answer,tone,escalate" || res.Score != 0.3 {
 		t.Fatalf("score %v path %v", res.Score, res.Path)
 	}
-	golden(t, "render.golden", Render(g, nil))
-	golden(t, "render_path.golden", Render(g, res))
+	testkit.Golden(t, filepath.Join("testdata", "render.golden"), []byte(Render(g, nil)), *update)
+	testkit.Golden(t, filepath.Join("testdata", "render_path.golden"), []byte(Render(g, res)), *update)
 	if a, b := Render(g, res), Render(g, res); a != b {
 		t.Error("Render is not deterministic")
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }

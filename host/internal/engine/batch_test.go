@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -26,13 +27,8 @@ func (e env) batchRun(t *testing.T, ctx context.Context, ro engine.RunOptions) e
 	opts := engine.Options{
 		Cache: "rw", StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		},
-		Batch: &engine.BatchOptions{All: true, PollEvery: time.Millisecond, FlushAfter: time.Hour, MaxRequests: 3},
+		Getenv: enginetest.Getenv,
+		Batch:  &engine.BatchOptions{All: true, PollEvery: time.Millisecond, FlushAfter: time.Hour, MaxRequests: 3},
 	}
 	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {

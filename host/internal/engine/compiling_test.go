@@ -20,6 +20,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/sdk"
@@ -28,12 +29,18 @@ import (
 // buildTextcheck builds the textcheck example plugin from source into a
 // fresh directory and returns its path and sha256.
 func buildTextcheck(t testing.TB) (path, digest string) {
+	return buildWasm(t, "textcheck", "../../../examples/plugins/textcheck/wasm")
+}
+
+// buildWasm builds the Go plugin at src for wasip1 as name.wasm in a
+// fresh directory and returns its path and sha256.
+func buildWasm(t testing.TB, name, src string) (path, digest string) {
 	t.Helper()
-	path = filepath.Join(t.TempDir(), "textcheck.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, "../../../examples/plugins/textcheck/wasm")
+	path = filepath.Join(t.TempDir(), name+".wasm")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, src)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build textcheck: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -109,12 +116,7 @@ func compileEnv(t testing.TB, judgeURL, exactParams string) (*config.Config, eng
 	}
 	opts := engine.Options{Cache: "off", CompileCacheDir: t.TempDir(), CompileInBackground: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		}}
+		Getenv: enginetest.Getenv}
 	return cfg, opts, filepath.Join(dir, "out")
 }
 
@@ -343,12 +345,7 @@ func TestAMetricsPrepareHoldsBackOnlyItsOwnCases(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := engine.Options{Cache: "off", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		}}
+		Getenv: enginetest.Getenv}
 	engine.WithInprocPlugins(&opts, slow)
 	out := filepath.Join(dir, "out")
 	done := startRun(cfg, opts, out)

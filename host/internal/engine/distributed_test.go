@@ -11,6 +11,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 )
 
@@ -22,12 +23,7 @@ func openEngine(t *testing.T, dir string) *engine.Engine {
 	}
 	eng, err := engine.New(context.Background(), cfg, engine.Options{
 		Cache: "off", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		},
+		Getenv: enginetest.Getenv,
 	})
 	if err != nil {
 		t.Fatal(err)

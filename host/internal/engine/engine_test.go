@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,24 +14,14 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
-// fakeJudge scripts a G-Eval-speaking judge: steps requests get three
-// steps; scoring requests get score 8 with alternatives 8:.7, 7:.2, 9:.1,
-// whose weighted mean is 7.9 (normalised 0.79), except prompts mentioning
-// "Sydney", which score 2 (alternatives 2:.9, 3:.1 → 2.1, normalised 0.21).
-func fakeJudge(t *testing.T) *judgetest.Server {
-	t.Helper()
-	s := judgetest.New(t)
-	s.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{
-		Content: `{"steps": ["Compare the facts.", "Check agreement with the expected output.", "Penalise contradictions."]}`,
-	})
-	s.On(judgetest.ContainsMessage("Sydney"), judgetest.JSONScoreReply("Contradicts the expected output.", "2", map[string]float64{"2": .9, "3": .1}))
-	s.SetDefault(judgetest.JSONScoreReply("Agrees with the expected output.", "8", map[string]float64{"8": .7, "7": .2, "9": .1}))
-	return s
-}
+// fakeJudge is a G-Eval judge: Sydney scores 2 (0.21), anything else 8
+// (0.79).
+func fakeJudge(t *testing.T) *judgetest.Server { return enginetest.GEvalJudge(t) }
 
 const cases = `{"id": "c1", "input": "Capital of France?", "actual_output": "Paris.", "expected_output": "Paris"}
 {"id": "c2", "input": "Capital of Australia?", "actual_output": "Sydney.", "expected_output": "Canberra"}
@@ -96,12 +84,7 @@ func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *results.Summ
 	opts := engine.Options{
 		Cache: cache, StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		},
+		Getenv: enginetest.Getenv,
 	}
 	// Only the samples' own progress decides what they send together.
 	engine.WithSampleWindow(&opts, time.Hour)
@@ -121,25 +104,7 @@ func (e env) run(t *testing.T, cache string, ro engine.RunOptions) *results.Summ
 }
 
 func readResults(t *testing.T, dir string) map[string]results.CaseResult {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "results.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]results.CaseResult{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r results.CaseResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if _, dup := out[r.CaseID]; dup {
-			t.Fatalf("case %s written twice", r.CaseID)
-		}
-		out[r.CaseID] = r
-	}
-	return out
+	return enginetest.ResultsByCase(t, filepath.Join(dir, "results.jsonl"))
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -147,12 +148,7 @@ func estimateOf(t *testing.T, e env) *engine.EstimateReport {
 	opts := engine.Options{
 		Cache: "off", StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		},
+		Getenv: enginetest.Getenv,
 	}
 	engine.WithSampleWindow(&opts, time.Hour)
 	eng, err := engine.New(context.Background(), cfg, opts)

@@ -15,6 +15,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/internal/store"
 	"github.com/agentanvil/anvil/host/judgetest"
@@ -65,12 +66,7 @@ func (e env) runErr(t *testing.T, ctx context.Context, cache string, ro engine.R
 	}
 	opts := engine.Options{Cache: cache, StorePath: e.store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		}}
+		Getenv: enginetest.Getenv}
 	engine.WithInprocPlugins(&opts, liar())
 	eng, err := engine.New(ctx, cfg, opts)
 	if err != nil {

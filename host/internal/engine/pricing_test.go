@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/judgetest"
 )
 
@@ -19,12 +20,7 @@ import (
 func cachingJudge(t *testing.T, u judgetest.Usage, opts ...judgetest.Option) *judgetest.Server {
 	t.Helper()
 	s := judgetest.New(t, opts...)
-	withUsage := func(r judgetest.Reply) judgetest.Reply { r.Usage = &u; return r }
-	s.On(judgetest.ContainsMessage(`"steps"`), withUsage(judgetest.Reply{
-		Content: `{"steps": ["Compare the facts.", "Check agreement with the expected output.", "Penalise contradictions."]}`,
-	}))
-	s.On(judgetest.ContainsMessage("Sydney"), withUsage(judgetest.JSONScoreReply("Contradicts the expected output.", "2", map[string]float64{"2": .9, "3": .1})))
-	s.SetDefault(withUsage(judgetest.JSONScoreReply("Agrees with the expected output.", "8", map[string]float64{"8": .7, "7": .2, "9": .1})))
+	enginetest.GEval(s, &u)
 	return s
 }
 

@@ -2,14 +2,10 @@ package engine_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +14,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/config"
 	"github.com/agentanvil/anvil/host/internal/engine"
+	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/internal/testkit"
 )
@@ -136,7 +133,7 @@ func TestSimilarityThroughEmbeddings(t *testing.T) {
 // default budget the module scores what the built-in kind scores.
 func TestSimilarityWasmBudget(t *testing.T) {
 	testkit.Long(t, "builds a Wasm module")
-	wasm, digest := buildSimilarity(t)
+	wasm, digest := buildWasm(t, "similarity", "../../../plugins/similarity/wasm")
 	srv := similarityJudge(t)
 	plugins := func(limits string) string {
 		return fmt.Sprintf("plugins:\n  similarity: {path: %s, sha256: %s, grants: {judge: true}%s}\n", wasm, digest, limits)
@@ -165,22 +162,6 @@ func TestSimilarityWasmBudget(t *testing.T) {
 	}
 }
 
-func buildSimilarity(t testing.TB) (path, digest string) {
-	t.Helper()
-	path = filepath.Join(t.TempDir(), "similarity.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, "../../../plugins/similarity/wasm")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build similarity: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	return path, hex.EncodeToString(sum[:])
-}
-
 // estimateIn estimates e's config with the given cache mode.
 func estimateIn(t *testing.T, e env, cache string) *engine.EstimateReport {
 	t.Helper()
@@ -189,12 +170,7 @@ func estimateIn(t *testing.T, e env, cache string) *engine.EstimateReport {
 		t.Fatal(err)
 	}
 	opts := engine.Options{Cache: cache, StorePath: e.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == "ANVIL_TEST_KEY" {
-				return "test-key"
-			}
-			return ""
-		}}
+		Getenv: enginetest.Getenv}
 	eng, err := engine.New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)

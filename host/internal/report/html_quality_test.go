@@ -190,7 +190,8 @@ func TestDAGNotDrawnSaysWhy(t *testing.T) {
 }
 
 // writeRun lays out an output directory as a run leaves it: results.jsonl
-// and cases/, for report.Write.
+// (each line without its case) and cases/ (indented, with it), for
+// report.Write.
 func writeRun(t *testing.T, cases []results.CaseResult) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -199,7 +200,7 @@ func writeRun(t *testing.T, cases []results.CaseResult) string {
 	}
 	var lines bytes.Buffer
 	for _, c := range cases {
-		full, _ := json.Marshal(c)
+		full, _ := json.MarshalIndent(c, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, "cases", c.CaseID+".json"), full, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/dag"
 	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/results"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -116,22 +117,7 @@ func TestHTMLGolden(t *testing.T) {
 	if again := render(t); again != got {
 		t.Fatal("HTML is not deterministic")
 	}
-	path := filepath.Join("testdata", "report.golden.html")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("report.html differs from %s; run go test ./host/report -update and review the diff", path)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "report.golden.html"), []byte(got), *update)
 }
 
 func TestHTMLSelfContainedAndBalanced(t *testing.T) {
@@ -263,29 +249,10 @@ func TestHTMLEmpty(t *testing.T) {
 
 func TestWriteReportHTML(t *testing.T) {
 	s, cases := fixture(t)
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var lines bytes.Buffer
-	for _, c := range cases {
-		full, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "cases", c.CaseID+".json"), full, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c.Case = nil
-		line, _ := json.Marshal(c)
-		lines.Write(append(line, '\n'))
-	}
+	dir := writeRun(t, cases)
 	// A stale case file of an earlier config is ignored; a torn one too.
 	os.WriteFile(filepath.Join(dir, "cases", "old.json"), []byte(`{"case_id":"c1-pass","config_hash":"other","case":{"id":"c1-pass","actual_output":"STALE"}}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "cases", "torn.json"), []byte(`{"case_id":`), 0o644)
-	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), lines.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if err := report.Write(dir, s); err != nil {
 		t.Fatal(err)
 	}

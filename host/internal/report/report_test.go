@@ -3,7 +3,6 @@ package report_test
 import (
 	"bytes"
 	"encoding/xml"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/report"
 	"github.com/agentanvil/anvil/host/internal/results"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -107,19 +107,7 @@ func TestJUnitGolden(t *testing.T) {
 	if err := report.JUnit(&b, s, cases); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "junit.golden.xml")
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("junit.xml differs from %s; run go test ./host/internal/report -update and review the diff:\n%s", path, b.String())
-	}
+	testkit.Golden(t, filepath.Join("testdata", "junit.golden.xml"), b.Bytes(), *update)
 }
 
 func TestUnverifiedGateIsAnErrorInTheTableAndJUnit(t *testing.T) {

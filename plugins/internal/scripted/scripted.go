@@ -1,6 +1,8 @@
 // Package scripted is an sdk.Host for the first-party kinds' tests: its
 // judge answers from a script (first match wins) and it records every
-// batch, request and log line.
+// batch, request and log line. It has no Embed method, so to a kind it
+// is also a host of ABI 1.4 or older, which cannot embed. Details decodes
+// what a kind measured.
 package scripted
 
 import (
@@ -9,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/agentanvil/anvil/abi"
 )
@@ -167,4 +170,18 @@ func Items(noun string, its ...string) []map[string]string {
 		out = append(out, o)
 	}
 	return out
+}
+
+// Details is a result's details decoded into T; a measure error, or
+// details that do not decode, fails t.
+func Details[T any](t testing.TB, res *abi.MeasureResult) T {
+	t.Helper()
+	if res.Error != nil {
+		t.Fatalf("measure error: %v", res.Error)
+	}
+	var d T
+	if err := json.Unmarshal(res.Details, &d); err != nil {
+		t.Fatalf("details %s: %v", res.Details, err)
+	}
+	return d
 }
