@@ -381,7 +381,8 @@ func (kr *kindRun) checkCase(c abi.TestCase) func(context.Context, *env) (Status
 }
 
 // checkMissing removes each required field in turn: the answer must be
-// missing_field naming it, never a crash. A kind that declares none is
+// missing_field naming it, never a crash; a required context or
+// retrieval_context of blank strings must be missing_field too. A kind that declares none is
 // sent a case with only an id, which must not crash it either.
 func (kr *kindRun) checkMissing(ctx context.Context, e *env) (Status, string) {
 	if len(kr.k.RequiredFields) == 0 {
@@ -401,6 +402,27 @@ func (kr *kindRun) checkMissing(ctx context.Context, e *env) (Status, string) {
 		}
 		if o.field != "" && o.field != f {
 			return Fail, fmt.Sprintf("without %s: missing_field names %q", f, o.field)
+		}
+	}
+	// A list of blank strings is missing too (abi/v1/README.md §8): an
+	// SDK that counts items instead of reading them scores an empty context.
+	blank := []string{"", " \t\n", "\u00a0\u3000"}
+	for _, f := range kr.k.RequiredFields {
+		c := fullCase("kit-blank-" + f)
+		switch f {
+		case abi.FieldContext:
+			c.Context = blank
+		case abi.FieldRetrievalContext:
+			c.RetrievalContext = blank
+		default:
+			continue
+		}
+		o := kr.callRaw(ctx, e.p, kr.svc(), c)
+		if o.err != nil {
+			return Fail, fmt.Sprintf("%s of blank strings: %s", f, o.String())
+		}
+		if o.code != abi.CodeMissingField {
+			return Fail, fmt.Sprintf("%s of blank strings: want error missing_field (white space only is missing), got %s", f, o.String())
 		}
 	}
 	return Pass, fmt.Sprintf("missing_field for each of %s", strings.Join(kr.k.RequiredFields, ", "))

@@ -227,6 +227,8 @@ func TestZooFails(t *testing.T) {
 			// failed), not the other kinds'.
 			{"metric/badscore/determinism", Skip, "already failed"},
 			{"metric/ok/determinism", Pass, "same input twice"},
+			// Presence by length: a context of blank strings is missing.
+			{"metric/countsitems/missing-fields", Fail, "context of blank strings: want error missing_field"},
 		}},
 		{"hostile", map[string]json.RawMessage{"hostile": json.RawMessage(`{"behaviour":"panic"}`)}, []want{{"metric/hostile/all-fields", Fail, "trap"}}},
 		{"unasked", nil, []want{{"metric/ask/judge/not-asked", Fail, "called anvil_judge"}}},

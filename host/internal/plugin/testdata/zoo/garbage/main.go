@@ -30,6 +30,7 @@ func describe() int32 {
 	for _, k := range kinds {
 		b.WriteString(`{"name":"` + k + `","role":"metric"},`)
 	}
+	b.WriteString(`{"name":"countsitems","role":"metric","required_fields":["context"]},`)
 	b.WriteString(`{"name":"badverdict","role":"node","verdicts":["false","true"]}]}`)
 	pdk.OutputString(b.String())
 	return 0
@@ -67,6 +68,14 @@ func measure() int32 {
 	in := pdk.InputString()
 	kind := func(k string) bool { return strings.Contains(in, `"kind":"`+k+`"`) }
 	switch {
+	case kind("countsitems"):
+		// Presence by the list's length alone: a context of blank
+		// strings is scored, where it is missing (abi/v1/README.md §8).
+		if !strings.Contains(in, `"context":[`) {
+			pdk.OutputString(`{"success":false,"error":{"code":"missing_field","field":"context","message":"context is missing"}}`)
+			return 0
+		}
+		pdk.OutputString(ok)
 	case kind("notjson"):
 		pdk.OutputString("this is not JSON")
 	case kind("seterror"):
