@@ -199,7 +199,8 @@ for n in "${sizes[@]}"; do
 	cpu="$(json_num "$d/measure.json" cpu_s)"
 	rss="$(json_num "$d/measure.json" max_rss_kib)"
 	anon="$(json_num "$d/measure.json" peak_rss_anon_kib)"
-	file="$(json_num "$d/measure.json" peak_rss_file_kib)"
+	# tmpfs pages are shmem, not file: a binary on /dev/shm is counted there
+	file="$(($(json_num "$d/measure.json" peak_rss_file_kib) + $(json_num "$d/measure.json" peak_rss_shmem_kib)))"
 	fjcpu="$(json_num "$d/fakejudge-measure.json" cpu_s)"
 	other=-1
 	if [ -n "$busy0" ] && [ -n "$busy1" ]; then
@@ -239,4 +240,4 @@ for r in "${rows[@]}"; do
 	echo "$r"
 done
 echo "(other_cpu_s: CPU time other processes used during the run; when it is large the machine was busy and wall is skewed)"
-echo "(anon_MiB, file_MiB: the sampled peaks of the RSS's anonymous part — heap, stacks, guest memories — and its file part — the binary's text and rodata, mapped whole in 2 MiB folios when the binary lies on ext4, page by page on tmpfs; Linux only)"
+echo "(anon_MiB, file_MiB: the sampled peaks of the RSS's anonymous part — heap, stacks, guest memories — and its file part (RssFile + RssShmem) — the binary's text and rodata, mapped whole in 2 MiB folios when the binary lies on ext4, page by page on tmpfs; Linux only)"
