@@ -24,7 +24,8 @@
 # For each N it starts a fresh fake judge, generates N cases, runs
 # `anvil-host run --cache off` into a fresh output dir under bench/cmd/measure
 # (wall time, user+sys CPU, peak RSS), reads the number of judge calls from the
-# fake judge, and prints one table row; above the table, one line of what
+# fake judge, and prints one table row (peak RSS also split into its sampled
+# anonymous and file parts); above the table, one line of what
 # the machine charges (bench/cmd/machinecost). See bench/README.md.
 set -euo pipefail
 
@@ -197,6 +198,9 @@ for n in "${sizes[@]}"; do
 	wall="$(json_num "$d/measure.json" wall_s)"
 	cpu="$(json_num "$d/measure.json" cpu_s)"
 	rss="$(json_num "$d/measure.json" max_rss_kib)"
+	anon="$(json_num "$d/measure.json" peak_rss_anon_kib)"
+	# tmpfs pages are shmem, not file: a binary on /dev/shm is counted there
+	file="$(($(json_num "$d/measure.json" peak_rss_file_kib) + $(json_num "$d/measure.json" peak_rss_shmem_kib)))"
 	fjcpu="$(json_num "$d/fakejudge-measure.json" cpu_s)"
 	other=-1
 	if [ -n "$busy0" ] && [ -n "$busy1" ]; then
@@ -215,12 +219,12 @@ for n in "${sizes[@]}"; do
 
 	# bound: the steps call (one latency, before the first case) plus the
 	# scoring calls spread over the effective concurrency.
-	rows+=("$(awk -v n="$n" -v wall="$wall" -v calls="$calls" -v steps="$steps" -v cpu="$cpu" -v rss="$rss" -v fjcpu="$fjcpu" -v other="$other" \
+	rows+=("$(awk -v n="$n" -v wall="$wall" -v calls="$calls" -v steps="$steps" -v cpu="$cpu" -v rss="$rss" -v anon="$anon" -v file="$file" -v fjcpu="$fjcpu" -v other="$other" \
 		-v lat="$lat_s" -v c="$eff_conc" 'BEGIN {
 			rounds = (steps > 0 ? 1 : 0)
 			bound = lat * (rounds + (calls - steps) / c)
-			printf "%6d  %8.2f  %6d  %8.2f  %11.2f  %7.1f  %7.2f  %10s  %11.2f  %11s  %11.3f  %7.0f\n",
-				n, wall, calls, cpu, (calls > 0 ? cpu * 1000 / calls : 0), rss / 1024, bound,
+			printf "%6d  %8.2f  %6d  %8.2f  %11.2f  %7.1f  %8.1f  %8.1f  %7.2f  %10s  %11.2f  %11s  %11.3f  %7.0f\n",
+				n, wall, calls, cpu, (calls > 0 ? cpu * 1000 / calls : 0), rss / 1024, anon / 1024, file / 1024, bound,
 				(bound > 0 ? sprintf("%.3f", wall / bound) : "-"), fjcpu,
 				(other < 0 ? "-" : sprintf("%.2f", other)), cpu * 1000 / n, n / wall
 		}')")
@@ -231,8 +235,9 @@ what="anvil-host run"
 [ "$PROFILE" != 0 ] && what="profilehost (anvil-host run's engine, under the profilers)"
 echo "$what, CONFIG=$CONFIG, fake judge latency $LATENCY, --concurrency $CONCURRENCY, judge max_concurrency $JUDGE_CONCURRENCY, --cache off, $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores"
 echo "$machine"
-printf "%6s  %8s  %6s  %8s  %11s  %7s  %7s  %10s  %11s  %11s  %11s  %7s\n" N wall_s calls cpu_s cpu/call_ms rss_MiB bound_s wall/bound judge_cpu_s other_cpu_s cpu/case_ms cases/s
+printf "%6s  %8s  %6s  %8s  %11s  %7s  %8s  %8s  %7s  %10s  %11s  %11s  %11s  %7s\n" N wall_s calls cpu_s cpu/call_ms rss_MiB anon_MiB file_MiB bound_s wall/bound judge_cpu_s other_cpu_s cpu/case_ms cases/s
 for r in "${rows[@]}"; do
 	echo "$r"
 done
 echo "(other_cpu_s: CPU time other processes used during the run; when it is large the machine was busy and wall is skewed)"
+echo "(anon_MiB, file_MiB: the sampled peaks of the RSS's anonymous part — heap, stacks, guest memories — and its file part (RssFile + RssShmem) — the binary's text and rodata, mapped whole in 2 MiB folios when the binary lies on ext4, page by page on tmpfs; Linux only)"
