@@ -113,10 +113,17 @@ func (c *Clock) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (c *Clock) Done() <-chan struct{} { return c.done }
 
 // Err is context.DeadlineExceeded when the guest used its limit, the
-// parent's error when the parent ended first, else nil.
+// parent's error when the parent ended first, else nil. It reads the
+// parent too: the parent's end reaches Done through a goroutine, and a
+// caller that cancels and then lets the guest go on must find the call
+// cancelled, as a derived context would have it at once.
 func (c *Clock) Err() error {
 	if p := c.err.Load(); p != nil {
 		return *p
+	}
+	if err := c.parent.Err(); err != nil {
+		c.end(err)
+		return err
 	}
 	return nil
 }

@@ -82,3 +82,20 @@ func TestClock(t *testing.T) {
 		c.Hold()() // a guard outside an invocation has no clock
 	})
 }
+
+// TestClockErrFollowsTheParentAtOnce: once the parent is cancelled, Err
+// says so before the clock's own goroutine has closed Done: a caller that
+// cancels and then releases a guest's judge call finds the call cancelled.
+func TestClockErrFollowsTheParentAtOnce(t *testing.T) {
+	t.Parallel()
+	for range 1000 {
+		parent, cancel := context.WithCancel(context.Background())
+		c := StartClock(parent, time.Hour)
+		cancel()
+		if !errors.Is(c.Err(), context.Canceled) {
+			t.Fatalf("Err %v right after the parent's cancel; want Canceled", c.Err())
+		}
+		<-c.Done()
+		c.Stop()
+	}
+}
