@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/engine"
 	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // batchRun runs e's config in batch mode (a batch per 3 scoring calls:
@@ -86,5 +88,45 @@ func TestBatchRunResumesWithoutResubmitting(t *testing.T) {
 	}
 	if s := got["c2"].Metrics[0].Score; s == nil || *s > 0.5 {
 		t.Errorf("c2 scored %v; want the Sydney reply's 0.21", s)
+	}
+}
+
+// TestBatchedWasmKindOutwaitsItsTimeout: a Wasm kind whose judge calls
+// wait on a batch for several times its limits.timeout is scored. The
+// limit counts the guest's own time, not its waits on the judge; before,
+// every case of a batched run with a plugin kind was a plugin timeout,
+// since a real batch takes minutes to hours.
+func TestBatchedWasmKindOutwaitsItsTimeout(t *testing.T) {
+	testkit.Long(t, "builds the G-Eval plugin for wasip1")
+	const timeout = 500 * time.Millisecond
+	wasm, digest := buildWasm(t, "geval", "../../../plugins/geval/wasm")
+	srv := fakeJudge(t)
+	srv.SetBatchMode(judgetest.BatchManual)
+	created := make(chan string, 1)
+	srv.OnBatchCreate(func(id string) { created <- id })
+	e := newEnv(t, configFor(srv.URL(), true, correctness)+fmt.Sprintf(
+		"plugins:\n  geval: {path: %s, sha256: %s, grants: {judge: true}, limits: {timeout: %s}}\n", wasm, digest, timeout))
+	done := make(chan error, 1)
+	go func() { done <- e.batchRun(t, context.Background(), engine.RunOptions{}) }()
+	var id string
+	select {
+	case id = <-created:
+	case err := <-done:
+		t.Fatalf("the run ended before submitting a batch: %v", err)
+	}
+	// The batch takes several times the kind's limit to end.
+	<-time.After(4 * timeout)
+	if err := srv.CompleteBatch(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := readResults(t, e.out)
+	for _, id := range []string{"c1", "c2", "c3"} {
+		m := got[id].Metrics[0]
+		if m.Score == nil || m.Error != nil {
+			t.Errorf("%s: score %v, error %+v; want a score", id, m.Score, m.Error)
+		}
 	}
 }
