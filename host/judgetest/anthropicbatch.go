@@ -118,6 +118,11 @@ func (s *Server) serveMessageBatchGet(w http.ResponseWriter, r *http.Request) {
 	if fb == nil {
 		return
 	}
+	if s.batch.failStatusRead() {
+		s.batch.mu.Unlock()
+		writeAnthropicError(w, http.StatusInternalServerError, "api_error", "Internal server error")
+		return
+	}
 	fb.polls++
 	end := ""
 	switch {

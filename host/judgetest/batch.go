@@ -92,8 +92,9 @@ type batchState struct {
 	uploads  int
 	onCreate func(id string)
 	seq      int
-	// failReads is how many reads of results to answer 500 still.
-	failReads int
+	// failReads is how many reads of results to answer 500 still;
+	// failStatus, how many reads of a batch's status.
+	failReads, failStatus int
 }
 
 func (b *batchState) init() {
@@ -130,6 +131,25 @@ func (s *Server) FailResultsReads(n int) {
 	s.batch.mu.Lock()
 	defer s.batch.mu.Unlock()
 	s.batch.failReads = n
+}
+
+// FailStatusReads makes the next n reads of a batch's status (GET
+// /v1/batches/{id}, an Anthropic batch's GET) answer 500, as a server
+// failing while a batch runs does.
+func (s *Server) FailStatusReads(n int) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.failStatus = n
+}
+
+// failStatusRead says whether this status read is to fail, counting it;
+// the lock is held.
+func (b *batchState) failStatusRead() bool {
+	if b.failStatus > 0 {
+		b.failStatus--
+		return true
+	}
+	return false
 }
 
 // failRead says whether this read of results is to fail, counting it.
@@ -503,6 +523,11 @@ func (s *Server) serveBatchGet(w http.ResponseWriter, r *http.Request) {
 	if fb == nil {
 		s.batch.mu.Unlock()
 		s.batchError(w, http.StatusNotFound, fmt.Sprintf("No batch found with id '%s'.", id), "")
+		return
+	}
+	if s.batch.failStatusRead() {
+		s.batch.mu.Unlock()
+		s.batchError(w, http.StatusInternalServerError, "The server had an error while processing your request.", "server_error")
 		return
 	}
 	auto := s.batch.mode == BatchAuto && !isFinal(fb.status)

@@ -416,7 +416,10 @@ func (b *batcher) waiters(id string) bool {
 
 // poll reads batch id's status until it ends, then delivers its lines. It
 // stops early when nobody waits on it any more (the run stopped): the
-// batch is recorded, and a resumed run polls it again.
+// batch is recorded, and a resumed run polls it again. When its status
+// cannot be read (max_retries failures in a row), its calls fail, and a
+// retryable failure is not sent in a new batch: the batch still runs and
+// bills its lines, and `--resume` polls it again.
 func (b *batcher) poll(id string) {
 	ctx := context.Background()
 	failures := 0
@@ -430,7 +433,10 @@ func (b *batcher) poll(id string) {
 			failures++
 			if !f.retryable() || failures > b.j.cfg.MaxRetries {
 				f.detail = b.j.words(err.Error() + ": " + f.detail)
-				b.deliver(id, lineResult{f: f, again: f.retryable()}, nil)
+				if f.retryable() {
+					f.detail += "; run --resume polls the batch again"
+				}
+				b.deliver(id, lineResult{f: f}, nil)
 				return
 			}
 		} else if st.ended {

@@ -167,3 +167,26 @@ func TestBatchResultsReadAgain(t *testing.T) {
 		})
 	}
 }
+
+// A batch whose status cannot be read (the server failing past
+// max_retries) fails its calls retryable, naming --resume, and is not sent
+// again in a new batch: it still runs at the provider and bills its lines,
+// and a resumed run polls it. Before, its requests went into a second
+// batch, paying twice.
+func TestBatchStatusUnreadableIsNotSentAgain(t *testing.T) {
+	for _, fl := range batchFlavours {
+		t.Run(fl.name, func(t *testing.T) {
+			srv := fl.server(t)
+			srv.FailStatusReads(100)
+			h := batchJudgeOn(t, fl, srv, 2, nil, false)
+			for _, r := range doAll(context.Background(), h.judge, prompts(2)) {
+				if r.Error == nil || !r.Error.Retryable || !strings.Contains(r.Error.Message, "run --resume polls the batch again") {
+					t.Errorf("error %+v; want a retryable one naming --resume", r.Error)
+				}
+			}
+			if n := srv.BatchCreates(); n != 1 {
+				t.Errorf("%d batches created; want 1 (none sent again)", n)
+			}
+		})
+	}
+}
