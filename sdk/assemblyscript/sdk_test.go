@@ -6,7 +6,6 @@ package assemblyscript_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host"
+	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
 var (
@@ -79,38 +79,9 @@ func probe(t *testing.T) string {
 // the returned buffer.
 func run(t *testing.T, kind, params string, cases ...abi.TestCase) (map[string]host.MetricResult, *bytes.Buffer) {
 	t.Helper()
-	wasm := probe(t)
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`version: 1
-plugins:
-  probe-as: {path: %s, sha256_file: %s}
-metrics:
-  - name: m
-    kind: %s
-    threshold: 0.5
-    params: %s
-`, wasm, wasm+".sha256", kind, params)
-	if err := os.WriteFile(filepath.Join(dir, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := host.LoadConfig(filepath.Join(dir, "anvil.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logs bytes.Buffer
-	res, err := host.Evaluate(context.Background(), c, cases, host.Options{
-		Cache:     "off",
-		StorePath: filepath.Join(dir, "store.db"),
-		Logger:    slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Getenv:    func(string) string { return "" },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]host.MetricResult{}
-	for _, cr := range res.Cases {
-		out[cr.CaseID] = cr.Metrics[0]
-	}
+	out := sdktest.Evaluate(t, sdktest.Plugin{Name: "probe-as", Path: probe(t)}, sdktest.Metric{Kind: kind, Params: params,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, cases...)
 	return out, &logs
 }
 

@@ -7,26 +7,19 @@ package csdk_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf16"
 
-	"github.com/tetratelabs/wazero"
-
-	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host"
-	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
 var built struct {
@@ -86,199 +79,17 @@ func build(t *testing.T, src string) string {
 	return out
 }
 
-// vectors are what the fake judge embeds each text to, so the cosines
-// are known: Paris./Paris 1/√2, hot/cold −1 (scored 0), 12/12 1.
-var vectors = map[string][]float64{"Paris.": {1, 1}, "Paris": {1, 0}, "hot": {-1, 0}, "cold": {1, 0}, "12": {3, 4}}
-
-func embedJudge(t *testing.T) *judgetest.Server {
-	return judgetest.New(t, judgetest.WithEmbeddings(func(_, text string) []float64 {
-		if v, ok := vectors[text]; ok {
-			return v
-		}
-		t.Errorf("the judge was asked to embed %q", text)
-		return []float64{1, 1}
-	}))
-}
-
-// evaluate runs one probe kind through the real host against judge.
-func evaluate(t *testing.T, kind string, grant bool, embeddingModel string, judge *judgetest.Server, cases ...abi.TestCase) map[string]host.MetricResult {
-	t.Helper()
-	wasm := build(t, "testdata/probe.c")
-	dir := t.TempDir()
-	model := ""
-	if embeddingModel != "" {
-		model = ", embedding_model: " + embeddingModel
-	}
-	cfg := fmt.Sprintf(`version: 1
-judges:
-  default: {base_url: %q, model: m%s, api_key_env: PROBE_KEY}
-plugins:
-  probe-c: {path: %s, sha256_file: %s.sha256, grants: {judge: %t}}
-metrics:
-  - name: m
-    kind: %s
-    threshold: 0.5
-`, judge.URL(), model, wasm, wasm, grant, kind)
-	if err := os.WriteFile(filepath.Join(dir, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := host.LoadConfig(filepath.Join(dir, "anvil.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := host.Evaluate(context.Background(), c, cases, host.Options{
-		Cache:     "off",
-		StorePath: filepath.Join(dir, "store.db"),
-		Getenv:    func(k string) string { return map[string]string{"PROBE_KEY": "k"}[k] },
+// TestParity: the probe passes the SDKs' parity suite (sdktest.RunParity)
+// through the real host. Its presence kind is TestNativePresence's: the
+// probe has none.
+func TestParity(t *testing.T) {
+	sdktest.RunParity(t, sdktest.Probe{
+		Plugin:     sdktest.Plugin{Name: "probe-c", Path: build(t, "testdata/probe.c")},
+		Cosine:     "cosine",
+		Turns:      "turns",
+		NoPresence: "anvil_case_has is checked natively, by TestNativePresence",
+		NoEmbed:    build(t, "testdata/noembed.c"),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]host.MetricResult{}
-	for _, cr := range res.Cases {
-		out[cr.CaseID] = cr.Metrics[0]
-	}
-	if len(out) != len(cases) {
-		t.Fatalf("%d results for %d cases", len(out), len(cases))
-	}
-	return out
-}
-
-var embedCases = []abi.TestCase{
-	{ID: "near", ActualOutput: "Paris.", ExpectedOutput: "Paris"},
-	{ID: "opposite", ActualOutput: "hot", ExpectedOutput: "cold"},
-	{ID: "same", ActualOutput: "12", ExpectedOutput: "12"},
-}
-
-// TestEmbed: anvil_embed through the host function and the judge layer to
-// the fake judge's embeddings endpoint: the scores are the cosines of the
-// vectors the judge gave each text, and each case is one embeddings call.
-func TestEmbed(t *testing.T) {
-	judge := embedJudge(t)
-	got := evaluate(t, "cosine", true, "emb", judge, embedCases...)
-	for id, want := range map[string]struct {
-		score, cosine float64
-		status        string
-	}{
-		"near":     {1 / math.Sqrt2, 1 / math.Sqrt2, "passed"},
-		"opposite": {0, -1, "failed"},
-		"same":     {1, 1, "passed"},
-	} {
-		m := got[id]
-		if m.Error != nil || m.Score == nil || math.Abs(*m.Score-want.score) > 1e-12 || m.Status != want.status {
-			t.Errorf("%s: %s score %v error %v; want %s %v", id, m.Status, m.Score, m.Error, want.status, want.score)
-			continue
-		}
-		var d struct {
-			Cosine     float64 `json:"cosine"`
-			Dimensions int     `json:"dimensions"`
-		}
-		if err := json.Unmarshal(m.Details, &d); err != nil || math.Abs(d.Cosine-want.cosine) > 1e-12 || d.Dimensions != 2 {
-			t.Errorf("%s: details %s (%v); want cosine %v, 2 dimensions", id, m.Details, err, want.cosine)
-		}
-	}
-	if judge.Calls() != len(embedCases) {
-		t.Errorf("%d judge calls; want one embeddings call per case", judge.Calls())
-	}
-}
-
-// TestEmbedRefused: the host's refusals come back from anvil_embed with
-// the host's code, which the probe keeps in its result: capability_denied
-// without the judge grant, invalid_config naming embedding_model when the
-// judge has none. Neither reaches the judge.
-func TestEmbedRefused(t *testing.T) {
-	judge := embedJudge(t)
-	for _, tc := range []struct {
-		name  string
-		grant bool
-		model string
-		code  abi.Code
-		msg   string
-	}{
-		{"not granted", false, "emb", abi.CodeCapability, ""},
-		{"no embedding model", true, "", abi.CodeInvalidConfig, "embedding_model"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := evaluate(t, "cosine", tc.grant, tc.model, judge, embedCases[0])["near"]
-			if m.Error == nil || m.Error.Code != tc.code || !strings.Contains(m.Error.Message, tc.msg) || m.Score != nil {
-				t.Errorf("result %+v error %+v; want %s saying %q", m, m.Error, tc.code, tc.msg)
-			}
-		})
-	}
-	if judge.Calls() != 0 {
-		t.Errorf("%d judge calls; want none", judge.Calls())
-	}
-}
-
-// conversation is a case of every turn shape: a system prompt, a turn of
-// tools only, retrieval context on a turn, non-ASCII content.
-var conversation = abi.TestCase{
-	ID:          "conv",
-	Scenario:    "a customer asks where an order is",
-	ChatbotRole: "a courteous support agent",
-	Turns: []abi.Turn{
-		{Role: abi.RoleSystem, Content: "Be brief."},
-		{Role: abi.RoleUser, Content: "Where is order o-1? 📦"},
-		{Role: abi.RoleAssistant, ToolsCalled: []abi.ToolCall{{Name: "lookup_order", Arguments: json.RawMessage(`{"id":"o-1"}`)}},
-			RetrievalContext: []string{"o-1 shipped on Monday"}},
-		{Role: abi.RoleAssistant, Content: "It shipped on Monday."},
-		{Role: abi.RoleUser, Content: "Thanks \"ü\""},
-		{Role: abi.RoleAssistant, Content: "You're welcome."},
-	},
-}
-
-// TestTurns: anvil_turn_read and anvil_last_turn over a conversational
-// case's turns, their tools and retrieval context, and the
-// conversation's fields; the host answers a single-turn case, or one with
-// no user turn, missing_field naming the field the probe requires.
-func TestTurns(t *testing.T) {
-	got := evaluate(t, "turns", false, "", embedJudge(t), conversation,
-		abi.TestCase{ID: "single", Input: "q", ActualOutput: "a"},
-		abi.TestCase{ID: "no-user", Turns: []abi.Turn{{Role: abi.RoleAssistant, Content: "Hello?"}}})
-	m := got["conv"]
-	if m.Error != nil || m.Score == nil || *m.Score != 0.5 || m.Reason != "3 of 6 turns are the assistant's" {
-		t.Fatalf("conv: score %v reason %q error %v; want 0.5", m.Score, m.Reason, m.Error)
-	}
-	var d, want any
-	json.Unmarshal(m.Details, &d)
-	json.Unmarshal([]byte(`{"roles":["system","user","assistant","assistant","user","assistant"],`+
-		`"last_user_turn":"Thanks \"ü\"","last_assistant_turn":"You're welcome.","tools":["lookup_order"],`+
-		`"retrieval_context":["o-1 shipped on Monday"],"scenario":"a customer asks where an order is",`+
-		`"chatbot_role":"a courteous support agent"}`), &want)
-	if !reflect.DeepEqual(d, want) {
-		t.Errorf("conv: details %s", m.Details)
-	}
-	for id, field := range map[string]string{"single": abi.FieldTurns, "no-user": abi.FieldLastUserTurn} {
-		if m := got[id]; m.Error == nil || m.Error.Code != abi.CodeMissingField || m.Error.Field != field {
-			t.Errorf("%s: error %+v; want missing_field %s", id, m.Error, field)
-		}
-	}
-}
-
-// TestEmbedImportOnlyWhenUsed: declaring anvil_embed in the header adds
-// no import to a plugin that never calls it (so it still loads on a host
-// older than ABI minor 5); the probe, which calls it, imports it.
-func TestEmbedImportOnlyWhenUsed(t *testing.T) {
-	for src, want := range map[string]bool{"testdata/probe.c": true, "testdata/noembed.c": false} {
-		b, err := os.ReadFile(build(t, src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rt := wazero.NewRuntime(context.Background())
-		mod, err := rt.CompileModule(context.Background(), b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := false
-		for _, f := range mod.ImportedFunctions() {
-			m, name, _ := f.Import()
-			got = got || (m == abi.HostNamespace && name == abi.HostEmbed)
-		}
-		rt.Close(context.Background())
-		if got != want {
-			t.Errorf("%s imports %s: %t, want %t", src, abi.HostEmbed, got, want)
-		}
-	}
 }
 
 // TestNativeHelpers: anvil_embed's checks of the host's answer and the
@@ -314,18 +125,6 @@ func TestNativeHelpers(t *testing.T) {
 	}
 }
 
-// TestConformance: the probe passes the conformance kit (`anvil-host
-// plugin test`), whose scripted judge embeds: every kind on generated
-// cases, a conversation among them, the missing-field checks
-// (anvil_case_missing), determinism, unknown fields, the pool, and the
-// judge capability and budgets around anvil_embed.
-func TestConformance(t *testing.T) {
-	wasm := build(t, "testdata/probe.c")
-	if code := host.Main([]string{"plugin", "test", wasm}); code != 0 {
-		t.Fatalf("plugin test %s: exit %d", wasm, code)
-	}
-}
-
 // native compiles testdata/native.c for this machine, under AddressSanitizer
 // and UBSan when clang has them.
 func native(t *testing.T) string {
@@ -354,23 +153,9 @@ func native(t *testing.T) string {
 // as another writer may.
 func TestNativePresence(t *testing.T) {
 	bin := native(t)
-	b, err := os.ReadFile("../../abi/v1/testdata/presence.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table struct {
-		Rows []struct {
-			Name    string   `json:"name"`
-			Items   []string `json:"items"`
-			Present bool     `json:"present"`
-		} `json:"rows"`
-	}
-	if err := json.Unmarshal(b, &table); err != nil {
-		t.Fatal(err)
-	}
 	var in bytes.Buffer
 	var want []string
-	for _, row := range table.Rows {
+	for _, row := range sdktest.PresenceRows(t) {
 		items, err := json.Marshal(row.Items)
 		if err != nil {
 			t.Fatal(err)
