@@ -1,7 +1,6 @@
 package kwcovas_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
 // The module is built once per test binary, from source, with build.sh
@@ -66,51 +66,11 @@ func judge(t *testing.T) *judgetest.Server {
 }
 
 // evaluate runs one keyword_coverage metric (params as YAML flow) over
-// cases and returns each case's result by id.
-func evaluate(t *testing.T, judgeURL string, grantJudge bool, params string, cases ...abi.TestCase) map[string]host.MetricResult {
+// cases against j and returns each case's result by id.
+func evaluate(t *testing.T, j *judgetest.Server, grantJudge bool, params string, cases ...abi.TestCase) map[string]host.MetricResult {
 	t.Helper()
-	wasm := module(t)
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`version: 1
-judges:
-  default: {base_url: %q, model: m, api_key_env: KWCOV_KEY, supports_json_schema: true}
-plugins:
-  kwcov-as:
-    path: %s
-    sha256_file: %s
-    grants: {judge: %t}
-metrics:
-  - name: kw
-    kind: keyword_coverage
-    threshold: 0.5
-    params: %s
-`, judgeURL, wasm, wasm+".sha256", grantJudge, params)
-	if err := os.WriteFile(filepath.Join(dir, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := host.LoadConfig(filepath.Join(dir, "anvil.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := host.Evaluate(context.Background(), c, cases, host.Options{
-		Cache:     "off",
-		StorePath: filepath.Join(dir, "store.db"),
-		Getenv:    func(k string) string { return map[string]string{"KWCOV_KEY": "k"}[k] },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]host.MetricResult{}
-	for _, cr := range res.Cases {
-		if len(cr.Metrics) != 1 {
-			t.Fatalf("case %s: %d metric results, want 1", cr.CaseID, len(cr.Metrics))
-		}
-		out[cr.CaseID] = cr.Metrics[0]
-	}
-	if len(out) != len(cases) {
-		t.Fatalf("%d results for %d cases", len(out), len(cases))
-	}
-	return out
+	return sdktest.Evaluate(t, sdktest.Plugin{Name: "kwcov-as", Path: module(t)},
+		sdktest.Metric{Name: "kw", Kind: "keyword_coverage", Params: params, Judge: j, Grant: grantJudge, JSONSchema: true}, cases...)
 }
 
 type details struct {
@@ -148,7 +108,7 @@ func wantScore(t *testing.T, id string, m host.MetricResult, score float64, reas
 
 func TestKeywordCoverage(t *testing.T) {
 	j := judge(t)
-	res := evaluate(t, j.URL(), true, `{keywords: [Paris, capital, Eiffel, capital]}`,
+	res := evaluate(t, j, true, `{keywords: [Paris, capital, Eiffel, capital]}`,
 		abi.TestCase{ID: "all", ActualOutput: "PARIS is the Capital of France; see the eiffel tower."},
 		abi.TestCase{ID: "some", ActualOutput: "Paris, of course."},
 		abi.TestCase{ID: "none", ActualOutput: "Lyon."},
@@ -181,7 +141,7 @@ func TestUnicodeAndCase(t *testing.T) {
 	text := "Le café de Größe XL à 東京 — naïve 🙂 emoji"
 	// ASCII-only lowering: "CAFÉ" lowers to "cafÉ" and "NAÏVE" to "naÏve",
 	// which are not in the text; "Größe" in the text lowers to "größe".
-	res := evaluate(t, j.URL(), false, `{keywords: ["café", "CAFÉ", "größe", "東京", "🙂", "NAÏVE", "Emoji"]}`,
+	res := evaluate(t, j, false, `{keywords: ["café", "CAFÉ", "größe", "東京", "🙂", "NAÏVE", "Emoji"]}`,
 		abi.TestCase{ID: "u", ActualOutput: text})
 	wantScore(t, "u", res["u"], 5.0/7.0, "found 5 of 7 keywords; missing: CAFÉ, NAÏVE")
 	d, _ := decodeDetails(t, res["u"])
@@ -189,7 +149,7 @@ func TestUnicodeAndCase(t *testing.T) {
 		t.Errorf("found %q", d.Found)
 	}
 
-	res = evaluate(t, j.URL(), false, `{keywords: ["Größe", "größe", "emoji", "Emoji"], case_sensitive: true}`,
+	res = evaluate(t, j, false, `{keywords: ["Größe", "größe", "emoji", "Emoji"], case_sensitive: true}`,
 		abi.TestCase{ID: "cs", ActualOutput: text})
 	wantScore(t, "cs", res["cs"], 0.5, "found 2 of 4 keywords; missing: größe, Emoji")
 }
@@ -205,7 +165,7 @@ func TestConfigErrors(t *testing.T) {
 		{`{keywords: "a"}`, "keywords", "keywords"},
 		{`{keywords: [a], judge_check: "yes"}`, "judge_check", "judge_check"},
 	} {
-		m := evaluate(t, j.URL(), false, tc.params, c)["c"]
+		m := evaluate(t, j, false, tc.params, c)["c"]
 		if m.Error == nil || m.Error.Code != abi.CodeInvalidConfig || m.Error.Field != tc.field ||
 			!strings.Contains(m.Error.Message, tc.inMessage) || m.Score != nil {
 			t.Errorf("params %s: got score %v error %+v; want invalid_config on %s", tc.params, m.Score, m.Error, tc.field)
@@ -215,7 +175,7 @@ func TestConfigErrors(t *testing.T) {
 
 func TestMissingField(t *testing.T) {
 	j := judge(t)
-	m := evaluate(t, j.URL(), false, `{keywords: [a]}`, abi.TestCase{ID: "empty", Input: "question"})["empty"]
+	m := evaluate(t, j, false, `{keywords: [a]}`, abi.TestCase{ID: "empty", Input: "question"})["empty"]
 	if m.Error == nil || m.Error.Code != abi.CodeMissingField || m.Error.Field != abi.FieldActualOutput {
 		t.Fatalf("got %+v; want missing_field actual_output", m.Error)
 	}
@@ -223,7 +183,7 @@ func TestMissingField(t *testing.T) {
 
 func TestJudgeCheck(t *testing.T) {
 	j := judge(t)
-	res := evaluate(t, j.URL(), true, `{keywords: [refund, "30 days"], judge_check: true}`,
+	res := evaluate(t, j, true, `{keywords: [refund, "30 days"], judge_check: true}`,
 		abi.TestCase{ID: "yes", ActualOutput: "You get a refund within 30 days — déjà vu."},
 		abi.TestCase{ID: "no", ActualOutput: "refund refund meaningless"},
 		abi.TestCase{ID: "garbled", ActualOutput: "refund GARBLED"},
@@ -272,7 +232,7 @@ func TestJudgeCheck(t *testing.T) {
 
 func TestJudgeDenied(t *testing.T) {
 	j := judge(t)
-	m := evaluate(t, j.URL(), false, `{keywords: [a], judge_check: true}`, abi.TestCase{ID: "d", ActualOutput: "a"})["d"]
+	m := evaluate(t, j, false, `{keywords: [a], judge_check: true}`, abi.TestCase{ID: "d", ActualOutput: "a"})["d"]
 	if m.Error == nil || m.Error.Code != abi.CodeCapability || m.Score != nil {
 		t.Fatalf("got score %v error %+v; want capability_denied", m.Score, m.Error)
 	}
@@ -334,7 +294,7 @@ func TestAgainstReference(t *testing.T) {
 	}
 	kwJSON, _ := json.Marshal(keywords)
 	for _, cs := range []bool{false, true} {
-		res := evaluate(t, j.URL(), false, fmt.Sprintf(`{keywords: %s, case_sensitive: %t}`, kwJSON, cs), cases...)
+		res := evaluate(t, j, false, fmt.Sprintf(`{keywords: %s, case_sensitive: %t}`, kwJSON, cs), cases...)
 		for _, c := range cases {
 			score, reason, found, missing := reference(keywords, cs, c.ActualOutput)
 			m := res[c.ID]

@@ -5,7 +5,6 @@
 package main_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,8 +17,8 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
-	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
 var built struct {
@@ -83,35 +82,13 @@ type outcome struct {
 }
 
 // evaluate runs the kwcov metric with params on cases, against judge.
-func evaluate(t *testing.T, params, judgeURL string) map[string]outcome {
+func evaluate(t *testing.T, params string, judge *judgetest.Server) map[string]outcome {
 	t.Helper()
 	path, digest := module(t)
-	dir := t.TempDir()
-	cfg := `version: 1
-judges:
-  default: {base_url: "` + judgeURL + `", model: m, api_key_env: KWCOV_KEY, supports_json_schema: true}
-plugins:
-  kwcov-go: {path: "` + path + `", sha256: "` + digest + `", grants: {judge: true}}
-metrics:
-  - name: kw
-    kind: keyword_coverage
-    threshold: 0.5
-    params: ` + params + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := host.LoadConfig(filepath.Join(dir, "anvil.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := host.Evaluate(context.Background(), c, cases, host.Options{Cache: "off",
-		Getenv: func(k string) string { return map[string]string{"KWCOV_KEY": "k"}[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sdktest.Evaluate(t, sdktest.Plugin{Name: "kwcov-go", Path: path, SHA256: digest},
+		sdktest.Metric{Name: "kw", Kind: "keyword_coverage", Params: params, Judge: judge, Grant: true, JSONSchema: true}, cases...)
 	out := map[string]outcome{}
-	for _, cr := range res.Cases {
-		m := cr.Metrics[0]
+	for id, m := range res {
 		o := outcome{status: m.Status, reason: m.Reason, details: string(m.Details)}
 		if m.Score != nil {
 			o.score = *m.Score
@@ -119,20 +96,15 @@ metrics:
 		if m.Error != nil {
 			o.code = m.Error.Code
 		}
-		out[cr.CaseID] = o
+		out[id] = o
 	}
 	return out
 }
 
 func TestKeywordCoverage(t *testing.T) {
-	judge := judgetest.NewServer()
-	url, err := judge.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer judge.Close()
+	judge := judgetest.New(t)
 
-	got := evaluate(t, `{keywords: [paris, capital, café, France]}`, url)
+	got := evaluate(t, `{keywords: [paris, capital, café, France]}`, judge)
 	want := map[string]outcome{
 		"all":     {"passed", 0.75, "found 3 of 4 keywords; missing: café", `{"found":["paris","capital","France"],"missing":["café"]}`, ""},
 		"some":    {"failed", 0.25, "found 1 of 4 keywords; missing: paris, café, France", `{"found":["capital"],"missing":["paris","café","France"]}`, ""},
@@ -156,7 +128,7 @@ func TestKeywordCoverage(t *testing.T) {
 	}
 
 	t.Run("case sensitive", func(t *testing.T) {
-		got := evaluate(t, `{keywords: [Paris, CAFÉ], case_sensitive: true}`, url)
+		got := evaluate(t, `{keywords: [Paris, CAFÉ], case_sensitive: true}`, judge)
 		if g := got["unicode"]; g.score != 1 || g.reason != "found 2 of 2 keywords" {
 			t.Errorf("unicode: %+v", g)
 		}
@@ -169,7 +141,7 @@ func TestKeywordCoverage(t *testing.T) {
 		judge.Reset()
 		judge.On(judgetest.ContainsMessage("Lyon"), judgetest.Reply{Content: `{"verdict": false}`})
 		judge.SetDefault(judgetest.Reply{Content: `{"verdict": true}`})
-		got := evaluate(t, `{keywords: [capital, paris], judge_check: true}`, url)
+		got := evaluate(t, `{keywords: [capital, paris], judge_check: true}`, judge)
 		if g := got["all"]; g.score != 1 || g.reason != "found 2 of 2 keywords" ||
 			!sameJSON(t, g.details, `{"found":["capital","paris"],"missing":[],"judge":true}`) {
 			t.Errorf("all: %+v", g)
@@ -199,7 +171,7 @@ func TestKeywordCoverage(t *testing.T) {
 	t.Run("judge error propagates", func(t *testing.T) {
 		judge.Reset()
 		judge.SetDefault(judgetest.PlainText(400, "bad request"))
-		got := evaluate(t, `{keywords: [capital], judge_check: true}`, url)
+		got := evaluate(t, `{keywords: [capital], judge_check: true}`, judge)
 		if g := got["all"]; g.status != "error" || g.code != abi.CodeJudge {
 			t.Errorf("all: %+v; want error judge_error", g)
 		}

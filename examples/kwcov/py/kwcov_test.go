@@ -21,6 +21,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
 func TestMain(m *testing.M) {
@@ -94,52 +95,8 @@ func evaluate(t *testing.T, r run, cases ...abi.TestCase) map[string]host.Metric
 
 func tryEvaluate(t *testing.T, r run, cases ...abi.TestCase) (map[string]host.MetricResult, error) {
 	t.Helper()
-	bin := plugin(t)
-	if r.judge == nil {
-		r.judge = judgetest.New(t)
-	}
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`version: 1
-judges:
-  default: {base_url: %q, model: m, api_key_env: KWCOV_KEY, supports_json_schema: true}
-plugins:
-  kwcov:
-    transport: process
-    path: %s
-    sha256_file: %s.sha256
-    grants: {judge: %t}
-    limits: {timeout: 20s}
-metrics:
-  - name: kw
-    kind: keyword_coverage
-    threshold: 0.5
-    params: %s
-`, r.judge.URL(), bin, bin, r.grant, r.params)
-	if err := os.WriteFile(filepath.Join(dir, "anvil.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := host.LoadConfig(filepath.Join(dir, "anvil.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := host.Evaluate(context.Background(), c, cases, host.Options{
-		Cache:  "off",
-		Getenv: func(k string) string { return map[string]string{"KWCOV_KEY": "k"}[k] },
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]host.MetricResult{}
-	for _, cr := range res.Cases {
-		if len(cr.Metrics) != 1 {
-			t.Fatalf("case %s: %d metric results, want 1", cr.CaseID, len(cr.Metrics))
-		}
-		out[cr.CaseID] = cr.Metrics[0]
-	}
-	if len(out) != len(cases) {
-		t.Fatalf("%d results for %d cases", len(out), len(cases))
-	}
-	return out, nil
+	return sdktest.TryEvaluate(t, sdktest.Plugin{Name: "kwcov", Path: plugin(t), Transport: "process", Limits: "{timeout: 20s}"},
+		sdktest.Metric{Name: "kw", Kind: "keyword_coverage", Params: r.params, Judge: r.judge, Grant: r.grant, JSONSchema: true}, cases...)
 }
 
 type want struct {

@@ -47,14 +47,17 @@ import (
 // Plugin is a built plugin as a config names it.
 type Plugin struct {
 	Name string // its key under plugins:
-	// Path is the artifact; its digest is in Path+".sha256".
+	// Path is the artifact; its digest is SHA256 when set (pinned in the
+	// config), else in Path+".sha256".
 	Path      string
+	SHA256    string
 	Transport string // "" is wasm; "process" a sandboxed process plugin
 	Limits    string // the plugin's limits as YAML flow, or ""
 }
 
 // Metric is the one metric Evaluate runs.
 type Metric struct {
+	Name   string // "m" when ""
 	Kind   string
 	Params string // the kind's config as YAML flow, or ""
 	// Judge is the default judge's server; a fresh one when nil.
@@ -96,7 +99,13 @@ func TryEvaluate(t testing.TB, p Plugin, m Metric, cases ...abi.TestCase) (map[s
 		judge.WriteString(", supports_json_schema: true")
 	}
 	judge.WriteString("}")
-	fmt.Fprintf(&plugin, "{path: %q, sha256_file: %q, grants: {judge: %t}", p.Path, p.Path+".sha256", m.Grant)
+	fmt.Fprintf(&plugin, "{path: %q, ", p.Path)
+	if p.SHA256 != "" {
+		fmt.Fprintf(&plugin, "sha256: %q", p.SHA256)
+	} else {
+		fmt.Fprintf(&plugin, "sha256_file: %q", p.Path+".sha256")
+	}
+	fmt.Fprintf(&plugin, ", grants: {judge: %t}", m.Grant)
 	if p.Transport != "" {
 		fmt.Fprintf(&plugin, ", transport: %s", p.Transport)
 	}
@@ -104,7 +113,10 @@ func TryEvaluate(t testing.TB, p Plugin, m Metric, cases ...abi.TestCase) (map[s
 		fmt.Fprintf(&plugin, ", limits: %s", p.Limits)
 	}
 	plugin.WriteString("}")
-	fmt.Fprintf(&metric, "  - name: m\n    kind: %s\n    threshold: 0.5\n", m.Kind)
+	if m.Name == "" {
+		m.Name = "m"
+	}
+	fmt.Fprintf(&metric, "  - name: %s\n    kind: %s\n    threshold: 0.5\n", m.Name, m.Kind)
 	if m.Params != "" {
 		fmt.Fprintf(&metric, "    params: %s\n", m.Params)
 	}
