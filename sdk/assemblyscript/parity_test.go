@@ -2,6 +2,7 @@ package assemblyscript_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -14,14 +15,14 @@ import (
 // trap, a score of 1.5), so only the kinds the suite runs are held to
 // the conformance kit.
 func TestParity(t *testing.T) {
-	path := probe(t) // builds noembed too
+	path := probe(t)
 	sdktest.RunParity(t, sdktest.Probe{
 		Plugin:       sdktest.Plugin{Name: "probe-as", Path: path},
 		Cosine:       "cosine",
 		Turns:        "turns",
 		Presence:     "presence",
 		RendersTurns: true,
-		NoEmbed:      noembed,
+		NoEmbed:      filepath.Join(filepath.Dir(path), "noembed-as.wasm"),
 		Conforming:   []string{"cosine", "turns", "presence"},
 	})
 }

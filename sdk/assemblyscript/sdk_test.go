@@ -6,17 +6,13 @@ package assemblyscript_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
@@ -24,13 +20,16 @@ import (
 	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
-var (
-	buildOnce sync.Once
-	probePath string
-	noembed   string // a module that judges and logs, never embeds
-	buildErr  error
-)
+var built sdktest.Once
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	built.Remove()
+	os.Exit(code)
+}
+
+// probe builds testdata/probe once (probe-as.wasm and noembed-as.wasm, a
+// module that judges and logs, never embeds) and returns the probe's path.
 func probe(t *testing.T) string {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
@@ -38,41 +37,21 @@ func probe(t *testing.T) string {
 			t.Skipf("the AssemblyScript SDK tests need %s (scripts/ci-deps-as installs node and npm): %v", tool, err)
 		}
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "probe-as-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		out := filepath.Join(dir, "probe-as.wasm")
+	return filepath.Join(built.Dir(t, func(dir string) error {
 		// npm ci copies the SDK as it is now (install-links), so every run
 		// tests the working tree's SDK.
-		noembed = filepath.Join(dir, "noembed-as.wasm")
 		for _, args := range [][]string{
 			{"npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"},
-			{"npx", "--no-install", "asc", "assembly/index.ts", "--config", "asconfig.json", "--target", "release", "--outFile", out},
-			{"npx", "--no-install", "asc", "assembly/noembed.ts", "--config", "asconfig.json", "--target", "release", "--outFile", noembed},
+			{"npx", "--no-install", "asc", "assembly/index.ts", "--config", "asconfig.json", "--target", "release", "--outFile", filepath.Join(dir, "probe-as.wasm")},
+			{"npx", "--no-install", "asc", "assembly/noembed.ts", "--config", "asconfig.json", "--target", "release", "--outFile", filepath.Join(dir, "noembed-as.wasm")},
 		} {
-			cmd := exec.Command(args[0], args[1:]...)
-			cmd.Dir = "testdata/probe"
-			if b, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, b)
-				return
+			if err := sdktest.Command("testdata/probe", nil, args...); err != nil {
+				return err
 			}
 		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			buildErr = err
-			return
-		}
-		sum := sha256.Sum256(b)
-		buildErr = os.WriteFile(out+".sha256", []byte("sha256:"+hex.EncodeToString(sum[:])+"\n"), 0o644)
-		probePath = out
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return probePath
+		_, err := sdktest.WriteDigest(filepath.Join(dir, "probe-as.wasm"))
+		return err
+	}), "probe-as.wasm")
 }
 
 // run evaluates one probe kind (params as YAML flow) on cases; logs go to

@@ -7,8 +7,6 @@ package csdk_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -68,12 +66,7 @@ func build(t *testing.T, src string) string {
 		}
 		t.Fatalf("clang %s: %v\n%s", src, err, b)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	if err := os.WriteFile(out+".sha256", []byte("sha256:"+hex.EncodeToString(sum[:])+"\n"), 0o644); err != nil {
+	if _, err := sdktest.WriteDigest(out); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -1,11 +1,8 @@
 package pythonsdk_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/host"
@@ -15,40 +12,21 @@ import (
 func TestMain(m *testing.M) {
 	host.MaybeRunTrampoline() // this binary is the sandbox trampoline of the plugin it starts
 	code := m.Run()
-	if probeBuild.dir != "" {
-		os.RemoveAll(probeBuild.dir)
-	}
+	probeBuild.Remove()
 	os.Exit(code)
 }
 
-var probeBuild struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
+var probeBuild sdktest.Once
 
 // probe packs testdata/probe (probe.py and this SDK) into a zipapp once,
 // with the SDK's own packer, and returns its path.
 func probe(t *testing.T) string {
 	t.Helper()
 	py := python(t)
-	probeBuild.once.Do(func() {
-		probeBuild.dir, probeBuild.err = os.MkdirTemp("", "probe-py-")
-		if probeBuild.err != nil {
-			return
-		}
-		probeBuild.path = filepath.Join(probeBuild.dir, "probe-py.pyz")
-		cmd := exec.Command(py, "-B", "-m", "anvil_sdk.pack", "testdata/probe", "--plugin", "probe:plugin", "--python", py, "-o", probeBuild.path)
-		cmd.Env = append(os.Environ(), "PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			probeBuild.err = fmt.Errorf("anvil_sdk.pack: %v\n%s", err, out)
-		}
-	})
-	if probeBuild.err != nil {
-		t.Fatal(probeBuild.err)
-	}
-	return probeBuild.path
+	return filepath.Join(probeBuild.Dir(t, func(dir string) error {
+		return sdktest.Command("", []string{"PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1"},
+			py, "-B", "-m", "anvil_sdk.pack", "testdata/probe", "--plugin", "probe:plugin", "--python", py, "-o", filepath.Join(dir, "probe-py.pyz"))
+	}), "probe-py.pyz")
 }
 
 // TestParity: the probe, a sandboxed process plugin, passes the SDKs'

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
@@ -20,11 +19,13 @@ import (
 
 // The module is built once per test binary, from source, with build.sh
 // (npm ci + asc) into a temporary directory.
-var (
-	buildOnce sync.Once
-	wasmPath  string
-	buildErr  error
-)
+var built sdktest.Once
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	built.Remove()
+	os.Exit(code)
+}
 
 func module(t *testing.T) string {
 	t.Helper()
@@ -33,25 +34,9 @@ func module(t *testing.T) string {
 			t.Skipf("kwcov-as needs %s to build (scripts/ci-deps-as installs node and npm): %v", tool, err)
 		}
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kwcov-as-build-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		cmd := exec.Command("./build.sh")
-		cmd.Env = append(os.Environ(), "OUT="+dir)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build.sh: %v\n%s", err, out)
-			return
-		}
-		wasmPath = filepath.Join(dir, "kwcov-as.wasm")
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return wasmPath
+	return filepath.Join(built.Dir(t, func(dir string) error {
+		return sdktest.Command("", []string{"OUT=" + dir}, "./build.sh")
+	}), "kwcov-as.wasm")
 }
 
 // judge starts the fake judge: "meaningless" answers get verdict false,

@@ -1,11 +1,7 @@
 package kwcovc_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -14,6 +10,7 @@ import (
 	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
 	"github.com/agentanvil/anvil/internal/testkit"
+	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
 // TestParityWithGo runs the C module and the Go example (examples/kwcov/go,
@@ -24,16 +21,11 @@ func TestParityWithGo(t *testing.T) {
 	need(t)
 	testkit.Long(t, "builds the Go example")
 	goModule := filepath.Join(t.TempDir(), "kwcov-go.wasm")
-	build := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", goModule, "../go")
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build examples/kwcov/go: %v\n%s", err, out)
+	if err := sdktest.Command("", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
+		"go", "build", "-trimpath", "-buildmode=c-shared", "-o", goModule, "../go"); err != nil {
+		t.Fatalf("build examples/kwcov/go: %v", err)
 	}
-	wasm, err := os.ReadFile(goModule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(goModule+".sha256", []byte(digest(wasm)), 0o644); err != nil {
+	if _, err := sdktest.WriteDigest(goModule); err != nil {
 		t.Fatal(err)
 	}
 
@@ -122,9 +114,4 @@ func canonical(t *testing.T, body []byte) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func digest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -5,15 +5,11 @@
 package main_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentanvil/anvil/abi"
@@ -21,48 +17,32 @@ import (
 	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
-var built struct {
-	once         sync.Once
-	path, digest string
-	err          error
+var (
+	built  sdktest.Once
+	digest string // the module's, pinned in the config
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	built.Remove()
+	os.Exit(code)
 }
 
-// module builds examples/kwcov/go once per test binary.
+// module builds examples/kwcov/go once per test binary and returns its
+// path and digest.
 func module(t *testing.T) (string, string) {
 	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "kwcov-go-")
-		if err != nil {
-			built.err = err
-			return
+	path := filepath.Join(built.Dir(t, func(dir string) (err error) {
+		path := filepath.Join(dir, "kwcov-go.wasm")
+		if err := sdktest.Command("", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
+			"go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, "."); err != nil {
+			return err
 		}
-		built.path = filepath.Join(dir, "kwcov-go.wasm")
-		cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", built.path, ".")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = &buildError{string(out), err}
-			return
-		}
-		b, err := os.ReadFile(built.path)
-		if err != nil {
-			built.err = err
-			return
-		}
-		sum := sha256.Sum256(b)
-		built.digest = "sha256:" + hex.EncodeToString(sum[:])
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path, built.digest
+		digest, err = sdktest.WriteDigest(path)
+		return err
+	}), "kwcov-go.wasm")
+	return path, digest
 }
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 var cases = []abi.TestCase{
 	{ID: "all", ActualOutput: "Paris is the capital of France."},

@@ -14,9 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host"
@@ -27,9 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	host.MaybeRunTrampoline() // this binary is the sandbox trampoline of the plugin it starts
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	built.Remove()
 	os.Exit(code)
 }
 
@@ -42,13 +38,7 @@ func python() string {
 	return "/usr/bin/python3"
 }
 
-var built struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-	dur  time.Duration
-}
+var built sdktest.Once
 
 // plugin builds the example once and returns the zipapp's path.
 func plugin(t *testing.T) string {
@@ -57,24 +47,9 @@ func plugin(t *testing.T) string {
 	if out, err := exec.Command(py, "-I", "-c", "import grpc, google.protobuf").CombinedOutput(); err != nil {
 		t.Skipf("no usable Python (%s with grpcio and protobuf; scripts/ci-deps-py installs them): %v: %s", py, err, out)
 	}
-	built.once.Do(func() {
-		built.dir, built.err = os.MkdirTemp("", "kwcov-py-")
-		if built.err != nil {
-			return
-		}
-		built.path = filepath.Join(built.dir, "kwcov-py.pyz")
-		start := time.Now()
-		cmd := exec.Command("./build.sh", built.path)
-		cmd.Env = append(os.Environ(), "PYTHON="+py)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("build.sh: %v\n%s", err, out)
-		}
-		built.dur = time.Since(start)
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
+	return filepath.Join(built.Dir(t, func(dir string) error {
+		return sdktest.Command("", []string{"PYTHON=" + py}, "./build.sh", filepath.Join(dir, "kwcov-py.pyz"))
+	}), "kwcov-py.pyz")
 }
 
 type run struct {
