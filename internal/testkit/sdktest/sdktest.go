@@ -21,7 +21,10 @@
 //     names the ones meant to).
 //
 // Evaluate, the helper the suite runs cases with, is also what the SDKs'
-// and examples' own tests use to evaluate one metric of a built plugin.
+// and examples' own tests use to evaluate one metric of a built plugin,
+// and Once what they build it with, once per test binary. The suite's
+// expected values are the same for every SDK: a Probe says only which
+// optional parts its probe has, never what they answer.
 package sdktest
 
 import (
