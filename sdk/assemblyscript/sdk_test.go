@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -22,11 +21,7 @@ import (
 
 var built sdktest.Once
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	built.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { sdktest.Main(m, &built) }
 
 // probe builds testdata/probe once (probe-as.wasm and noembed-as.wasm, a
 // module that judges and logs, never embeds) and returns the probe's path.

@@ -1,20 +1,13 @@
 package pythonsdk_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
-func TestMain(m *testing.M) {
-	host.MaybeRunTrampoline() // this binary is the sandbox trampoline of the plugin it starts
-	code := m.Run()
-	probeBuild.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { sdktest.Main(m, &probeBuild) }
 
 var probeBuild sdktest.Once
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -21,11 +20,7 @@ import (
 // (npm ci + asc) into a temporary directory.
 var built sdktest.Once
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	built.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { sdktest.Main(m, &built) }
 
 func module(t *testing.T) string {
 	t.Helper()

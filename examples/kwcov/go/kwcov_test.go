@@ -6,7 +6,6 @@ package main_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,11 +21,7 @@ var (
 	digest string // the module's, pinned in the config
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	built.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { sdktest.Main(m, &built) }
 
 // module builds examples/kwcov/go once per test binary and returns its
 // path and digest.

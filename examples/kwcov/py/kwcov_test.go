@@ -22,12 +22,7 @@ import (
 	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
-func TestMain(m *testing.M) {
-	host.MaybeRunTrampoline() // this binary is the sandbox trampoline of the plugin it starts
-	code := m.Run()
-	built.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { sdktest.Main(m, &built) }
 
 // python is the interpreter the plugin's shebang names: absolute, and
 // readable by nobody (under a root host the plugin runs as nobody).

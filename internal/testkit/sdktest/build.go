@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentanvil/anvil/host"
 )
 
 // Once builds a plugin once per test binary, into a temporary directory
@@ -67,4 +69,17 @@ func WriteDigest(path string) (string, error) {
 		return "", fmt.Errorf("writing the digest of %s: %w", path, err)
 	}
 	return digest, nil
+}
+
+// Main is an SDK or example test binary's TestMain: first the sandbox
+// trampoline of the process plugins it starts (host.MaybeRunTrampoline,
+// which returns at once in any other process), then the tests, then
+// builds' directories removed.
+func Main(m *testing.M, builds ...*Once) {
+	host.MaybeRunTrampoline()
+	code := m.Run()
+	for _, b := range builds {
+		b.Remove()
+	}
+	os.Exit(code)
 }
