@@ -9,7 +9,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples", "kwcov", "py", "src"))
 
 from anvil_sdk import AnvilError, Plugin, has, last_turn, validate_config  # noqa: E402
-from anvil_sdk._serve import Host, decode_conn_info, embed_vectors  # noqa: E402
+from anvil_sdk._serve import Host, _remaining, decode_conn_info, embed_vectors  # noqa: E402
 
 SCHEMA = {
     "type": "object",
@@ -318,6 +318,27 @@ class Embed(unittest.TestCase):
                 h.embed(texts)
             self.assertEqual(cm.exception.code, "abi_violation")
             self.assertIn("embed:", cm.exception.message)
+
+
+class TimeRemaining(unittest.TestCase):
+    """A host call without a deadline (grpcio: about 1e19 seconds left) gives
+    callbacks no timeout; passing it on made gRPC refuse every callback."""
+
+    class Ctx:
+        def __init__(self, left):
+            self.left = left
+
+        def time_remaining(self):
+            return self.left
+
+    def test_no_deadline(self):
+        self.assertIsNone(_remaining(self.Ctx(9.2e18)))
+        self.assertIsNone(_remaining(self.Ctx(None)))
+        self.assertIsNone(_remaining(None))
+
+    def test_deadline(self):
+        self.assertEqual(_remaining(self.Ctx(90000.0)), 90000.0)
+        self.assertEqual(_remaining(self.Ctx(0.5)), 0.5)
 
 
 class Wire(unittest.TestCase):

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -342,7 +343,9 @@ func (p *processPlugin) callError(ctx, callCtx context.Context, pr *proc, what s
 		return fmt.Errorf("plugin %s@%s: %s: %w", p.info.ID(), p.info.Digest, what, context.Canceled)
 	case callCtx.Err() == context.DeadlineExceeded || st.Code() == codes.DeadlineExceeded:
 		who := fmt.Sprintf("passed its %s deadline", p.opts.Limits.Timeout.Std())
-		if ctx.Err() != nil {
+		if d, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(d) {
+			// The caller's deadline, which the plugin also had: its own
+			// end of the call may arrive before the caller's context says so.
 			who = "the caller's deadline passed"
 		}
 		// What the process was doing is unknown (it may never return):

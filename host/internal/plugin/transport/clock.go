@@ -26,6 +26,8 @@ type Clock struct {
 	once   sync.Once
 	// unwatch stops the parent's cancellation from reaching the clock.
 	unwatch func() bool
+	// deadline is what Deadline reports: the parent's, else a ceiling.
+	deadline time.Time
 
 	mu    sync.Mutex
 	left  time.Duration // of the limit, when the clock last stopped
@@ -34,10 +36,19 @@ type Clock struct {
 	timer *time.Timer
 }
 
+// waitCeiling bounds what an invocation may spend waiting on the host, for
+// Deadline: a batched judge's completion window is 24 hours.
+const waitCeiling = 25 * time.Hour
+
 // StartClock starts an invocation's clock with limit to run; Stop releases
 // it. The returned context is the clock itself.
 func StartClock(parent context.Context, limit time.Duration) *Clock {
-	c := &Clock{parent: parent, done: make(chan struct{}), left: limit, since: time.Now()}
+	now := time.Now()
+	c := &Clock{parent: parent, done: make(chan struct{}), left: limit, since: now}
+	c.deadline = now.Add(limit + waitCeiling)
+	if d, ok := parent.Deadline(); ok {
+		c.deadline = d
+	}
 	c.timer = time.AfterFunc(limit, c.expire)
 	c.unwatch = context.AfterFunc(parent, func() { c.end(parent.Err()) })
 	return c
@@ -102,12 +113,15 @@ func (c *Clock) end(err error) {
 	})
 }
 
-// Deadline reports none: the clock's end cannot be known ahead, since it
-// stops while the guest waits, and a deadline passed on (gRPC sends one to
-// a process plugin) would let the far side end the call on its own clock,
-// racing the host's reading of why it ended. Done still closes when the
-// parent's deadline passes.
-func (c *Clock) Deadline() (time.Time, bool) { return time.Time{}, false }
+// Deadline is the parent's, else a ceiling the clock cannot pass: its
+// limit plus the longest a guest may wait on the host. Its own end cannot
+// be known ahead, since it stops while the guest waits, so it is not
+// reported; but gRPC sends a deadline to a process plugin, and without one
+// a guest SDK that reads the time left as its callbacks' timeout gets an
+// infinite one, which its gRPC refuses at once (grpcio's time_remaining
+// without a deadline: about 1e19 seconds). The clock ends the call by
+// cancellation.
+func (c *Clock) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // Done is closed when the guest has used its limit or the parent ended.
 func (c *Clock) Done() <-chan struct{} { return c.done }

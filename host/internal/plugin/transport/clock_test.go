@@ -20,8 +20,8 @@ func TestClock(t *testing.T) {
 		if !errors.Is(c.Err(), context.DeadlineExceeded) {
 			t.Errorf("Err %v; want DeadlineExceeded", c.Err())
 		}
-		if _, ok := c.Deadline(); ok {
-			t.Error("a clock reports a deadline; it cannot know one")
+		if d, ok := c.Deadline(); !ok || time.Until(d) < 24*time.Hour {
+			t.Errorf("deadline %v, %v; want one beyond a batch's 24 h window (the limit alone would cut a waiting process plugin's callbacks)", d, ok)
 		}
 	})
 	t.Run("held", func(t *testing.T) {
@@ -60,6 +60,9 @@ func TestClock(t *testing.T) {
 		defer cancel()
 		c := StartClock(parent, time.Hour)
 		defer c.Stop()
+		if d, _ := c.Deadline(); !d.Equal(func() time.Time { pd, _ := parent.Deadline(); return pd }()) {
+			t.Errorf("deadline %v; want the parent's", d)
+		}
 		<-c.Done()
 		if !errors.Is(c.Err(), context.DeadlineExceeded) {
 			t.Errorf("Err %v; want the parent's DeadlineExceeded", c.Err())

@@ -118,6 +118,22 @@ class _Broker:
             return conn
 
 
+# _FOREVER is beyond any deadline a host sets (its longest is about a day):
+# grpcio reports the time left of a call without a deadline as about 1e19
+# seconds, and refuses such a timeout at once (DEADLINE_EXCEEDED).
+_FOREVER = 1e8
+
+
+def _remaining(grpc_context):
+    """Seconds left of the host's call, or None when it has no deadline."""
+    if grpc_context is None:
+        return None
+    left = grpc_context.time_remaining()
+    if left is None or left > _FOREVER:
+        return None
+    return left
+
+
 class Context:
     """What a kind knows about its invocation besides the request."""
 
@@ -127,7 +143,7 @@ class Context:
 
     def time_remaining(self):
         """Seconds left before the host's deadline for this call (None: no deadline)."""
-        return self._ctx.time_remaining()
+        return _remaining(self._ctx)
 
     def is_active(self):
         return self._ctx.is_active()
@@ -149,7 +165,7 @@ class Host:
             raise AnvilError(ABI_VIOLATION, "host callback service: %s" % self._dial_error)
         if self._stub is None:
             raise AnvilError(ABI_VIOLATION, "the host named no callback service in this request")
-        timeout = self._ctx.time_remaining() if self._ctx is not None else None
+        timeout = _remaining(self._ctx)
         try:
             out = getattr(self._stub, method)(wrappers_pb2.BytesValue(value=payload), timeout=timeout,
                                               metadata=((META_INVOCATION, self._token),))
