@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -24,10 +23,8 @@ func TestParityWithGo(t *testing.T) {
 	need(t)
 	testkit.Long(t, "builds the Go example")
 	goModule := filepath.Join(t.TempDir(), "kwcov-go.wasm")
-	build := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", goModule, "../go")
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build examples/kwcov/go: %v\n%s", err, out)
+	if _, err := testkit.BuildGuest(t.Context(), "../go", goModule); err != nil {
+		t.Fatal(err)
 	}
 	wasm, err := os.ReadFile(goModule)
 	if err != nil {

@@ -6,11 +6,8 @@ package main_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 var built struct {
@@ -38,32 +36,13 @@ func module(t *testing.T) (string, string) {
 			return
 		}
 		built.path = filepath.Join(dir, "kwcov-go.wasm")
-		cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", built.path, ".")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = &buildError{string(out), err}
-			return
-		}
-		b, err := os.ReadFile(built.path)
-		if err != nil {
-			built.err = err
-			return
-		}
-		sum := sha256.Sum256(b)
-		built.digest = "sha256:" + hex.EncodeToString(sum[:])
+		built.digest, built.err = testkit.BuildGuest(context.Background(), ".", built.path)
 	})
 	if built.err != nil {
 		t.Fatal(built.err)
 	}
 	return built.path, built.digest
 }
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 var cases = []abi.TestCase{
 	{ID: "all", ActualOutput: "Paris is the capital of France."},
