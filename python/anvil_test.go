@@ -1,8 +1,9 @@
 // Package anvileval_test runs the Python package's unit tests (python/tests)
 // against the real anvil-host, built from this checkout, and a fake judge
-// server (host/judgetest) on loopback: the Python API's results are the
-// binary's, read back from its files. The tests need only a python3 (the
-// package has no dependencies) and skip without one.
+// server on loopback (testkit.CapitalsJudge, whose replies python/tests
+// asserts on): the Python API's results are the binary's, read back from
+// its files. The tests need only a python3 (the package has no
+// dependencies) and skip without one.
 //
 // The wheel itself — the binary inside it, pip, a fresh virtual
 // environment, the pytest plugin — is tested by scripts/install-e2e.
@@ -14,7 +15,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 func python(t *testing.T) string {
@@ -29,23 +30,14 @@ func python(t *testing.T) string {
 	return py
 }
 
-// judge scripts the replies the Python tests expect: the G-Eval steps,
-// then 9 for every answer but Sydney's, which gets 2 and a reason.
-func judge(t *testing.T) *judgetest.Server {
-	s := judgetest.New(t)
-	s.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{Content: `{"steps": ["Compare with the expected output."]}`})
-	s.On(judgetest.ContainsMessage("Sydney"), judgetest.JSONScoreReply("Sydney is not the capital; Canberra is.", "2", map[string]float64{"2": 1}))
-	s.SetDefault(judgetest.JSONScoreReply("Agrees with the expected output.", "9", map[string]float64{"9": 1}))
-	return s
-}
-
 func TestPythonAPI(t *testing.T) {
 	py := python(t)
 	bin := filepath.Join(t.TempDir(), "anvil-host")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/anvil-host").CombinedOutput(); err != nil {
 		t.Fatalf("build anvil-host: %v\n%s", err, out)
 	}
-	srv := judge(t)
+	// python/tests/test_evaluate.py asserts on CapitalsJudge's replies.
+	srv := testkit.CapitalsJudge(t)
 	cmd := exec.Command(py, "-B", "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
 	cmd.Env = append(os.Environ(),
 		"PYTHONPATH=src",

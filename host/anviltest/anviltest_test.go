@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/anviltest"
-	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // recorder is a testing.TB that keeps what a test would report.
@@ -71,14 +71,6 @@ metrics:
 	return path
 }
 
-func judge(t *testing.T) *judgetest.Server {
-	s := judgetest.New(t)
-	s.On(judgetest.ContainsMessage(`"steps"`), judgetest.Reply{Content: `{"steps": ["Compare with the expected output."]}`})
-	s.On(judgetest.ContainsMessage("Sydney"), judgetest.JSONScoreReply("Sydney is not the capital; Canberra is.", "2", map[string]float64{"2": 1}))
-	s.SetDefault(judgetest.JSONScoreReply("Agrees with the expected output.", "9", map[string]float64{"9": 1}))
-	return s
-}
-
 var (
 	good = abi.TestCase{ID: "fr", Input: "Capital of France?", ActualOutput: "Paris.", ExpectedOutput: "Paris"}
 	bad  = abi.TestCase{ID: "au", Input: "Capital of Australia?", ActualOutput: "Sydney.", ExpectedOutput: "Canberra"}
@@ -86,13 +78,13 @@ var (
 
 func TestAssertFailsWithTheCasesReason(t *testing.T) {
 	t.Setenv("ANVILTEST_KEY", "test-key")
-	path := config(t, judge(t).URL(), "ANVILTEST_KEY")
+	path := config(t, testkit.CapitalsJudge(t).URL(), "ANVILTEST_KEY")
 
 	r := assertOn(path, good, bad)
 	if r.fatal || len(r.errors) != 1 {
 		t.Fatalf("reported %q, want one failure", r.errors)
 	}
-	for _, want := range []string{`case "au"`, "metric correctness", "failed", "score 0.200", "threshold 0.60", "Sydney is not the capital; Canberra is."} {
+	for _, want := range []string{`case "au"`, "metric correctness", "failed", "score 0.200", "threshold 0.60", testkit.CapitalsSydneyReason} {
 		if !strings.Contains(r.errors[0], want) {
 			t.Errorf("failure %q lacks %q", r.errors[0], want)
 		}
@@ -114,7 +106,7 @@ func TestAssertFailsWhenNothingWasVerified(t *testing.T) {
 
 func TestAssertRefusesDuplicateIDs(t *testing.T) {
 	t.Setenv("ANVILTEST_KEY", "test-key")
-	srv := judge(t)
+	srv := testkit.CapitalsJudge(t)
 	path := config(t, srv.URL(), "ANVILTEST_KEY")
 	r := assertOn(path, good, good)
 	if !r.fatal || !strings.Contains(strings.Join(r.errors, "\n"), "duplicate case id") || srv.Calls() != 0 {

@@ -1,5 +1,6 @@
 // Package testkit is what the project's tests share across packages:
-// Long, and Golden (a golden file compared, or rewritten under -update).
+// Long, Golden (a golden file compared, or rewritten under -update) and
+// CapitalsJudge (the SDK tests' scripted judge).
 //
 // Long tests: a test that takes minutes, builds a toolchain's output or
 // starts an external program calls Long first. Under -short — scripts/test,

@@ -55,11 +55,11 @@ func TestArgumentCorrectness(t *testing.T) {
 			if res.Score == nil || *res.Score != tc.score || d.Formula != tc.formula || (tc.reason != "" && res.Reason != tc.reason) {
 				t.Errorf("score %v formula %q reason\n%s", *res.Score, d.Formula, res.Reason)
 			}
-			if len(h.Calls) != 1 || d.Usage.Calls != 1 || h.Calls[0].SchemaName != "agent_argument_verdicts" ||
-				!strings.Contains(string(h.Calls[0].Schema), `"minItems":3,"maxItems":3`) {
-				t.Errorf("calls %d schema %s %s", len(h.Calls), h.Calls[0].SchemaName, h.Calls[0].Schema)
+			if len(h.Calls()) != 1 || d.Usage.Calls != 1 || h.Calls()[0].SchemaName != "agent_argument_verdicts" ||
+				!strings.Contains(string(h.Calls()[0].Schema), `"minItems":3,"maxItems":3`) {
+				t.Errorf("calls %d schema %s %s", len(h.Calls()), h.Calls()[0].SchemaName, h.Calls()[0].Schema)
 			}
-			p := scripted.Prompt(h.Calls[0])
+			p := scripted.Prompt(h.Calls()[0])
 			for _, want := range []string{"<<<BEGIN INPUT>>>\nBook a table", `1. search_restaurants({"city":"Lyon"}) → ["Café Bleu"]`, `3. get_weather({"city":"Paris"})` + "\n<<<END TOOL CALLS>>>", "exactly 3 objects"} {
 				if !strings.Contains(p, want) {
 					t.Errorf("prompt lacks %q:\n%s", want, p)
@@ -83,7 +83,7 @@ func TestArgumentCorrectnessRepairAndFields(t *testing.T) {
 	c.ToolsCalled = nil
 	h = &scripted.Host{}
 	res := meas(h, agent.KindArgumentCorrectness, `{}`, c)
-	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldToolsCalled || len(h.Calls) != 0 {
+	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldToolsCalled || len(h.Calls()) != 0 {
 		t.Errorf("no tool calls: %+v", res.Error)
 	}
 }
@@ -101,7 +101,7 @@ func TestTaskCompletion(t *testing.T) {
 		res.Reason != "Task: Book a table for two in Lyon on Friday at 8pm. Outcome: A table for four was booked at Café Bleu in Lyon for Friday at 8pm. Score 0.5: The booking is for four, not two." {
 		t.Errorf("score %v details %+v reason %q", *res.Score, d, res.Reason)
 	}
-	c := h.Calls[0]
+	c := h.Calls()[0]
 	p := scripted.Prompt(c)
 	if c.Purpose != "task" || c.SchemaName != "agent_task" || !strings.Contains(string(c.Schema), `"minimum":0,"maximum":1`) ||
 		!strings.Contains(p, "2. book_table(") || !strings.Contains(p, "<<<BEGIN OUTPUT>>>\n"+agentCase.ActualOutput) || strings.Contains(p, "<<<BEGIN TASK>>>") {
@@ -115,7 +115,7 @@ func TestTaskCompletion(t *testing.T) {
 	h = &scripted.Host{Replies: []scripted.Reply{taskReply("something else", "Nothing was booked.", 0, "No booking.")}}
 	res = meas(h, agent.KindTaskCompletion, `{"task":"Book restaurant tables.","strict_mode":true}`, noTools)
 	d = details(t, res)
-	p = scripted.Prompt(h.Calls[0])
+	p = scripted.Prompt(h.Calls()[0])
 	if *res.Score != 0 || res.Threshold != 1 || d.TaskFrom != "config" || d.Task != "Book restaurant tables." ||
 		!strings.Contains(p, "<<<BEGIN TASK>>>\nBook restaurant tables.") || strings.Contains(p, "TOOL CALLS") {
 		t.Errorf("configured task: score %v details %+v\n%s", *res.Score, d, p)

@@ -118,10 +118,10 @@ func TestRequestShape(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			h := &scripted.Host{}
 			meas(h, tc.kind, tc.cfg, 0.5, textCase)
-			if len(h.Calls) != 1 {
-				t.Fatalf("%d calls", len(h.Calls))
+			if len(h.Calls()) != 1 {
+				t.Fatalf("%d calls", len(h.Calls()))
 			}
-			c := h.Calls[0]
+			c := h.Calls()[0]
 			if c.Temperature == nil || *c.Temperature != 0 || c.SchemaName != tc.schemaName || len(c.Messages) != 2 ||
 				!strings.Contains(c.Messages[0].Content, content.PromptVersion) {
 				t.Errorf("request = %+v", c)
@@ -181,7 +181,7 @@ func TestInvalidConfig(t *testing.T) {
 	} {
 		h := &scripted.Host{}
 		res := meas(h, tc.kind, tc.cfg, 0.5, textCase)
-		if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || res.Error.Field != tc.field || len(h.Calls) != 0 {
+		if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || res.Error.Field != tc.field || len(h.Calls()) != 0 {
 			t.Errorf("%s %s: error %+v", tc.kind, tc.cfg, res.Error)
 		}
 	}
@@ -201,7 +201,7 @@ func TestMissingField(t *testing.T) {
 			c.ActualOutput = "out"
 		}
 		res := meas(h, tc.kind, tc.cfg, 0.5, c)
-		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field || len(h.Calls) != 0 {
+		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field || len(h.Calls()) != 0 {
 			t.Errorf("%s: error %+v", tc.kind, res.Error)
 		}
 	}
@@ -246,14 +246,14 @@ func TestSummarization(t *testing.T) {
 	}
 	// Two batches: claims and questions together, then the three verdict
 	// calls together; each answer call sees only its own text.
-	if len(h.Batches) != 2 || len(h.Batches[0]) != 2 || len(h.Batches[1]) != 3 {
+	if len(h.Batches()) != 2 || len(h.Batches()[0]) != 2 || len(h.Batches()[1]) != 3 {
 		t.Fatalf("batches = %v", h.Purposes())
 	}
-	orig, sum := scripted.Prompt(h.Batches[1][0]), scripted.Prompt(h.Batches[1][1])
+	orig, sum := scripted.Prompt(h.Batches()[1][0]), scripted.Prompt(h.Batches()[1][1])
 	if strings.Contains(orig, docCase.ActualOutput) || strings.Contains(sum, docCase.Input) || !strings.Contains(orig, "5. Do late returns cost money?") {
 		t.Errorf("answer prompts see the other text:\n%s\n%s", orig, sum)
 	}
-	if q := h.Batches[0][1]; !strings.Contains(scripted.Prompt(q), "exactly 5 closed questions") || !strings.Contains(string(q.Schema), `"minItems":5,"maxItems":5`) {
+	if q := h.Batches()[0][1]; !strings.Contains(scripted.Prompt(q), "exactly 5 closed questions") || !strings.Contains(string(q.Schema), `"minItems":5,"maxItems":5`) {
 		t.Errorf("questions request = %s %s", scripted.Prompt(q), q.Schema)
 	}
 

@@ -93,7 +93,7 @@ func TestKnowledgeRetention(t *testing.T) {
 		t.Errorf("reason\n%q\nwant\n%q", res.Reason, want)
 	}
 	// The second turn is judged against the first user turn's facts only.
-	for _, r := range h.Batches[1] {
+	for _, r := range h.Batches()[1] {
 		if strings.Contains(prompt(r), "Hi Ann") && strings.Contains(prompt(r), "o-5521") {
 			t.Errorf("turn 2 judged against a fact given after it:\n%s", prompt(r))
 		}
@@ -143,8 +143,8 @@ func TestRoleAdherence(t *testing.T) {
 	if h.Shape() != "out_of_character" || d.Total != 3 || d.Passed != 2 || d.Verdicts[1].Turn != 5 || d.Verdicts[1].Verdict != "out_of_character" {
 		t.Errorf("batches %s details %+v", h.Shape(), d)
 	}
-	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "turn 5 out of character twice") || len(h.Logs) != 1 {
-		t.Errorf("warnings %v logs %v", d.Warnings, h.Logs)
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "turn 5 out of character twice") || len(h.Logs()) != 1 {
+		t.Errorf("warnings %v logs %v", d.Warnings, h.Logs())
 	}
 	if want := "2 of 3 assistant turns keep the role; not: turn 5: Mocks the customer.."; res.Reason != want {
 		t.Errorf("reason %q, want %q", res.Reason, want)
@@ -168,8 +168,8 @@ func TestRoleAdherence(t *testing.T) {
 	}
 	h = &scripter{}
 	res = measure(h, conversation.KindRoleAdherence, "", abi.TestCase{ID: "r", ChatbotRole: "x", Turns: turns("user: hi")})
-	if wantScore(t, res, 1, true); len(h.Batches) != 0 {
-		t.Errorf("%d batches for a conversation without assistant turns", len(h.Batches))
+	if wantScore(t, res, 1, true); len(h.Batches()) != 0 {
+		t.Errorf("%d batches for a conversation without assistant turns", len(h.Batches()))
 	}
 	res = measure(h, conversation.KindRoleAdherence, "", abi.TestCase{ID: "r", Turns: roleplay.Turns})
 	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldChatbotRole {
@@ -230,13 +230,13 @@ func TestTurnRelevancy(t *testing.T) {
 	if h.Shape() != "relevancy,relevancy,relevancy" || d.Window != 2 || d.Verdicts[1].Turn != 4 || d.Verdicts[1].Pass {
 		t.Errorf("batches %s details %+v", h.Shape(), d)
 	}
-	third := prompt(h.Batches[0][2])
+	third := prompt(h.Batches()[0][2])
 	if strings.Contains(third, "Oslo") || !strings.Contains(third, "And tomorrow?") || !strings.Contains(third, "You're welcome.") {
 		t.Errorf("window 2: the third verdict should see interactions 2 and 3 only:\n%s", third)
 	}
 	h = &scripter{Replies: script}
 	measure(h, conversation.KindTurnRelevancy, "", c)
-	if third := prompt(h.Batches[0][2]); !strings.Contains(third, "Oslo") {
+	if third := prompt(h.Batches()[0][2]); !strings.Contains(third, "Oslo") {
 		t.Errorf("default window 10: the third verdict should see the whole conversation:\n%s", third)
 	}
 	if res := measure(&scripter{}, conversation.KindTurnRelevancy, `{"window":-1}`, c); res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || res.Error.Field != "window" {
@@ -304,7 +304,7 @@ func TestPromptsAreStaticFirst(t *testing.T) {
 			if res := measure(h, k, "", c); res.Error != nil {
 				t.Fatalf("%s: %v", k, res.Error)
 			}
-			for _, b := range h.Batches {
+			for _, b := range h.Batches() {
 				for _, r := range b {
 					if len(r.Messages) != 2 || r.Messages[0].Role != "system" || r.Messages[1].Role != "user" {
 						t.Fatalf("%s: messages %+v", r.Purpose, r.Messages)

@@ -37,10 +37,10 @@ func run(h *scripted.Host, kind, cfg string, inputs []abi.NodeInput, verdicts []
 // purpose at temperature 0, and returns it.
 func checkCall(t *testing.T, h *scripted.Host, purpose string) abi.JudgeRequest {
 	t.Helper()
-	if len(h.Calls) != 1 {
-		t.Fatalf("%d judge calls, want 1", len(h.Calls))
+	if len(h.Calls()) != 1 {
+		t.Fatalf("%d judge calls, want 1", len(h.Calls()))
 	}
-	r := h.Calls[0]
+	r := h.Calls()[0]
 	if r.Purpose != purpose || r.Temperature == nil || *r.Temperature != 0 || r.Score != nil {
 		t.Errorf("request purpose %q temperature %v score %+v", r.Purpose, r.Temperature, r.Score)
 	}
@@ -122,8 +122,8 @@ func TestChoice(t *testing.T) {
 	}
 	// A choice node without verdicts cannot run.
 	h := answer(`{}`)
-	if res := run(h, "choice", cfg, nil, nil); res.Error == nil || !strings.Contains(res.Error.Message, "n1") || len(h.Calls) != 0 {
-		t.Errorf("no verdicts: %+v, %d calls", res.Error, len(h.Calls))
+	if res := run(h, "choice", cfg, nil, nil); res.Error == nil || !strings.Contains(res.Error.Message, "n1") || len(h.Calls()) != 0 {
+		t.Errorf("no verdicts: %+v, %d calls", res.Error, len(h.Calls()))
 	}
 }
 
@@ -172,7 +172,7 @@ func TestInputsRenderedUnderLabelsInOrder(t *testing.T) {
 				t.Fatal(res.Error)
 			}
 			want := "<<<BEGIN INPUT>>>\nHeadings:\nIntro; Body\n\nWord Count:\n120\n\nt3:\nunlabelled\n\nActual Output:\nThe memo asks for 3 reviews.\n<<<END INPUT>>>"
-			if p := prompt(h.Calls[0]); !strings.Contains(p, want) {
+			if p := prompt(h.Calls()[0]); !strings.Contains(p, want) {
 				t.Errorf("prompt lacks\n%s\nin\n%s", want, p)
 			}
 		})
@@ -208,8 +208,8 @@ func TestNodeErrors(t *testing.T) {
 			if tc.code == abi.CodeMissingField || tc.code == abi.CodeInvalidConfig {
 				wantCalls = 0
 			}
-			if len(tc.h.Calls) != wantCalls {
-				t.Errorf("%d judge calls, want %d", len(tc.h.Calls), wantCalls)
+			if len(tc.h.Calls()) != wantCalls {
+				t.Errorf("%d judge calls, want %d", len(tc.h.Calls()), wantCalls)
 			}
 		})
 	}
@@ -259,10 +259,10 @@ func TestPromptsAreStaticFirst(t *testing.T) {
 			h := answer(`{"reason":"r","verdict":"one","output":"o"}`)
 			dag.Plugin().Node(context.Background(), h, &abi.NodeRequest{Kind: n.kind, NodeID: "n1", Config: json.RawMessage(n.cfg),
 				Verdicts: []string{"one", "two"}, Case: c})
-			if len(h.Calls) != 1 || len(h.Calls[0].Messages) != 2 {
-				t.Fatalf("%s: calls %+v", n.kind, h.Calls)
+			if len(h.Calls()) != 1 || len(h.Calls()[0].Messages) != 2 {
+				t.Fatalf("%s: calls %+v", n.kind, h.Calls())
 			}
-			sys, user := h.Calls[0].Messages[0], h.Calls[0].Messages[1]
+			sys, user := h.Calls()[0].Messages[0], h.Calls()[0].Messages[1]
 			if sys.Role != "system" || !strings.Contains(sys.Content, n.instruction) || !strings.Contains(sys.Content, "Example JSON") {
 				t.Errorf("%s: system message %q lacks the instructions", n.kind, sys.Content)
 			}
@@ -305,7 +305,7 @@ func TestNodesReadTurns(t *testing.T) {
 	}
 	h = answer(`{"reason":"x","verdict":true}`)
 	res = run(h, "binary", `{"criteria":"c","params":["last_assistant_turn"]}`, nil, dag.BinaryVerdicts)
-	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldLastAssistantTurn || len(h.Calls) != 0 {
-		t.Errorf("single-turn case: %+v, %d calls", res.Error, len(h.Calls))
+	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldLastAssistantTurn || len(h.Calls()) != 0 {
+		t.Errorf("single-turn case: %+v, %d calls", res.Error, len(h.Calls()))
 	}
 }

@@ -51,7 +51,7 @@ func TestConversationalGEval(t *testing.T) {
 	if pr.Error != nil {
 		t.Fatalf("prepare: %v", pr.Error)
 	}
-	steps := prompt(h.Calls[0])
+	steps := prompt(h.Calls()[0])
 	for _, want := range []string{"Scenario and Turns", "The test case is a conversation between a user and an assistant", "The assistant resolves the user's problem."} {
 		if !strings.Contains(steps, want) {
 			t.Errorf("steps prompt lacks %q:\n%s", want, steps)
@@ -64,7 +64,7 @@ func TestConversationalGEval(t *testing.T) {
 	if got := h.Purposes(); !slices.Equal(got, []string{"steps", "score"}) {
 		t.Fatalf("judge calls %v, want one steps and one score call", got)
 	}
-	sc := h.Calls[1]
+	sc := h.Calls()[1]
 	p := prompt(sc)
 	for _, want := range []string{
 		"The test case is a conversation",
@@ -94,14 +94,14 @@ func TestConversationalGEvalDefaultsAndStrict(t *testing.T) {
 	cfg := `{"evaluation_steps":["The assistant never invents an order status."],"strict_mode":true}`
 	h := &scripter{Replies: []reply{strictReply("It checked with the tracker.", 1)}}
 	pr := convPrep(h, cfg)
-	if pr.Error != nil || len(h.Calls) != 0 {
-		t.Fatalf("prepare with given steps: %v, %d calls", pr.Error, len(h.Calls))
+	if pr.Error != nil || len(h.Calls()) != 0 {
+		t.Fatalf("prepare with given steps: %v, %d calls", pr.Error, len(h.Calls()))
 	}
 	res := convMeas(h, cfg, pr.State, chat())
 	if res.Error != nil || res.Score == nil || *res.Score != 1 || res.Threshold != 1 || res.ScoreMode != abi.ScoreRaw {
 		t.Fatalf("strict result %+v", res)
 	}
-	p := prompt(h.Calls[0])
+	p := prompt(h.Calls()[0])
 	if !strings.Contains(p, "Turns:\n"+chatTurns+"\n") || strings.Contains(p, "Scenario:") {
 		t.Errorf("default evaluation_params should show the turns only:\n%s", p)
 	}
@@ -114,8 +114,8 @@ func TestConversationalGEvalDefaultsAndStrict(t *testing.T) {
 			t.Fatal(pr.Error)
 		}
 		if first == nil {
-			first = h.Calls[0].Messages
-		} else if !reflect.DeepEqual(first, h.Calls[0].Messages) {
+			first = h.Calls()[0].Messages
+		} else if !reflect.DeepEqual(first, h.Calls()[0].Messages) {
 			t.Error("steps prompt differs between runs")
 		}
 	}
@@ -138,15 +138,15 @@ func TestConversationalGEvalRefuses(t *testing.T) {
 		if pr := convPrep(h, tt.cfg); pr.Error == nil || pr.Error.Code != abi.CodeInvalidConfig {
 			t.Errorf("%s: prepare error %+v, want invalid_config", tt.cfg, pr.Error)
 		}
-		if len(h.Calls) != 0 {
-			t.Errorf("%s: %d judge calls", tt.cfg, len(h.Calls))
+		if len(h.Calls()) != 0 {
+			t.Errorf("%s: %d judge calls", tt.cfg, len(h.Calls()))
 		}
 	}
 	h := &scripter{}
 	single := cases(1)[0]
 	res := convMeas(h, `{"evaluation_steps":["s"]}`, nil, single)
-	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldTurns || len(h.Calls) != 0 {
-		t.Errorf("single-turn case: %+v, %d calls; want missing_field turns and no call", res.Error, len(h.Calls))
+	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != abi.FieldTurns || len(h.Calls()) != 0 {
+		t.Errorf("single-turn case: %+v, %d calls; want missing_field turns and no call", res.Error, len(h.Calls()))
 	}
 }
 
@@ -156,7 +156,7 @@ func TestGEvalPromptsWithoutTurnsUnchanged(t *testing.T) {
 	h := &scripter{Replies: []reply{stepsReply(false, "s"), scoreReply("ok", 5, weighted(5))}}
 	pr := prep(t, h, criteriaCfg)
 	meas(t, h, criteriaCfg, pr.State, 0.5, cases(1)[0])
-	for _, c := range h.Calls {
+	for _, c := range h.Calls() {
 		if strings.Contains(prompt(c), "conversation") {
 			t.Errorf("%s prompt mentions a conversation:\n%s", c.Purpose, prompt(c))
 		}

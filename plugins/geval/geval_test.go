@@ -70,7 +70,7 @@ func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
 	if got := h.Purposes(); !slices.Equal(got, []string{"steps"}) {
 		t.Fatalf("prepare calls = %v, want exactly one steps call", got)
 	}
-	sreq := h.Calls[0]
+	sreq := h.Calls()[0]
 	if sreq.Temperature == nil || *sreq.Temperature != 0 {
 		t.Errorf("steps temperature = %v, want 0", sreq.Temperature)
 	}
@@ -104,7 +104,7 @@ func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
 		if res.Error != nil {
 			t.Fatalf("measure: %v", res.Error)
 		}
-		if got := len(h.Calls); got != 2+i {
+		if got := len(h.Calls()); got != 2+i {
 			t.Fatalf("after case %d: %d judge calls, want %d", i, got, 2+i)
 		}
 		if !near(*res.Score, 0.86) || !res.Success || res.Threshold != 0.5 || res.ScoreMode != "weighted" || res.Reason != "Correct and concise." {
@@ -121,7 +121,7 @@ func TestCriteriaPrepareOnceMeasureOncePerCase(t *testing.T) {
 		t.Errorf("calls = %v", got)
 	}
 	// The scoring request: logprob weighting over 0-10, reason then score.
-	r := h.Calls[1]
+	r := h.Calls()[1]
 	if r.Score == nil || r.Score.Min != 0 || r.Score.Max != 10 || r.Score.Samples != 0 || r.TopLogprobs != geval.DefaultTopLogprobs {
 		t.Errorf("score request: spec %+v top_logprobs %d", r.Score, r.TopLogprobs)
 	}
@@ -148,8 +148,8 @@ func TestStepsPromptStable(t *testing.T) {
 			t.Fatalf("%s: %v", cfg, pr.Error)
 		}
 		if first == nil {
-			first = h.Calls[0].Messages
-		} else if !reflect.DeepEqual(first, h.Calls[0].Messages) {
+			first = h.Calls()[0].Messages
+		} else if !reflect.DeepEqual(first, h.Calls()[0].Messages) {
 			t.Errorf("steps prompt differs for %s", cfg)
 		}
 	}
@@ -172,8 +172,8 @@ func TestStepsSource(t *testing.T) {
 			if pr.Error != nil {
 				t.Fatal(pr.Error)
 			}
-			if len(h.Calls) != tc.wantCalls {
-				t.Fatalf("prepare made %d judge calls, want %d", len(h.Calls), tc.wantCalls)
+			if len(h.Calls()) != tc.wantCalls {
+				t.Fatalf("prepare made %d judge calls, want %d", len(h.Calls()), tc.wantCalls)
 			}
 			if st := state(t, pr.State); st.Source != tc.wantSource {
 				t.Errorf("state source = %q, want %q", st.Source, tc.wantSource)
@@ -209,8 +209,8 @@ func TestMeasureWithoutPrepare(t *testing.T) {
 	if got := h.Purposes(); !slices.Equal(got, []string{"steps", "steps", "score"}) {
 		t.Fatalf("calls = %v", got)
 	}
-	if !reflect.DeepEqual(h.Calls[0], h.Calls[1]) {
-		t.Errorf("measure's steps request differs from prepare's:\n%+v\n%+v", h.Calls[0], h.Calls[1])
+	if !reflect.DeepEqual(h.Calls()[0], h.Calls()[1]) {
+		t.Errorf("measure's steps request differs from prepare's:\n%+v\n%+v", h.Calls()[0], h.Calls()[1])
 	}
 	d := details(t, res)
 	if d.StepsSource != "generated" || d.StepsUsage == nil || d.StepsUsage.InputTokens != 100 {
@@ -246,7 +246,7 @@ func TestStrictMode(t *testing.T) {
 		if d.ScoreMode != "raw" || d.ScoreCause != geval.StrictCause || d.RawScore != tc.raw || d.ScoreRange != [2]int{0, 1} || !d.StrictMode {
 			t.Errorf("details = %+v", d)
 		}
-		r := h.Calls[1]
+		r := h.Calls()[1]
 		if r.Score != nil || r.TopLogprobs != 0 {
 			t.Errorf("strict request asks for weighting: spec %+v top %d", r.Score, r.TopLogprobs)
 		}
@@ -295,8 +295,8 @@ func TestInvalidConfig(t *testing.T) {
 					t.Errorf("error = %+v, want invalid_config field %q containing %q", e, tc.field, tc.msg)
 				}
 			}
-			if len(h.Calls) != 0 {
-				t.Errorf("%d judge calls on an invalid config", len(h.Calls))
+			if len(h.Calls()) != 0 {
+				t.Errorf("%d judge calls on an invalid config", len(h.Calls()))
 			}
 		})
 	}
@@ -329,8 +329,8 @@ func TestCriteriaAndStepsStepsWin(t *testing.T) {
 			if got != tc.warn {
 				t.Errorf("warnings %q: criteria-ignored warning %v, want %v", pd.Warnings, got, tc.warn)
 			}
-			if len(h.Calls) != 0 {
-				t.Errorf("%d judge calls, want 0 (the steps are given)", len(h.Calls))
+			if len(h.Calls()) != 0 {
+				t.Errorf("%d judge calls, want 0 (the steps are given)", len(h.Calls()))
 			}
 		})
 	}
@@ -359,7 +359,7 @@ func TestRubricBandReported(t *testing.T) {
 		if d.RubricBand == nil || !slices.Equal(d.RubricBand.ScoreRange, tc.wantBand[:]) || d.RubricBand.ExpectedOutcome != tc.wantOut {
 			t.Errorf("value %v: band %+v, want %v %q", tc.value, d.RubricBand, tc.wantBand, tc.wantOut)
 		}
-		p := prompt(h.Calls[0])
+		p := prompt(h.Calls()[0])
 		for _, want := range []string{"Rubric (score band: expected outcome):\n0-3: Wrong.\n4-7: Partly right.\n8-10: Right and complete.\n", "An integer from 0 to 10"} {
 			if !strings.Contains(p, want) {
 				t.Errorf("prompt lacks %q:\n%s", want, p)
@@ -393,7 +393,7 @@ func TestScoreRangeNormalisation(t *testing.T) {
 			if !near(*res.Score, tc.wantScore) || res.Success != tc.wantPass {
 				t.Errorf("score %v success %v, want %v %v", *res.Score, res.Success, tc.wantScore, tc.wantPass)
 			}
-			r := h.Calls[0]
+			r := h.Calls()[0]
 			if r.Score == nil || r.Score.Min != tc.min || r.Score.Max != tc.max {
 				t.Errorf("score spec %+v, want %d-%d", r.Score, tc.min, tc.max)
 			}
@@ -442,7 +442,7 @@ func TestScoreModeReportedAsReturned(t *testing.T) {
 			if !near(*res.Score, tc.sr.Value/10) {
 				t.Errorf("score %v", *res.Score)
 			}
-			if r := h.Calls[0]; r.Score.Samples != 3 || r.TopLogprobs != 5 {
+			if r := h.Calls()[0]; r.Score.Samples != 3 || r.TopLogprobs != 5 {
 				t.Errorf("request samples %d top %d", r.Score.Samples, r.TopLogprobs)
 			}
 		})
@@ -462,8 +462,8 @@ func TestMissingField(t *testing.T) {
 	if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != "expected_output" {
 		t.Fatalf("error = %+v, want missing_field expected_output", res.Error)
 	}
-	if len(h.Calls) != 0 {
-		t.Errorf("%d judge calls for a case missing a field", len(h.Calls))
+	if len(h.Calls()) != 0 {
+		t.Errorf("%d judge calls for a case missing a field", len(h.Calls()))
 	}
 }
 
@@ -511,7 +511,7 @@ func TestScoringPromptShape(t *testing.T) {
 	if res.Error != nil {
 		t.Fatal(res.Error)
 	}
-	p := prompt(h.Calls[0])
+	p := prompt(h.Calls()[0])
 	for _, want := range []string{
 		geval.PromptVersion,
 		"Metric: Correctness\nDescription: Is the answer right?\n",
@@ -544,8 +544,8 @@ func TestNoReason(t *testing.T) {
 	if res.Error != nil {
 		t.Fatal(res.Error)
 	}
-	if res.Reason != "" || len(h.Calls) != 1 || strings.Contains(string(h.Calls[0].Schema), "reason") {
-		t.Errorf("reason %q calls %d schema %s", res.Reason, len(h.Calls), h.Calls[0].Schema)
+	if res.Reason != "" || len(h.Calls()) != 1 || strings.Contains(string(h.Calls()[0].Schema), "reason") {
+		t.Errorf("reason %q calls %d schema %s", res.Reason, len(h.Calls()), h.Calls()[0].Schema)
 	}
 }
 

@@ -195,10 +195,10 @@ func TestContextRequestShape(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			h := &scripter{Replies: []reply{tc.reply}}
 			mustScore(t, meas(h, tc.kind, `{}`, 0.5, ctxCase))
-			if len(h.Calls) != 1 {
-				t.Fatalf("%d calls", len(h.Calls))
+			if len(h.Calls()) != 1 {
+				t.Fatalf("%d calls", len(h.Calls()))
 			}
-			c := h.Calls[0]
+			c := h.Calls()[0]
 			if c.Temperature == nil || *c.Temperature != 0 || c.SchemaName != tc.schemaName || len(c.Messages) != 2 ||
 				!strings.Contains(c.Messages[0].Content, rag.PromptVersion) {
 				t.Errorf("request = %+v", c)
@@ -251,12 +251,12 @@ func TestContextRepair(t *testing.T) {
 				t.Errorf("score = %v, want %v", got, tc.score)
 			}
 			d := details(t, res)
-			if !d.Repaired || d.RepairCause != tc.problem || d.Usage.Calls != 2 || len(h.Calls) != 2 {
+			if !d.Repaired || d.RepairCause != tc.problem || d.Usage.Calls != 2 || len(h.Calls()) != 2 {
 				t.Errorf("repaired %v cause %q calls %d", d.Repaired, d.RepairCause, d.Usage.Calls)
 			}
-			rep := h.Calls[1]
+			rep := h.Calls()[1]
 			if len(rep.Messages) != 4 || rep.Messages[2].Role != "assistant" || !strings.Contains(rep.Messages[3].Content, tc.want) ||
-				rep.SchemaName != h.Calls[0].SchemaName {
+				rep.SchemaName != h.Calls()[0].SchemaName {
 				t.Errorf("repair request = %+v", rep.Messages)
 			}
 		})
@@ -290,7 +290,7 @@ func TestContextReasonCall(t *testing.T) {
 	if got := h.Purposes(); !slices.Equal(got, []string{"verdicts", "reason"}) {
 		t.Errorf("calls = %v", got)
 	}
-	rp := prompt(h.Calls[1])
+	rp := prompt(h.Calls()[1])
 	for _, want := range []string{"weighted cumulative precision", "Score: 0.5833", ctxCase.Input, `[1] "The Eiffel Tower was completed in 1889." (no: x)`} {
 		if !strings.Contains(rp, want) {
 			t.Errorf("reason prompt lacks %q:\n%s", want, rp)
@@ -321,8 +321,8 @@ func TestContextMissingField(t *testing.T) {
 		tc.clear(&c)
 		h := &scripter{}
 		res := meas(h, tc.kind, `{}`, 0.5, c)
-		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field || len(h.Calls) != 0 {
-			t.Errorf("%s without %s: error = %+v, %d calls", tc.kind, tc.field, res.Error, len(h.Calls))
+		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field || len(h.Calls()) != 0 {
+			t.Errorf("%s without %s: error = %+v, %d calls", tc.kind, tc.field, res.Error, len(h.Calls()))
 		}
 	}
 	// Fields a kind does not read are not required (DeepEval asks for
@@ -345,7 +345,7 @@ func TestContextInvalidConfig(t *testing.T) {
 		for _, cfg := range []string{`{"idk_counts_as":"no"}`, `{"include_reason":true}`, `{"strict_mode":"yes"}`} {
 			h := &scripter{}
 			res := meas(h, kind, cfg, 0.5, ctxCase)
-			if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || len(h.Calls) != 0 {
+			if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || len(h.Calls()) != 0 {
 				t.Errorf("%s %s: error = %+v", kind, cfg, res.Error)
 			}
 		}

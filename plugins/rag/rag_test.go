@@ -116,8 +116,8 @@ func TestScoreArithmetic(t *testing.T) {
 			if got, want := h.Purposes(), []string{extractPurpose(tc.kind), rag.PurposeVerdicts}; !slices.Equal(got, want) {
 				t.Errorf("calls = %v, want %v", got, want)
 			}
-			if len(h.Batches) != 2 {
-				t.Errorf("%d batches, want 2", len(h.Batches))
+			if len(h.Batches()) != 2 {
+				t.Errorf("%d batches, want 2", len(h.Batches()))
 			}
 			d := details(t, res)
 			if d.Kind != tc.kind || d.Counts != tc.counts || !slices.Equal(d.Failed, tc.failed) || d.Formula != tc.formula {
@@ -160,10 +160,10 @@ func TestRequestShape(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			h := &scripter{Replies: []reply{listReply(extractPurpose(tc.kind), statements(2)...), verdictReply("yes", "yes")}}
 			mustScore(t, meas(h, tc.kind, `{}`, 0.5, caseFor(tc.kind)))
-			if len(h.Calls) != 2 {
-				t.Fatalf("%d calls", len(h.Calls))
+			if len(h.Calls()) != 2 {
+				t.Fatalf("%d calls", len(h.Calls()))
 			}
-			for _, c := range h.Calls {
+			for _, c := range h.Calls() {
 				if c.Temperature == nil || *c.Temperature != 0 || c.Score != nil || c.TopLogprobs != 0 || c.Judge != "" {
 					t.Errorf("%s request: temperature %v score %v top %d", c.Purpose, c.Temperature, c.Score, c.TopLogprobs)
 				}
@@ -175,7 +175,7 @@ func TestRequestShape(t *testing.T) {
 					t.Errorf("%s schema = %s", c.Purpose, c.Schema)
 				}
 			}
-			ex, vr := h.Calls[0], h.Calls[1]
+			ex, vr := h.Calls()[0], h.Calls()[1]
 			if ex.SchemaName != tc.extractSchema || !strings.Contains(prompt(ex), "<<<BEGIN TEXT>>>\n"+caseFor(tc.kind).ActualOutput+"\n<<<END TEXT>>>") {
 				t.Errorf("extraction request %s:\n%s", ex.SchemaName, prompt(ex))
 			}
@@ -230,8 +230,8 @@ func TestRepair(t *testing.T) {
 				return
 			}
 			// The repair shows the judge its previous reply, then the problem.
-			rep := h.Calls[2]
-			orig := h.Calls[1]
+			rep := h.Calls()[2]
+			orig := h.Calls()[1]
 			if len(rep.Messages) != 4 || !reflect.DeepEqual(rep.Messages[:2], orig.Messages) ||
 				rep.Messages[2].Role != "assistant" || rep.Messages[2].Content != string(h.Replies[1].Resp.JSON) ||
 				rep.Messages[3].Role != "user" || !strings.Contains(rep.Messages[3].Content, "exactly 4 verdicts") ||
@@ -250,8 +250,8 @@ func TestVerdictNormalised(t *testing.T) {
 		t.Errorf("score = %v", got)
 	}
 	d := details(t, res)
-	if d.Repaired || d.Verdicts[0].Verdict != "yes" || d.Verdicts[1].Verdict != "idk" || d.Verdicts[2].Verdict != "no" || len(h.Calls) != 2 {
-		t.Errorf("verdicts %+v repaired %v calls %d", d.Verdicts, d.Repaired, len(h.Calls))
+	if d.Repaired || d.Verdicts[0].Verdict != "yes" || d.Verdicts[1].Verdict != "idk" || d.Verdicts[2].Verdict != "no" || len(h.Calls()) != 2 {
+		t.Errorf("verdicts %+v repaired %v calls %d", d.Verdicts, d.Repaired, len(h.Calls()))
 	}
 }
 
@@ -364,8 +364,8 @@ func TestReasonListsFailingItems(t *testing.T) {
 			if res.Reason != tc.want {
 				t.Errorf("reason =\n%s\nwant\n%s", res.Reason, tc.want)
 			}
-			if len(h.Calls) != 2 {
-				t.Errorf("%d calls, want 2 (no reason call)", len(h.Calls))
+			if len(h.Calls()) != 2 {
+				t.Errorf("%d calls, want 2 (no reason call)", len(h.Calls()))
 			}
 		})
 	}
@@ -385,14 +385,14 @@ func TestReasonCall(t *testing.T) {
 		if d.ReasonSource != rag.ReasonFromJudge || d.Usage.Calls != 3 || d.ReasonError != nil {
 			t.Errorf("details = %+v", d)
 		}
-		rp := prompt(h.Calls[2])
+		rp := prompt(h.Calls()[2])
 		for _, want := range []string{"What is the capital of France?", `[2] "Statement 2." (no: off topic)`, "Score: 0.5", `"yes" and "idk" count`} {
 			if !strings.Contains(rp, want) {
 				t.Errorf("reason prompt lacks %q:\n%s", want, rp)
 			}
 		}
-		if h.Calls[2].SchemaName != "rag_reason" || *h.Calls[2].Temperature != 0 {
-			t.Errorf("reason request = %+v", h.Calls[2])
+		if h.Calls()[2].SchemaName != "rag_reason" || *h.Calls()[2].Temperature != 0 {
+			t.Errorf("reason request = %+v", h.Calls()[2])
 		}
 	})
 	t.Run("a failed reason call keeps the score", func(t *testing.T) {
@@ -405,10 +405,10 @@ func TestReasonCall(t *testing.T) {
 		if d.ReasonSource != rag.ReasonFromItems || d.ReasonError == nil || d.ReasonError.Code != abi.CodeBudget || len(d.Warnings) != 1 || d.Usage.Calls != 2 {
 			t.Errorf("details = %+v", d)
 		}
-		if !slices.ContainsFunc(h.Logs, func(l string) bool {
+		if !slices.ContainsFunc(h.Logs(), func(l string) bool {
 			return strings.HasPrefix(l, slog.LevelWarn.String()+" ") && strings.Contains(l, "reason call failed")
 		}) {
-			t.Errorf("no warning logged: %+v", h.Logs)
+			t.Errorf("no warning logged: %+v", h.Logs())
 		}
 	})
 }
@@ -439,17 +439,17 @@ func TestTruths(t *testing.T) {
 			if got := mustScore(t, res); got != 1 {
 				t.Errorf("score = %v", got)
 			}
-			if len(h.Batches) != 2 || len(h.Batches[0]) != 2 || h.Batches[0][0].Purpose != "claims" || h.Batches[0][1].Purpose != "truths" {
+			if len(h.Batches()) != 2 || len(h.Batches()[0]) != 2 || h.Batches()[0][0].Purpose != "claims" || h.Batches()[0][1].Purpose != "truths" {
 				t.Fatalf("batches = %v; want [claims truths] then [verdicts]", h.Purposes())
 			}
-			tp := prompt(h.Batches[0][1])
+			tp := prompt(h.Batches()[0][1])
 			if !strings.Contains(tp, tc.truthsPromptHas) || (tc.promptHas != "") != strings.Contains(tp, "at most") || !strings.Contains(tp, tc.promptHas) {
 				t.Errorf("truths prompt:\n%s", tp)
 			}
-			if h.Batches[0][1].SchemaName != "rag_truths" || *h.Batches[0][1].Temperature != 0 {
-				t.Errorf("truths request = %+v", h.Batches[0][1])
+			if h.Batches()[0][1].SchemaName != "rag_truths" || *h.Batches()[0][1].Temperature != 0 {
+				t.Errorf("truths request = %+v", h.Batches()[0][1])
 			}
-			vp := prompt(h.Batches[1][0])
+			vp := prompt(h.Batches()[1][0])
 			for _, want := range tc.verdictHas {
 				if !strings.Contains(vp, want) {
 					t.Errorf("verdict prompt lacks %q:\n%s", want, vp)
@@ -498,7 +498,7 @@ func TestJudgeErrorsKeepTheirCode(t *testing.T) {
 			if res.Threshold != 0.5 {
 				t.Errorf("threshold = %v", res.Threshold)
 			}
-			if len(h.Calls) != tc.calls {
+			if len(h.Calls()) != tc.calls {
 				t.Errorf("calls = %v, want %d", h.Purposes(), tc.calls)
 			}
 		})
@@ -522,8 +522,8 @@ func TestMissingField(t *testing.T) {
 		if res.Error == nil || res.Error.Code != abi.CodeMissingField || res.Error.Field != tc.field {
 			t.Errorf("%s %+v: error = %+v, want missing_field %s", tc.kind, tc.c, res.Error, tc.field)
 		}
-		if len(h.Calls) != 0 {
-			t.Errorf("%s: %d judge calls for a case missing a field", tc.kind, len(h.Calls))
+		if len(h.Calls()) != 0 {
+			t.Errorf("%s: %d judge calls for a case missing a field", tc.kind, len(h.Calls()))
 		}
 	}
 }
@@ -544,7 +544,7 @@ func TestInvalidConfig(t *testing.T) {
 		if res.Error == nil || res.Error.Code != abi.CodeInvalidConfig || res.Error.Field != tc.field || (tc.msg != "" && res.Error.Message != tc.msg) {
 			t.Errorf("%s %s: error = %+v", tc.kind, tc.cfg, res.Error)
 		}
-		if len(h.Calls) != 0 {
+		if len(h.Calls()) != 0 {
 			t.Errorf("%s %s: judge called", tc.kind, tc.cfg)
 		}
 	}
@@ -602,8 +602,8 @@ func TestExtractionRequestStable(t *testing.T) {
 		h := &scripter{Replies: []reply{listReply("statements", "s."), verdictReply("yes")}}
 		mustScore(t, meas(h, ar, `{"strict_mode":true}`, 0.5, c))
 		if first == nil {
-			first = h.Calls[0].Messages
-		} else if !reflect.DeepEqual(first, h.Calls[0].Messages) {
+			first = h.Calls()[0].Messages
+		} else if !reflect.DeepEqual(first, h.Calls()[0].Messages) {
 			t.Error("extraction prompt depends on more than the actual output")
 		}
 	}

@@ -21,9 +21,8 @@ func TestParityWithGo(t *testing.T) {
 	need(t)
 	testkit.Long(t, "builds the Go example")
 	goModule := filepath.Join(t.TempDir(), "kwcov-go.wasm")
-	if err := sdktest.Command("", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
-		"go", "build", "-trimpath", "-buildmode=c-shared", "-o", goModule, "../go"); err != nil {
-		t.Fatalf("build examples/kwcov/go: %v", err)
+	if _, err := testkit.BuildGuest(t.Context(), "../go", goModule); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := sdktest.WriteDigest(goModule); err != nil {
 		t.Fatal(err)

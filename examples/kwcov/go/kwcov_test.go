@@ -5,6 +5,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 	"github.com/agentanvil/anvil/internal/testkit/sdktest"
 )
 
@@ -29,8 +31,7 @@ func module(t *testing.T) (string, string) {
 	t.Helper()
 	path := filepath.Join(built.Dir(t, func(dir string) (err error) {
 		path := filepath.Join(dir, "kwcov-go.wasm")
-		if err := sdktest.Command("", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
-			"go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, "."); err != nil {
+		if _, err := testkit.BuildGuest(context.Background(), ".", path); err != nil {
 			return err
 		}
 		digest, err = sdktest.WriteDigest(path)

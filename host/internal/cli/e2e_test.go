@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // The end-to-end tests run the real binary, built from source, against a
@@ -53,10 +55,10 @@ func buildAll(dir string) error {
 		return err
 	}
 	mod := filepath.Join(wasmDir, "textcheck.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", mod, "../../../examples/plugins/textcheck/wasm")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build textcheck.wasm: %v\n%s", err, out)
+	// As scripts/build-plugins builds it: the digest the tests pin is the
+	// one users get.
+	if _, err := testkit.BuildGuest(context.Background(), "../../../examples/plugins/textcheck/wasm", mod); err != nil {
+		return err
 	}
 	nat := filepath.Join(wasmDir, "textcheck-native")
 	if out, err := exec.Command("go", "build", "-o", nat, "../../../examples/plugins/textcheck/native").CombinedOutput(); err != nil {

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // runWithStdin runs the binary with stdin.
@@ -95,10 +95,8 @@ func buildExtraWasm(t *testing.T) string {
 	extraWasm.once.Do(func() {
 		extraWasm.dir = filepath.Join(filepath.Dir(wasmDir), "call-wasm")
 		for name, src := range map[string]string{"geval": "../../../plugins/geval/wasm", "hostile": "../plugin/testdata/zoo/hostile"} {
-			cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", filepath.Join(extraWasm.dir, name+".wasm"), src)
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				extraWasm.err = errors.New(name + ": " + err.Error() + "\n" + string(out))
+			if _, err := testkit.BuildGuest(t.Context(), src, filepath.Join(extraWasm.dir, name+".wasm")); err != nil {
+				extraWasm.err = err
 				return
 			}
 		}

@@ -58,10 +58,8 @@ func TestRegistryE2E(t *testing.T) {
 	}
 	copyFile(t, filepath.Join(wasmDir, "textcheck.wasm"), filepath.Join(modules, "textcheck.wasm"))
 	kwcov := filepath.Join(modules, "kwcov-go.wasm")
-	build := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", kwcov, "../../../examples/kwcov/go")
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kwcov-go.wasm: %v\n%s", err, out)
+	if _, err := testkit.BuildGuest(t.Context(), "../../../examples/kwcov/go", kwcov); err != nil {
+		t.Fatal(err)
 	}
 
 	const user, password = "team-a", "e2e-secret"

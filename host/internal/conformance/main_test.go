@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentanvil/anvil/host/internal/plugin"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // The plugins the kit is tested on, built from source by TestMain: the
@@ -51,36 +53,32 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build compiles every test plugin, two at a time.
+// build compiles every test plugin, two at a time, the Wasm ones as
+// scripts/build-plugins does.
 func build(dir string) error {
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []string
-	run := func(name string, cmd *exec.Cmd) {
+	run := func(name string, build func() ([]byte, error)) {
 		defer wg.Done()
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := build(); err != nil {
 			mu.Lock()
 			errs = append(errs, fmt.Sprintf("%s: %v\n%s", name, err, out))
 			mu.Unlock()
 		}
 	}
-	var flags []string
-	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
-		if !strings.HasPrefix(f, "-race") && !strings.HasPrefix(f, "--race") {
-			flags = append(flags, f)
-		}
-	}
 	for name, src := range wasmSources {
-		cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", filepath.Join(dir, name+".wasm"), src)
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS="+strings.Join(flags, " "))
 		wg.Add(1)
-		go run(name, cmd)
+		go run(name, func() ([]byte, error) {
+			_, err := testkit.BuildGuest(context.Background(), src, filepath.Join(dir, name+".wasm"))
+			return nil, err
+		})
 	}
 	wg.Add(1)
-	go run("textcheck-native", exec.Command("go", "build", "-o", filepath.Join(dir, "textcheck-native"), "../../../examples/plugins/textcheck/native"))
+	go run("textcheck-native", exec.Command("go", "build", "-o", filepath.Join(dir, "textcheck-native"), "../../../examples/plugins/textcheck/native").CombinedOutput)
 	wg.Wait()
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))

@@ -2,15 +2,11 @@ package engine_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +19,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/enginetest"
 	"github.com/agentanvil/anvil/host/internal/results"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 	"github.com/agentanvil/anvil/sdk"
 )
 
@@ -32,22 +29,17 @@ func buildTextcheck(t testing.TB) (path, digest string) {
 	return buildWasm(t, "textcheck", "../../../examples/plugins/textcheck/wasm")
 }
 
-// buildWasm builds the Go plugin at src for wasip1 as name.wasm in a
-// fresh directory and returns its path and sha256.
+// buildWasm builds the Go plugin at src as scripts/build-plugins does,
+// as name.wasm in a fresh directory, and returns its path and sha256 in
+// hex.
 func buildWasm(t testing.TB, name, src string) (path, digest string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), name+".wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", path, src)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", name, err, out)
-	}
-	b, err := os.ReadFile(path)
+	digest, err := testkit.BuildGuest(t.Context(), src, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(b)
-	return path, hex.EncodeToString(sum[:])
+	return path, strings.TrimPrefix(digest, "sha256:")
 }
 
 // compileGate holds every Wasm compile until released, or refuses it.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -19,13 +18,8 @@ import (
 func buildGoProgram(t testing.TB) []byte {
 	t.Helper()
 	testkit.Long(t, "builds a Go program")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool")
-	}
 	out := filepath.Join(t.TempDir(), "goguest.wasm")
-	cmd := exec.Command(goTool, "build", "-trimpath", "-o", out, "./testdata/goguest")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd := testkit.GoWasip1(t.Context(), "build", "-trimpath", "-o", out, "./testdata/goguest")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Skipf("cannot build the Go program: %v\n%s", err, msg)
 	}

@@ -3,7 +3,6 @@ package wasmmeter
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -286,15 +285,9 @@ func buildGoGuest(t testing.TB) []byte {
 		return b
 	}
 	testkit.Long(t, "builds a Go guest")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool")
-	}
 	out := filepath.Join(t.TempDir(), "textcheck.wasm")
-	cmd := exec.Command(goTool, "build", "-trimpath", "-buildmode=c-shared", "-o", out, "../../../examples/plugins/textcheck/wasm")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("cannot build the Go guest: %v\n%s", err, msg)
+	if _, err := testkit.BuildGuest(t.Context(), "../../../examples/plugins/textcheck/wasm", out); err != nil {
+		t.Skipf("cannot build the Go guest: %v", err)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {

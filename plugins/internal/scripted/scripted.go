@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,13 +28,38 @@ type Reply struct {
 	Err      error
 }
 
-// Host answers judge requests from Replies.
+// Host answers judge requests from Replies. A kind may judge from
+// several goroutines, so what it records is behind mu and read through
+// Calls, Batches and Logs, which copy. Replies is the test's to set
+// before the kind runs.
 type Host struct {
-	mu      sync.Mutex
 	Replies []Reply
-	Batches [][]abi.JudgeRequest
-	Calls   []abi.JudgeRequest
-	Logs    []string
+
+	mu      sync.Mutex
+	batches [][]abi.JudgeRequest
+	calls   []abi.JudgeRequest
+	logs    []string
+}
+
+// Calls are the judge requests, in the order they arrived.
+func (s *Host) Calls() []abi.JudgeRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// Batches are the judge batches, in the order they arrived.
+func (s *Host) Batches() [][]abi.JudgeRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.batches)
+}
+
+// Logs are the log lines, "LEVEL message", in order.
+func (s *Host) Logs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.logs)
 }
 
 // Prompt is a request's messages, one after the other.
@@ -69,10 +95,10 @@ func (rep Reply) matches(r abi.JudgeRequest) bool {
 func (s *Host) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Batches = append(s.Batches, reqs)
+	s.batches = append(s.batches, reqs)
 	out := make([]abi.JudgeResponse, len(reqs))
 	for i, r := range reqs {
-		s.Calls = append(s.Calls, r)
+		s.calls = append(s.calls, r)
 		found := false
 		for _, rep := range s.Replies {
 			if !rep.matches(r) {
@@ -96,7 +122,7 @@ func (s *Host) Judge(_ context.Context, reqs []abi.JudgeRequest) ([]abi.JudgeRes
 func (s *Host) Log(_ context.Context, level slog.Level, msg string, _ ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Logs = append(s.Logs, level.String()+" "+msg)
+	s.logs = append(s.logs, level.String()+" "+msg)
 }
 
 // Purposes are the purposes of the requests, in order.
@@ -104,7 +130,7 @@ func (s *Host) Purposes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var p []string
-	for _, c := range s.Calls {
+	for _, c := range s.calls {
 		p = append(p, c.Purpose)
 	}
 	return p
@@ -115,7 +141,7 @@ func (s *Host) Shape() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var bs []string
-	for _, b := range s.Batches {
+	for _, b := range s.batches {
 		var ps []string
 		for _, r := range b {
 			ps = append(ps, r.Purpose)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/cputime"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // The Wasm guests the tests run, by name: paths relative to this
@@ -134,8 +135,9 @@ func sourceDir(src string) string {
 
 // buildGuests compiles the guests need asks for with the go command that
 // runs the tests, two at a time (CI has two cores; Go's build cache makes
-// reruns cheap): the Wasm guests into out, the native guest into
-// nativeOut.
+// reruns cheap): the Wasm guests into out, as scripts/build-plugins does
+// (testkit.BuildGuest), so their digests are the ones users pin; the
+// native guest into nativeOut.
 func buildGuests(need Need, out, nativeOut string) error {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -145,27 +147,32 @@ func buildGuests(need Need, out, nativeOut string) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []string
-	run := func(name string, cmd *exec.Cmd) {
+	run := func(build func() error) {
 		defer wg.Done()
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		if b, err := cmd.CombinedOutput(); err != nil {
+		if err := build(); err != nil {
 			mu.Lock()
-			errs = append(errs, fmt.Sprintf("%s: %v\n%s", name, err, b))
+			errs = append(errs, err.Error())
 			mu.Unlock()
 		}
 	}
 	if need.Native {
 		wg.Add(1)
-		go run("native", nativeBuild(goCmd, nativeOut))
+		go run(func() error {
+			if b, err := nativeBuild(goCmd, nativeOut).CombinedOutput(); err != nil {
+				return fmt.Errorf("native: %v\n%s", err, b)
+			}
+			return nil
+		})
 	}
 	if need.Wasm {
 		for name, src := range guestSources {
-			cmd := exec.Command(goCmd, "build", "-trimpath", "-buildmode=c-shared", "-o", filepath.Join(out, name+".wasm"), "./"+filepath.Base(sourceDir(src)))
-			cmd.Dir = filepath.Dir(sourceDir(src))
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS="+guestGoflags())
 			wg.Add(1)
-			go run(name, cmd)
+			go run(func() error {
+				_, err := testkit.BuildGuest(context.Background(), sourceDir(src), filepath.Join(out, name+".wasm"))
+				return err
+			})
 		}
 	}
 	wg.Wait()
@@ -191,7 +198,9 @@ func nativeBuild(goCmd, out string) *exec.Cmd {
 	}
 	cmd := exec.Command(goCmd, append(args, "./native")...)
 	cmd.Dir = filepath.Join(Dir(), "..", "..", "testdata")
-	cmd.Env = append(os.Environ(), "GOFLAGS="+guestGoflags())
+	// GOFLAGS=-race meant the host; -race is added above only when the
+	// test binary has it.
+	cmd.Env = append(os.Environ(), "GOFLAGS="+testkit.GuestGoflags(os.Getenv("GOFLAGS")))
 	return cmd
 }
 
@@ -203,18 +212,6 @@ func linkNative(dir string) error {
 		}
 	}
 	return nil
-}
-
-// guestGoflags is GOFLAGS without -race: a CI that sets GOFLAGS=-race
-// means the host, and wasip1 has no race detector.
-func guestGoflags() string {
-	var keep []string
-	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
-		if f != "-race" && f != "--race" && !strings.HasPrefix(f, "-race=") {
-			keep = append(keep, f)
-		}
-	}
-	return strings.Join(keep, " ")
 }
 
 // GuestDir is where Main built the Wasm guests.
