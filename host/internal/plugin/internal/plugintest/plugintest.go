@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -73,10 +74,17 @@ var (
 	nativeDir string // where Main put the native guest and its names
 )
 
-// Main builds the guests need asks for into a temporary directory and
-// runs run with a directory for a compile cache (see CacheDir), then
+// Main builds the guests need asks for, runs m's tests and removes the
+// guests. It returns the exit code for os.Exit.
+func Main(m *testing.M, need Need) int {
+	return withGuests(need, func(string) int { return m.Run() })
+}
+
+// withGuests builds the guests need asks for into a temporary directory
+// and runs run with a directory for a compile cache (see CacheDir), then
 // removes the guests. It returns the exit code for os.Exit.
-func Main(need Need, run func(cacheDir string) int) int {
+func withGuests(need Need, run func(cacheDir string) int) int {
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "anvil-plugin-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
