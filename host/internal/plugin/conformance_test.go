@@ -634,3 +634,31 @@ func answer(r abi.JudgeRequest) abi.JudgeResponse {
 	}
 	return abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "oracle: unexpected purpose %q", r.Purpose)}
 }
+
+// TestLogReachesServices checks a sandboxed guest's log line end to end
+// (anvil_log, the process's log callback), attributed to its plugin.
+func TestLogReachesServices(t *testing.T) {
+	for _, tc := range []struct {
+		transport, id string
+		load          func(testing.TB, string, Options) Plugin
+	}{
+		{TransportWasm, "hostile@0.0.1", load},
+		{TransportProcess, "hostile@0.0.2", loadProcess},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			p := tc.load(t, "hostile", Options{})
+			svc := &plugintest.FakeServices{}
+			res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("l1", map[string]any{"behaviour": "log"}))
+			if err != nil || res.Error != nil {
+				t.Fatalf("%v / %s", err, plugintest.MustJSON(t, res))
+			}
+			if len(svc.Logs) != 1 {
+				t.Fatalf("want 1 log record, got %v", svc.Logs)
+			}
+			rec, id := svc.Logs[0], svc.LogIDs[0]
+			if id != tc.id || rec.Level != "warn" || rec.Message != "hostile says hello" || rec.Attrs["case"] != "l1" || rec.Attrs["n"] != 3.0 {
+				t.Errorf("got %s %+v", id, rec)
+			}
+		})
+	}
+}

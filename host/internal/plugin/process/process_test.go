@@ -134,23 +134,6 @@ func TestProcessServesConcurrently(t *testing.T) {
 	}
 }
 
-// TestProcessLogReachesServices checks the log callback end to end, attributed.
-func TestProcessLogReachesServices(t *testing.T) {
-	p := loadProcess(t, "hostile", transport.Options{})
-	svc := &plugintest.FakeServices{}
-	res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("l1", map[string]any{"behaviour": "log"}))
-	if err != nil || res.Error != nil {
-		t.Fatalf("%v / %s", err, plugintest.MustJSON(t, res))
-	}
-	if len(svc.Logs) != 1 {
-		t.Fatalf("want 1 log record, got %v", svc.Logs)
-	}
-	rec, id := svc.Logs[0], svc.LogIDs[0]
-	if id != hostileID || rec.Level != "warn" || rec.Message != "hostile says hello" || rec.Attrs["case"] != "l1" || rec.Attrs["n"] != 3.0 {
-		t.Errorf("got %s %+v", id, rec)
-	}
-}
-
 // TestProcessCallerCancel: a caller that gives up gets its context error,
 // not a plugin fault, and the process keeps serving (not restarted).
 func TestProcessCallerCancel(t *testing.T) {

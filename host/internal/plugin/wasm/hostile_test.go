@@ -93,23 +93,6 @@ func guest(p transport.Plugin) plugintest.Guest[transport.Services] {
 	return plugintest.Guest[transport.Services]{Measure: p.Measure, Started: p.(*wasmPlugin).instances.Load}
 }
 
-// TestGuestLogReachesServices checks anvil_log end to end, attributed.
-func TestGuestLogReachesServices(t *testing.T) {
-	p := load(t, "hostile", transport.Options{})
-	svc := &plugintest.FakeServices{}
-	res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("l1", map[string]any{"behaviour": "log"}))
-	if err != nil || res.Error != nil {
-		t.Fatalf("%v / %s", err, plugintest.MustJSON(t, res))
-	}
-	if len(svc.Logs) != 1 {
-		t.Fatalf("want 1 log record, got %v", svc.Logs)
-	}
-	rec, id := svc.Logs[0], svc.LogIDs[0]
-	if id != "hostile@0.0.1" || rec.Level != "warn" || rec.Message != "hostile says hello" || rec.Attrs["case"] != "l1" || rec.Attrs["n"] != 3.0 {
-		t.Errorf("got %s %+v", id, rec)
-	}
-}
-
 // TestCallerCancel: a caller that gives up gets its context error, not a
 // plugin fault, and the plugin keeps serving.
 func TestCallerCancel(t *testing.T) {
