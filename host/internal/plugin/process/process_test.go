@@ -138,14 +138,8 @@ func TestProcessServesConcurrently(t *testing.T) {
 // not a plugin fault, and the process keeps serving (not restarted).
 func TestProcessCallerCancel(t *testing.T) {
 	p := loadProcess(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}})
-	svc := plugintest.NewBlockingServices()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Measure(ctx, svc, plugintest.HostileRequest("c1", map[string]any{"behaviour": "judge_many", "calls": 2}))
-		done <- err
-	}()
-	<-svc.Entered // the guest is inside the host's judge callback
+	svc, done := plugintest.Hold(t, ctx, p.Measure, "c1", 2)
 	cancel()
 	err := <-done
 	close(svc.Release)
@@ -164,14 +158,8 @@ func TestProcessCallerCancel(t *testing.T) {
 // serves again on a fresh process.
 func TestProcessKilledUnderOtherCalls(t *testing.T) {
 	p := loadProcess(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}, Limits: transport.Limits{Timeout: duration.Duration(30 * time.Second)}})
-	svc := plugintest.NewBlockingServices()
+	svc, bystander := plugintest.Hold(t, context.Background(), p.Measure, "bystander", 1)
 	defer close(svc.Release)
-	bystander := make(chan error, 1)
-	go func() {
-		_, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("bystander", map[string]any{"behaviour": "judge_many", "calls": 1}))
-		bystander <- err
-	}()
-	<-svc.Entered // the bystander is in flight on the process
 
 	// The caller's own deadline is the timeout here: the plugin's limit
 	// is long, and the hang must not take it.

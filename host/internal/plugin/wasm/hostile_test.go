@@ -97,15 +97,11 @@ func guest(p transport.Plugin) plugintest.Guest[transport.Services] {
 // plugin fault, and the plugin keeps serving.
 func TestCallerCancel(t *testing.T) {
 	p := load(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}, Limits: transport.Limits{PoolSize: 1}})
-	svc := plugintest.NewBlockingServices()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Measure(ctx, svc, plugintest.HostileRequest("c1", map[string]any{"behaviour": "judge_many", "calls": 2}))
-		done <- err
-	}()
-	<-svc.Entered // the guest is inside the host's judge call
+	svc, done := plugintest.Hold(t, ctx, p.Measure, "c1", 2)
 	cancel()
+	// Unlike a process plugin's, the call returns only once the host's
+	// judge does: the guest runs on the call's goroutine, now inside it.
 	close(svc.Release)
 	err := <-done
 	var ae *abi.Error

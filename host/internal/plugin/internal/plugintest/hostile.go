@@ -143,3 +143,27 @@ func RunHostile[S any](t *testing.T, h Hostile[S], cases []HostileCase) {
 		}
 	}
 }
+
+// Hold starts a call of the hostile guest, through measure, that asks the
+// judge calls times, and returns once the call waits inside the host's
+// judge: svc answers when svc.Release is closed, and done takes the
+// call's error, or its result's. A call that ends without reaching the
+// judge fails t.
+func Hold[S any](t testing.TB, ctx context.Context, measure func(context.Context, S, *abi.MeasureRequest) (*abi.MeasureResult, error), id string, calls int) (svc *BlockingServices, done <-chan error) {
+	t.Helper()
+	svc = NewBlockingServices()
+	ended := make(chan error, 1)
+	go func() {
+		res, err := measure(ctx, any(svc).(S), HostileRequest(id, map[string]any{"behaviour": "judge_many", "calls": calls}))
+		if err == nil && res != nil && res.Error != nil {
+			err = res.Error
+		}
+		ended <- err
+	}()
+	select {
+	case <-svc.Entered:
+	case err := <-ended:
+		t.Fatalf("call %s ended without reaching the judge: %v", id, err)
+	}
+	return svc, ended
+}
