@@ -467,3 +467,31 @@ func (s *BlockingServices) Judge(ctx context.Context, reqs []abi.JudgeRequest) [
 
 // Log drops the record.
 func (s *BlockingServices) Log(context.Context, string, abi.LogRecord) {}
+
+// NamedRequest is a measure request a table names.
+type NamedRequest struct {
+	Name string
+	Req  *abi.MeasureRequest
+}
+
+// ExactMatchRequests are the trivial metric calls (exact_match on short
+// strings) whose allocations the transports' budgets count.
+func ExactMatchRequests() []NamedRequest {
+	return []NamedRequest{
+		{"equal", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}},
+		{"different, with details", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c2", Input: "Capital of France?", ActualOutput: "Paris, France", ExpectedOutput: "Paris"}}},
+	}
+}
+
+// AllocBudget fails t when call, after a warm-up run, allocates more than
+// budget times a run; what names the call in the message.
+func AllocBudget(t *testing.T, what string, budget int, call func()) {
+	t.Helper()
+	got := testing.AllocsPerRun(200, call)
+	t.Logf("%.1f allocations per call (budget %d)", got, budget)
+	if got > float64(budget) {
+		t.Errorf("%s allocates %.1f times, over the budget of %d", what, got, budget)
+	}
+}
