@@ -1,13 +1,15 @@
 // Package plugintest is the plugin packages' shared test harness: it
 // builds the test guests from source (the Wasm guests and the one native
 // process guest), says where they are and what digest to pin, and
-// provides the fake host Services the tests judge and log through.
+// provides the fake host Services the tests judge and log through, and
+// the checks more than one transport runs (RunHostile, Hold, AllocBudget).
 //
 // It imports no transport, so the tests of every plugin package
 // (transport, wasm, process, inproc and the parent's cross-transport
-// tests) can use it; each package's TestMain calls Main, and loads guests
-// through its own runtime. Nothing prebuilt is committed: a clean clone
-// tests with plain `go test`.
+// tests) can use it; the checks take the transport's Services as a type
+// parameter. Each package's TestMain calls Main or MainRuntime, and loads
+// guests through its own runtime (Loaded closes them). Nothing prebuilt
+// is committed: a clean clone tests with plain `go test`.
 package plugintest
 
 import (
