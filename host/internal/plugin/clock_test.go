@@ -46,20 +46,7 @@ func TestJudgeWaitIsNotTheGuestsTime(t *testing.T) {
 			default:
 				p = loadProcess(t, "hostile", opts)
 			}
-			svc := plugintest.NewBlockingServices()
-			done := make(chan error, 1)
-			go func() {
-				res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("c1", map[string]any{"behaviour": "judge_many", "calls": 1}))
-				if err == nil && res.Error != nil {
-					err = res.Error
-				}
-				done <- err
-			}()
-			select {
-			case <-svc.Entered:
-			case err := <-done:
-				t.Fatalf("the guest ended without calling the judge: %v", err)
-			}
+			svc, done := plugintest.Hold(t, context.Background(), p.Measure, "c1", 1)
 			// The judge takes several times the guest's limit to answer.
 			<-time.After(4 * limit)
 			close(svc.Release)

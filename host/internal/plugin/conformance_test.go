@@ -79,22 +79,8 @@ func TestConformanceTextcheck(t *testing.T) {
 	for _, m := range metrics {
 		t.Run("measure/"+m.name, func(t *testing.T) {
 			req := &abi.MeasureRequest{Kind: m.kind, Metric: "m", Config: rawOrNil(m.config), Threshold: m.threshold, Case: m.c}
-			got := map[string]*abi.MeasureResult{}
-			for name, p := range transports {
-				res, err := p.Measure(ctx, nil, req)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				got[name] = res
-			}
-			in := got[TransportInproc]
-			for _, name := range []string{TransportWasm, TransportProcess} {
-				o := got[name]
-				if !jsonEqual(t, normalise(in.Error), normalise(o.Error)) || !jsonEqual(t, stripErr(*in), stripErr(*o)) {
-					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", plugintest.MustJSON(t, in), name, plugintest.MustJSON(t, o))
-				}
-			}
-			res := got[TransportProcess]
+			res := agree(t, transports, func(p Plugin) (*abi.MeasureResult, error) { return p.Measure(ctx, nil, req) },
+				func(r abi.MeasureResult) (abi.MeasureResult, *abi.Error) { e := r.Error; r.Error = nil; return r, e })
 			if m.want.code != "" {
 				if res.Error == nil || res.Error.Code != m.want.code || res.Error.Field != m.want.field {
 					t.Fatalf("want error %s (field %q), got %s", m.want.code, m.want.field, plugintest.MustJSON(t, res))
@@ -140,24 +126,8 @@ func TestConformanceTextcheck(t *testing.T) {
 	for _, n := range nodes {
 		t.Run("node/"+n.name, func(t *testing.T) {
 			req := &abi.NodeRequest{Kind: n.kind, NodeID: "n1", Config: rawOrNil(n.config), Verdicts: n.verdicts, Case: n.c}
-			got := map[string]*abi.NodeResult{}
-			for name, p := range transports {
-				res, err := p.Node(ctx, nil, req)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				got[name] = res
-			}
-			in := got[TransportInproc]
-			for _, name := range []string{TransportWasm, TransportProcess} {
-				o := got[name]
-				inCopy, oCopy := *in, *o
-				inCopy.Error, oCopy.Error = nil, nil
-				if !jsonEqual(t, normalise(in.Error), normalise(o.Error)) || !jsonEqual(t, inCopy, oCopy) {
-					t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", plugintest.MustJSON(t, in), name, plugintest.MustJSON(t, o))
-				}
-			}
-			wa := got[TransportProcess]
+			wa := agree(t, transports, func(p Plugin) (*abi.NodeResult, error) { return p.Node(ctx, nil, req) },
+				func(r abi.NodeResult) (abi.NodeResult, *abi.Error) { e := r.Error; r.Error = nil; return r, e })
 			if n.want.code != "" {
 				if wa.Error == nil || wa.Error.Code != n.want.code || wa.Error.Field != n.want.field {
 					t.Fatalf("want error %s (field %q), got %s", n.want.code, n.want.field, plugintest.MustJSON(t, wa))
@@ -190,7 +160,29 @@ func normalise(e *abi.Error) *abi.Error {
 	return &c
 }
 
-func stripErr(r abi.MeasureResult) abi.MeasureResult { r.Error = nil; return r }
+// agree makes call on every transport and fails t unless the sandboxed
+// ones' results equal inproc's: their errors as normalise leaves them,
+// the rest as split leaves it without the error. It returns the process
+// transport's result.
+func agree[R any](t *testing.T, transports map[string]Plugin, call func(Plugin) (*R, error), split func(R) (R, *abi.Error)) *R {
+	t.Helper()
+	got := map[string]*R{}
+	for name, p := range transports {
+		res, err := call(p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got[name] = res
+	}
+	in, inErr := split(*got[TransportInproc])
+	for _, name := range []string{TransportWasm, TransportProcess} {
+		o, oErr := split(*got[name])
+		if !jsonEqual(t, normalise(inErr), normalise(oErr)) || !jsonEqual(t, in, o) {
+			t.Fatalf("transports disagree:\ninproc  %s\n%-7s %s", plugintest.MustJSON(t, got[TransportInproc]), name, plugintest.MustJSON(t, got[name]))
+		}
+	}
+	return got[TransportProcess]
+}
 
 func jsonEqual(t testing.TB, a, b any) bool {
 	t.Helper()
@@ -633,4 +625,32 @@ func answer(r abi.JudgeRequest) abi.JudgeResponse {
 		return reply(map[string]any{"reason": "oracle chose", "verdict": s.Properties.Verdict.Enum[n%len(s.Properties.Verdict.Enum)]})
 	}
 	return abi.JudgeResponse{Error: abi.Errorf(abi.CodeJudge, "oracle: unexpected purpose %q", r.Purpose)}
+}
+
+// TestLogReachesServices checks a sandboxed guest's log line end to end
+// (anvil_log, the process's log callback), attributed to its plugin.
+func TestLogReachesServices(t *testing.T) {
+	for _, tc := range []struct {
+		transport, id string
+		load          func(testing.TB, string, Options) Plugin
+	}{
+		{TransportWasm, "hostile@0.0.1", load},
+		{TransportProcess, "hostile@0.0.2", loadProcess},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			p := tc.load(t, "hostile", Options{})
+			svc := &plugintest.FakeServices{}
+			res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("l1", map[string]any{"behaviour": "log"}))
+			if err != nil || res.Error != nil {
+				t.Fatalf("%v / %s", err, plugintest.MustJSON(t, res))
+			}
+			if len(svc.Logs) != 1 {
+				t.Fatalf("want 1 log record, got %v", svc.Logs)
+			}
+			rec, id := svc.Logs[0], svc.LogIDs[0]
+			if id != tc.id || rec.Level != "warn" || rec.Message != "hostile says hello" || rec.Attrs["case"] != "l1" || rec.Attrs["n"] != 3.0 {
+				t.Errorf("got %s %+v", id, rec)
+			}
+		})
+	}
 }

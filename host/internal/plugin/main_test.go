@@ -2,8 +2,6 @@ package plugin
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -15,17 +13,8 @@ var testRT *Runtime
 
 func TestMain(m *testing.M) {
 	MaybeRunTrampoline() // this binary is the sandbox trampoline of the process plugins it starts
-	flag.Parse()
-	os.Exit(plugintest.Main(plugintest.Need{Wasm: true, Native: true}, func(cacheDir string) int {
-		ctx := context.Background()
-		rt, err := NewRuntime(ctx, RuntimeOptions{CacheDir: cacheDir})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		testRT = rt
-		defer rt.Close(ctx)
-		return m.Run()
+	os.Exit(plugintest.MainRuntime(m, plugintest.Need{Wasm: true, Native: true}, &testRT, func(ctx context.Context, cacheDir string) (*Runtime, error) {
+		return NewRuntime(ctx, RuntimeOptions{CacheDir: cacheDir})
 	}))
 }
 
@@ -34,28 +23,12 @@ func TestMain(m *testing.M) {
 func loadProcess(t testing.TB, name string, opts Options) Plugin {
 	t.Helper()
 	p, err := testRT.LoadProcess(context.Background(), plugintest.NativePath(name), plugintest.NativeDigest(t), opts)
-	if err != nil {
-		t.Fatalf("load process %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(context.Background()); err != nil {
-			t.Errorf("close %s: %v", name, err)
-		}
-	})
-	return p
+	return plugintest.Loaded(t, "process "+name, p, err)
 }
 
 // load loads a guest through the shared runtime and closes it after the test.
 func load(t testing.TB, name string, opts Options) Plugin {
 	t.Helper()
 	p, err := testRT.Load(context.Background(), plugintest.GuestPath(name), plugintest.GuestDigest(t, name), opts)
-	if err != nil {
-		t.Fatalf("load %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(context.Background()); err != nil {
-			t.Errorf("close %s: %v", name, err)
-		}
-	})
-	return p
+	return plugintest.Loaded(t, name, p, err)
 }

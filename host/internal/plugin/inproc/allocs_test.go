@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/examples/plugins/textcheck"
 	"github.com/agentanvil/anvil/host/internal/plugin/internal/plugintest"
 	"github.com/agentanvil/anvil/host/internal/plugin/transport"
@@ -40,25 +39,13 @@ func TestInprocMeasureAllocBudget(t *testing.T) {
 	}
 	ctx := context.Background()
 	p := New(textcheck.Plugin(), transport.Options{})
-	for _, tc := range []struct {
-		name string
-		req  *abi.MeasureRequest
-	}{
-		{"equal", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
-			Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}},
-		{"different, with details", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
-			Case: abi.TestCase{ID: "c2", Input: "Capital of France?", ActualOutput: "Paris, France", ExpectedOutput: "Paris"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := testing.AllocsPerRun(200, func() {
-				if _, err := p.Measure(ctx, nil, tc.req); err != nil {
+	for _, tc := range plugintest.ExactMatchRequests() {
+		t.Run(tc.Name, func(t *testing.T) {
+			plugintest.AllocBudget(t, "one in-process measure call", maxAllocsPerInprocMeasure, func() {
+				if _, err := p.Measure(ctx, nil, tc.Req); err != nil {
 					t.Fatal(err)
 				}
 			})
-			t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerInprocMeasure)
-			if got > maxAllocsPerInprocMeasure {
-				t.Errorf("one in-process measure call allocates %.1f times, over the budget of %d", got, maxAllocsPerInprocMeasure)
-			}
 		})
 	}
 }
@@ -72,13 +59,9 @@ func TestInprocGevalMeasureAllocBudget(t *testing.T) {
 	ctx := context.Background()
 	p := New(geval.Plugin(), transport.Options{Grants: transport.Grants{Judge: true}})
 	svc, req := plugintest.NewCannedJudge(), plugintest.GevalBenchRequest()
-	got := testing.AllocsPerRun(200, func() {
+	plugintest.AllocBudget(t, "one in-process G-Eval call", maxAllocsPerInprocGevalMeasure, func() {
 		if res, err := p.Measure(ctx, svc, req); err != nil || res.Error != nil {
 			t.Fatal(err, res.Error)
 		}
 	})
-	t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerInprocGevalMeasure)
-	if got > maxAllocsPerInprocGevalMeasure {
-		t.Errorf("one in-process G-Eval call allocates %.1f times, over the budget of %d", got, maxAllocsPerInprocGevalMeasure)
-	}
 }

@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,39 +41,28 @@ func mustEcho(t *testing.T, p transport.Plugin, id string) {
 func TestProcessHostileContained(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", plugintest.FakeSecret)
 	t.Setenv("HOME", "/home/"+plugintest.FakeSecret)
-	ctx := context.Background()
 	limits := transport.Limits{Timeout: duration.Duration(20 * time.Second), MaxOutputBytes: 64 << 10, MaxJudgeCalls: 2}
-	ungranted := loadProcess(t, "hostile", transport.Options{Limits: limits})
-	granted := loadProcess(t, "hostile", transport.Options{Limits: limits, Grants: transport.Grants{Judge: true}})
 	short := limits
 	short.Timeout = duration.Duration(300 * time.Millisecond)
-	impatient := loadProcess(t, "hostile", transport.Options{Limits: short})
-	digest := plugintest.NativeDigest(t)
-
-	var outputs []string // everything a guest produced, searched for the secret
-	cases := []struct {
-		behaviour string
-		cfg       map[string]any
-		granted   bool
-		impatient bool
-		code      abi.Code // invocation error, or
-		resCode   abi.Code // error inside the result, or neither
-		restarted bool     // the process was replaced
-		stderr    []string // in the error's captured stderr
-		judged    int64    // judge requests that reached Services
-		check     func(t *testing.T, obs map[string]any)
-	}{
-		{behaviour: "panic", code: abi.CodeTrap, restarted: true, stderr: []string{"panic: hostile: deliberate panic in measure", "goroutine "}},
-		{behaviour: "exit", code: abi.CodeTrap, restarted: true},
-		{behaviour: "stderrspam", code: abi.CodeTrap, restarted: true, stderr: []string{"hostile: spam begins", "bytes dropped", "panic: hostile: panic after spamming stderr"}},
-		{behaviour: "hang", impatient: true, code: abi.CodeTimeout, restarted: true},
-		{behaviour: "bigoutput", cfg: map[string]any{"size": limits.MaxOutputBytes + 1}, code: abi.CodeOutputTooLarge},
-		{behaviour: "bigoutput", cfg: map[string]any{"size": 8 << 20}, code: abi.CodeOutputTooLarge},
-		{behaviour: "judge", resCode: abi.CodeCapability},
-		{behaviour: "judge_many", cfg: map[string]any{"calls": 3}, granted: true, resCode: abi.CodeBudget, judged: 2},
-		{behaviour: "judge_big", cfg: map[string]any{"size": limits.MaxOutputBytes + 1}, granted: true, resCode: abi.CodeOutputTooLarge},
-		{behaviour: "judge_big", cfg: map[string]any{"size": 4 << 20}, granted: true, resCode: abi.CodeOutputTooLarge},
-		{behaviour: "env", check: func(t *testing.T, obs map[string]any) {
+	h := plugintest.Hostile[transport.Services]{ID: hostileID, Digest: plugintest.NativeDigest(t), StderrMax: transport.StderrKeep + 100,
+		Plain:     guest(loadProcess(t, "hostile", transport.Options{Limits: limits})),
+		Granted:   guest(loadProcess(t, "hostile", transport.Options{Limits: limits, Grants: transport.Grants{Judge: true}})),
+		Impatient: guest(loadProcess(t, "hostile", transport.Options{Limits: short})),
+	}
+	// A crash or a timeout replaces the process; an output too large is
+	// refused by a process that lives on.
+	plugintest.RunHostile(t, h, []plugintest.HostileCase{
+		{Behaviour: "panic", Code: abi.CodeTrap, Replaced: true, Stderr: []string{"panic: hostile: deliberate panic in measure", "goroutine "}},
+		{Behaviour: "exit", Code: abi.CodeTrap, Replaced: true},
+		{Behaviour: "stderrspam", Code: abi.CodeTrap, Replaced: true, Stderr: []string{"hostile: spam begins", "bytes dropped", "panic: hostile: panic after spamming stderr"}},
+		{Behaviour: "hang", Impatient: true, Code: abi.CodeTimeout, Replaced: true},
+		{Behaviour: "bigoutput", Cfg: map[string]any{"size": limits.MaxOutputBytes + 1}, Code: abi.CodeOutputTooLarge},
+		{Behaviour: "bigoutput", Cfg: map[string]any{"size": 8 << 20}, Code: abi.CodeOutputTooLarge},
+		{Behaviour: "judge", ResCode: abi.CodeCapability},
+		{Behaviour: "judge_many", Cfg: map[string]any{"calls": 3}, Granted: true, ResCode: abi.CodeBudget, Judged: 2},
+		{Behaviour: "judge_big", Cfg: map[string]any{"size": limits.MaxOutputBytes + 1}, Granted: true, ResCode: abi.CodeOutputTooLarge},
+		{Behaviour: "judge_big", Cfg: map[string]any{"size": 4 << 20}, Granted: true, ResCode: abi.CodeOutputTooLarge},
+		{Behaviour: "env", Check: func(t *testing.T, obs map[string]any) {
 			if obs["HOME"] != "" || obs["PATH"] != "" || obs["OPENAI_API_KEY"] != "" {
 				t.Errorf("guest read the host environment: %v", obs)
 			}
@@ -98,84 +86,12 @@ func TestProcessHostileContained(t *testing.T) {
 				t.Errorf("guest working directory %v, want the binary's %s", obs["wd"], plugintest.NativeDir())
 			}
 		}},
-	}
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/%v", c.behaviour, c.cfg["size"]), func(t *testing.T) {
-			p, svc := ungranted, &plugintest.FakeServices{TokensPerCall: 10}
-			switch {
-			case c.granted:
-				p = granted
-			case c.impatient:
-				p = impatient
-			}
-			pp := p.(*processPlugin)
-			cfg := map[string]any{"behaviour": c.behaviour}
-			for k, v := range c.cfg {
-				cfg[k] = v
-			}
-			before := pp.starts.Load()
-			res, err := p.Measure(ctx, svc, plugintest.HostileRequest(c.behaviour, cfg))
-			if err != nil {
-				outputs = append(outputs, err.Error())
-			}
-			if res != nil {
-				outputs = append(outputs, plugintest.MustJSON(t, res))
-			}
-			switch {
-			case c.code != "":
-				var ae *abi.Error
-				if !errors.As(err, &ae) || ae.Code != c.code {
-					t.Fatalf("want %s error, got %v (result %s)", c.code, err, plugintest.MustJSON(t, res))
-				}
-				if ae.Plugin != hostileID || ae.Digest != digest {
-					t.Errorf("error names %s / %s, want %s / %s", ae.Plugin, ae.Digest, hostileID, digest)
-				}
-				if msg := err.Error(); !strings.Contains(msg, "plugin "+hostileID+"@"+digest[:19]) || !strings.Contains(msg, `case "`+c.behaviour+`"`) {
-					t.Errorf("message does not say which plugin and case: %s", msg)
-				}
-				for _, s := range c.stderr {
-					if !strings.Contains(ae.Stderr, s) {
-						t.Errorf("stderr lacks %q:\n%s", s, ae.Stderr)
-					}
-				}
-				if len(ae.Stderr) > transport.StderrKeep+100 {
-					t.Errorf("stderr is %d bytes, want at most ~%d", len(ae.Stderr), transport.StderrKeep)
-				}
-			case c.resCode != "":
-				if err != nil || res.Error == nil || res.Error.Code != c.resCode {
-					t.Fatalf("want result error %s, got %v / %s", c.resCode, err, plugintest.MustJSON(t, res))
-				}
-				if res.Error.Plugin != hostileID || res.Error.Digest != digest {
-					t.Errorf("result error names %s / %s", res.Error.Plugin, res.Error.Digest)
-				}
-			default:
-				if err != nil || res.Error != nil {
-					t.Fatalf("want a result, got %v / %s", err, plugintest.MustJSON(t, res))
-				}
-				var obs map[string]any
-				if err := json.Unmarshal(res.Details, &obs); err != nil {
-					t.Fatal(err)
-				}
-				c.check(t, obs)
-			}
-			if got := svc.Calls.Load(); got != c.judged {
-				t.Errorf("%d judge requests reached the host services, want %d", got, c.judged)
-			}
-			mustEcho(t, p, "next")
-			started := pp.starts.Load() - before
-			if c.restarted && started != 1 {
-				t.Errorf("%d processes started after a %s, want 1 (the dead one replaced)", started, c.code)
-			}
-			if !c.restarted && started != 0 {
-				t.Errorf("%d processes started after a %s %s, want 0 (process kept)", started, c.code, c.resCode)
-			}
-		})
-	}
-	for _, o := range outputs {
-		if strings.Contains(o, plugintest.FakeSecret) {
-			t.Fatalf("the host's secret leaked into guest output: %s", o)
-		}
-	}
+	})
+}
+
+// guest is p as plugintest's shared checks drive it.
+func guest(p transport.Plugin) plugintest.Guest[transport.Services] {
+	return plugintest.Guest[transport.Services]{Measure: p.Measure, Started: p.(*processPlugin).starts.Load}
 }
 
 // TestProcessServesConcurrently: one process holds several calls at once
@@ -218,35 +134,12 @@ func TestProcessServesConcurrently(t *testing.T) {
 	}
 }
 
-// TestProcessLogReachesServices checks the log callback end to end, attributed.
-func TestProcessLogReachesServices(t *testing.T) {
-	p := loadProcess(t, "hostile", transport.Options{})
-	svc := &plugintest.FakeServices{}
-	res, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("l1", map[string]any{"behaviour": "log"}))
-	if err != nil || res.Error != nil {
-		t.Fatalf("%v / %s", err, plugintest.MustJSON(t, res))
-	}
-	if len(svc.Logs) != 1 {
-		t.Fatalf("want 1 log record, got %v", svc.Logs)
-	}
-	rec, id := svc.Logs[0], svc.LogIDs[0]
-	if id != hostileID || rec.Level != "warn" || rec.Message != "hostile says hello" || rec.Attrs["case"] != "l1" || rec.Attrs["n"] != 3.0 {
-		t.Errorf("got %s %+v", id, rec)
-	}
-}
-
 // TestProcessCallerCancel: a caller that gives up gets its context error,
 // not a plugin fault, and the process keeps serving (not restarted).
 func TestProcessCallerCancel(t *testing.T) {
 	p := loadProcess(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}})
-	svc := plugintest.NewBlockingServices()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Measure(ctx, svc, plugintest.HostileRequest("c1", map[string]any{"behaviour": "judge_many", "calls": 2}))
-		done <- err
-	}()
-	<-svc.Entered // the guest is inside the host's judge callback
+	svc, done := plugintest.Hold(t, ctx, p.Measure, "c1", 2)
 	cancel()
 	err := <-done
 	close(svc.Release)
@@ -265,14 +158,8 @@ func TestProcessCallerCancel(t *testing.T) {
 // serves again on a fresh process.
 func TestProcessKilledUnderOtherCalls(t *testing.T) {
 	p := loadProcess(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}, Limits: transport.Limits{Timeout: duration.Duration(30 * time.Second)}})
-	svc := plugintest.NewBlockingServices()
+	svc, bystander := plugintest.Hold(t, context.Background(), p.Measure, "bystander", 1)
 	defer close(svc.Release)
-	bystander := make(chan error, 1)
-	go func() {
-		_, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("bystander", map[string]any{"behaviour": "judge_many", "calls": 1}))
-		bystander <- err
-	}()
-	<-svc.Entered // the bystander is in flight on the process
 
 	// The caller's own deadline is the timeout here: the plugin's limit
 	// is long, and the hang must not take it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/plugin/internal/plugintest"
 	"github.com/agentanvil/anvil/host/internal/plugin/transport"
 )
@@ -32,28 +31,13 @@ func TestWasmMeasureAllocBudget(t *testing.T) {
 	}
 	ctx := context.Background()
 	p := load(t, "textcheck", transport.Options{})
-	for _, tc := range []struct {
-		name string
-		req  *abi.MeasureRequest
-	}{
-		{"equal", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
-			Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}},
-		{"different, with details", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
-			Case: abi.TestCase{ID: "c2", Input: "Capital of France?", ActualOutput: "Paris, France", ExpectedOutput: "Paris"}}},
-		{"the harness's case (1.2 KB, direct I/O)", plugintest.BenchCase},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			measure := func() {
-				if _, err := p.Measure(ctx, nil, tc.req); err != nil {
+	for _, tc := range append(plugintest.ExactMatchRequests(), plugintest.NamedRequest{Name: "the harness's case (1.2 KB, direct I/O)", Req: plugintest.BenchCase}) {
+		t.Run(tc.Name, func(t *testing.T) {
+			plugintest.AllocBudget(t, "one Wasm measure call", maxAllocsPerWasmMeasure, func() {
+				if _, err := p.Measure(ctx, nil, tc.Req); err != nil {
 					t.Fatal(err)
 				}
-			}
-			measure() // the instance exists and is warm
-			got := testing.AllocsPerRun(200, measure)
-			t.Logf("%.1f allocations per call (budget %d)", got, maxAllocsPerWasmMeasure)
-			if got > maxAllocsPerWasmMeasure {
-				t.Errorf("one Wasm measure call allocates %.1f times, over the budget of %d", got, maxAllocsPerWasmMeasure)
-			}
+			})
 		})
 	}
 }

@@ -23,16 +23,7 @@ func BenchmarkLoadCold(b *testing.B) {
 	path, digest := plugintest.GuestPath("textcheck"), plugintest.GuestDigest(b, "textcheck")
 	b.ReportAllocs()
 	for b.Loop() {
-		rt, err := NewRuntime(ctx, RuntimeOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := rt.Load(ctx, path, digest, transport.Options{Limits: transport.Limits{PoolSize: 1}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.Close(ctx)
-		rt.Close(ctx)
+		loadFresh(b, ctx, RuntimeOptions{}, path, digest)
 	}
 }
 
@@ -43,29 +34,26 @@ func BenchmarkLoadWarmCache(b *testing.B) {
 	ctx := context.Background()
 	path, digest := plugintest.GuestPath("textcheck"), plugintest.GuestDigest(b, "textcheck")
 	dir := b.TempDir()
-	prime, err := NewRuntime(ctx, RuntimeOptions{CacheDir: dir})
+	loadFresh(b, ctx, RuntimeOptions{CacheDir: dir}, path, digest) // the cache now holds the module
+	b.ReportAllocs()
+	for b.Loop() {
+		loadFresh(b, ctx, RuntimeOptions{CacheDir: dir}, path, digest)
+	}
+}
+
+// loadFresh loads the module at path with one instance in a new Runtime,
+// as a process starting up does, and closes both.
+func loadFresh(b *testing.B, ctx context.Context, opts RuntimeOptions, path, digest string) {
+	rt, err := NewRuntime(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := prime.Load(ctx, path, digest, transport.Options{})
+	defer rt.Close(ctx)
+	p, err := rt.Load(ctx, path, digest, transport.Options{Limits: transport.Limits{PoolSize: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	p.Close(ctx)
-	prime.Close(ctx)
-	b.ReportAllocs()
-	for b.Loop() {
-		rt, err := NewRuntime(ctx, RuntimeOptions{CacheDir: dir})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := rt.Load(ctx, path, digest, transport.Options{Limits: transport.Limits{PoolSize: 1}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.Close(ctx)
-		rt.Close(ctx)
-	}
 }
 
 // BenchmarkInstanceWarmup is what replacing a discarded instance costs:

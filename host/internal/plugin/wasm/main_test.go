@@ -2,8 +2,6 @@ package wasm
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -15,17 +13,8 @@ import (
 var testRT *Runtime
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	os.Exit(plugintest.Main(plugintest.Need{Wasm: true}, func(cacheDir string) int {
-		ctx := context.Background()
-		rt, err := NewRuntime(ctx, RuntimeOptions{CacheDir: cacheDir})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		testRT = rt
-		defer rt.Close(ctx)
-		return m.Run()
+	os.Exit(plugintest.MainRuntime(m, plugintest.Need{Wasm: true}, &testRT, func(ctx context.Context, cacheDir string) (*Runtime, error) {
+		return NewRuntime(ctx, RuntimeOptions{CacheDir: cacheDir})
 	}))
 }
 
@@ -33,13 +22,5 @@ func TestMain(m *testing.M) {
 func load(t testing.TB, name string, opts transport.Options) transport.Plugin {
 	t.Helper()
 	p, err := testRT.Load(context.Background(), plugintest.GuestPath(name), plugintest.GuestDigest(t, name), opts)
-	if err != nil {
-		t.Fatalf("load %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(context.Background()); err != nil {
-			t.Errorf("close %s: %v", name, err)
-		}
-	})
-	return p
+	return plugintest.Loaded(t, name, p, err)
 }

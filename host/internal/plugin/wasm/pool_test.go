@@ -74,13 +74,7 @@ func TestHammer(t *testing.T) {
 // gives up when its context ends; once an instance is free it is served.
 func TestPoolBlocksThenServes(t *testing.T) {
 	p := load(t, "hostile", transport.Options{Grants: transport.Grants{Judge: true}, Limits: transport.Limits{PoolSize: 1}})
-	svc := plugintest.NewBlockingServices()
-	busy := make(chan error, 1)
-	go func() {
-		_, err := p.Measure(context.Background(), svc, plugintest.HostileRequest("holder", map[string]any{"behaviour": "judge_many", "calls": 1}))
-		busy <- err
-	}()
-	<-svc.Entered // the only instance is now inside a call
+	svc, busy := plugintest.Hold(t, context.Background(), p.Measure, "holder", 1) // the only instance is inside a call
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

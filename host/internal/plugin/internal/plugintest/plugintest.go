@@ -1,13 +1,15 @@
 // Package plugintest is the plugin packages' shared test harness: it
 // builds the test guests from source (the Wasm guests and the one native
 // process guest), says where they are and what digest to pin, and
-// provides the fake host Services the tests judge and log through.
+// provides the fake host Services the tests judge and log through, and
+// the checks more than one transport runs (RunHostile, Hold, AllocBudget).
 //
 // It imports no transport, so the tests of every plugin package
 // (transport, wasm, process, inproc and the parent's cross-transport
-// tests) can use it; each package's TestMain calls Main, and loads guests
-// through its own runtime. Nothing prebuilt is committed: a clean clone
-// tests with plain `go test`.
+// tests) can use it; the checks take the transport's Services as a type
+// parameter. Each package's TestMain calls Main or MainRuntime, and loads
+// guests through its own runtime (Loaded closes them). Nothing prebuilt
+// is committed: a clean clone tests with plain `go test`.
 package plugintest
 
 import (
@@ -15,6 +17,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -74,10 +77,17 @@ var (
 	nativeDir string // where Main put the native guest and its names
 )
 
-// Main builds the guests need asks for into a temporary directory and
-// runs run with a directory for a compile cache (see CacheDir), then
+// Main builds the guests need asks for, runs m's tests and removes the
+// guests. It returns the exit code for os.Exit.
+func Main(m *testing.M, need Need) int {
+	return withGuests(need, func(string) int { return m.Run() })
+}
+
+// withGuests builds the guests need asks for into a temporary directory
+// and runs run with a directory for a compile cache (see CacheDir), then
 // removes the guests. It returns the exit code for os.Exit.
-func Main(need Need, run func(cacheDir string) int) int {
+func withGuests(need Need, run func(cacheDir string) int) int {
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "anvil-plugin-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -456,3 +466,31 @@ func (s *BlockingServices) Judge(ctx context.Context, reqs []abi.JudgeRequest) [
 
 // Log drops the record.
 func (s *BlockingServices) Log(context.Context, string, abi.LogRecord) {}
+
+// NamedRequest is a measure request a table names.
+type NamedRequest struct {
+	Name string
+	Req  *abi.MeasureRequest
+}
+
+// ExactMatchRequests are the trivial metric calls (exact_match on short
+// strings) whose allocations the transports' budgets count.
+func ExactMatchRequests() []NamedRequest {
+	return []NamedRequest{
+		{"equal", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c1", ActualOutput: "Paris", ExpectedOutput: "Paris"}}},
+		{"different, with details", &abi.MeasureRequest{Kind: "exact_match", Metric: "m",
+			Case: abi.TestCase{ID: "c2", Input: "Capital of France?", ActualOutput: "Paris, France", ExpectedOutput: "Paris"}}},
+	}
+}
+
+// AllocBudget fails t when call, after a warm-up run, allocates more than
+// budget times a run; what names the call in the message.
+func AllocBudget(t *testing.T, what string, budget int, call func()) {
+	t.Helper()
+	got := testing.AllocsPerRun(200, call)
+	t.Logf("%.1f allocations per call (budget %d)", got, budget)
+	if got > float64(budget) {
+		t.Errorf("%s allocates %.1f times, over the budget of %d", what, got, budget)
+	}
+}
