@@ -2,7 +2,7 @@
 
 // Command wasm builds the agent plugin as a WebAssembly module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o agent.wasm ./plugins/agent/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o agent.wasm ./plugins/agent/wasm
 package main
 
 import (

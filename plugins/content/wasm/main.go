@@ -2,7 +2,7 @@
 
 // Command wasm builds the content plugin as a WebAssembly module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o content.wasm ./plugins/content/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o content.wasm ./plugins/content/wasm
 package main
 
 import (

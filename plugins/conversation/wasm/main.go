@@ -2,7 +2,7 @@
 
 // Command wasm builds the conversation plugin as a WebAssembly module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o conversation.wasm ./plugins/conversation/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o conversation.wasm ./plugins/conversation/wasm
 package main
 
 import (

@@ -2,7 +2,7 @@
 
 // Command wasm builds the dag plugin as a WebAssembly module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o dag.wasm ./plugins/dag/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o dag.wasm ./plugins/dag/wasm
 package main
 
 import (

@@ -2,7 +2,7 @@
 
 // Command wasm builds the geval plugin as a WebAssembly module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o geval.wasm ./plugins/geval/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o geval.wasm ./plugins/geval/wasm
 package main
 
 import (

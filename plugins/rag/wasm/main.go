@@ -2,7 +2,7 @@
 
 // Command wasm builds the rag plugin as a WebAssembly module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o rag.wasm ./plugins/rag/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o rag.wasm ./plugins/rag/wasm
 package main
 
 import (

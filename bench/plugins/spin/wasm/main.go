@@ -2,7 +2,7 @@
 
 // Command wasm is the spin benchmark plugin as a Wasm module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o spin.wasm ./bench/plugins/spin/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o spin.wasm ./bench/plugins/spin/wasm
 package main
 
 import (

@@ -2,7 +2,7 @@
 
 // Command wasm is the textcheck plugin as a sandboxed Wasm module:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o textcheck.wasm ./examples/plugins/textcheck/wasm
+//	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o textcheck.wasm ./examples/plugins/textcheck/wasm
 package main
 
 import (
