@@ -286,10 +286,7 @@ func anthropicText(raw json.RawMessage) (string, []int, error) {
 
 // anthropicMessage builds the Messages reply to req.
 func (s *Server) anthropicMessage(req RecordedRequest, toolName string, reply Reply) map[string]any {
-	content := reply.Content
-	if content == "" && len(reply.Logprobs) > 0 {
-		content = joinTokens(reply.Logprobs)
-	}
+	content, _ := Choice{Content: reply.Content, Logprobs: reply.Logprobs}.text()
 	var block map[string]any
 	stop := "end_turn"
 	var obj map[string]any

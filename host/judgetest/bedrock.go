@@ -356,10 +356,7 @@ func parseBedrock(model string, body []byte) (RecordedRequest, string, error) {
 
 // bedrockResponse builds the Converse reply to req.
 func (s *Server) bedrockResponse(req RecordedRequest, toolName string, reply Reply) map[string]any {
-	content := reply.Content
-	if content == "" && len(reply.Logprobs) > 0 {
-		content = joinTokens(reply.Logprobs)
-	}
+	content, _ := Choice{Content: reply.Content, Logprobs: reply.Logprobs}.text()
 	var block map[string]any
 	stop := "end_turn"
 	var obj map[string]any

@@ -342,14 +342,7 @@ func (s *Server) geminiResponse(req RecordedRequest, reply Reply) map[string]any
 	outTokens := 0
 	for i := range n {
 		ch := reply.choice(i)
-		tokens := ch.Logprobs
-		content := ch.Content
-		if content == "" && len(tokens) > 0 {
-			content = joinTokens(tokens)
-		}
-		if len(tokens) == 0 {
-			tokens = Tokens(content)
-		}
+		content, tokens := ch.text()
 		outTokens += len(tokens)
 		cand := map[string]any{"index": i, "finishReason": "STOP",
 			"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": content}}}}

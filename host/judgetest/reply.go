@@ -78,6 +78,19 @@ type Usage struct {
 	CacheWriteTokens int
 }
 
+// text is what c says and the tokens it says it in: its content, else
+// its tokens joined; its tokens, else its content's.
+func (c Choice) text() (string, []abi.TokenLogprob) {
+	content, tokens := c.Content, c.Logprobs
+	if content == "" && len(tokens) > 0 {
+		content = joinTokens(tokens)
+	}
+	if len(tokens) == 0 {
+		tokens = Tokens(content)
+	}
+	return content, tokens
+}
+
 func (r Reply) choice(i int) Choice {
 	if len(r.Choices) > 0 {
 		return r.Choices[i%len(r.Choices)]

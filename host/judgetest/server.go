@@ -414,14 +414,7 @@ func (s *Server) completion(req RecordedRequest, reply Reply) wireCompletion {
 	completionTokens := 0
 	for i := range n {
 		ch := reply.choice(i)
-		tokens := ch.Logprobs
-		content := ch.Content
-		if content == "" && len(tokens) > 0 {
-			content = joinTokens(tokens)
-		}
-		if len(tokens) == 0 {
-			tokens = Tokens(content)
-		}
+		content, tokens := ch.text()
 		completionTokens += len(tokens)
 		wc := wireChoice{
 			Index:        i,
