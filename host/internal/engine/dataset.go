@@ -328,9 +328,6 @@ func (d *Dataset) parse(raw []byte, where recordPlace, ordinal int) (*abi.TestCa
 		return nil, fmt.Errorf("%s: more than %d records in one dataset", where, uint32(math.MaxUint32))
 	}
 	if prev, repeated := d.ids.add(d.path, c.ID, d.line); repeated {
-		if prev == 0 {
-			return nil, fmt.Errorf("%s: duplicate case id %q (the dataset could not be read again to find where it was first)", where, c.ID)
-		}
 		return nil, fmt.Errorf("%s: duplicate case id %q (first seen at record %d)", where, c.ID, prev)
 	}
 	return c, nil
