@@ -85,35 +85,3 @@ func TestPanelSummaryBytes(t *testing.T) {
 		t.Fatalf("panel summary differs from %s:\n%s", path, got)
 	}
 }
-
-// TestPanelCaseKeepsNoAllocationOfItsOwn: what the summary keeps of a
-// panel case — its judges' scores and verdicts — goes into slices shared
-// by all cases, not two slices of its own (which cost ≈ 3× the values).
-func TestPanelCaseKeepsNoAllocationOfItsOwn(t *testing.T) {
-	const n = 4096
-	cases := panelCases(n)
-	z := NewSummarizer([]Configured{{Metric: "panel", Kind: "geval", Threshold: 0.5}})
-	for i := range n / 2 { // the slices grown past their first sizes
-		z.Add(&cases[i])
-	}
-	i := n / 2
-	allocs := testing.AllocsPerRun(n/2-1, func() {
-		z.Add(&cases[i])
-		i++
-	})
-	// The amortised growth of the shared slices and the score list is
-	// well below one allocation a case; a slice of its own is two.
-	if allocs >= 1 {
-		t.Fatalf("%.2f allocations a panel case; want < 1", allocs)
-	}
-}
-
-// BenchmarkSummaryPanel: a three-judge panel metric over 20,000 cases,
-// added and summarised; B/op is mostly what the summary keeps a case.
-func BenchmarkSummaryPanel(b *testing.B) {
-	cases := panelCases(20000)
-	b.ReportAllocs()
-	for b.Loop() {
-		panelSummary(cases)
-	}
-}

@@ -79,12 +79,10 @@ type qualityAcc struct {
 	flips     int
 	judges    []string
 	aggregate string
-	// panelScores and panelPass hold, per case every judge scored, the
-	// judges' scores and verdicts in judges order, len(judges) values a
-	// case in one slice each: a slice per case cost two allocations and
-	// two slice headers a case, ≈ 3× the values themselves.
-	panelScores []float64
-	panelPass   []bool
+	// panelScores holds, per case every judge scored, the judges' scores
+	// and verdicts in judges order.
+	panelScores [][]float64
+	panelPass   [][]bool
 	dag         dagSampleAcc
 }
 
@@ -125,15 +123,16 @@ func (ms *MetricSummary) addQuality(caseID string, r *MetricResult) {
 	if len(r.Panel) != len(q.judges) {
 		return
 	}
+	scores := make([]float64, len(r.Panel))
+	pass := make([]bool, len(r.Panel))
 	for i, v := range r.Panel {
 		if v.Score == nil || v.Judge != q.judges[i] {
 			return
 		}
+		scores[i], pass[i] = *v.Score, v.Status == StatusPassed
 	}
-	for _, v := range r.Panel {
-		q.panelScores = append(q.panelScores, *v.Score)
-		q.panelPass = append(q.panelPass, v.Status == StatusPassed)
-	}
+	q.panelScores = append(q.panelScores, scores)
+	q.panelPass = append(q.panelPass, pass)
 }
 
 // finishQuality fills Quality from the accumulator and the metric's
@@ -176,34 +175,18 @@ func (ms *MetricSummary) finishQuality(scores []float64) {
 
 func panelAgreement(q *qualityAcc) *PanelAgreement {
 	k := len(q.judges)
-	pa := &PanelAgreement{Judges: q.judges, Aggregate: q.aggregate, Cases: len(q.panelScores) / k}
+	pa := &PanelAgreement{Judges: q.judges, Aggregate: q.aggregate, Cases: len(q.panelScores)}
 	if pa.Cases == 0 {
 		return pa
-	}
-	// Each case's values as a slice of its own, for the loops below and
-	// Krippendorff's α: headers into the flat slices, no copies.
-	units := make([][]float64, pa.Cases)
-	verdictValues := make([]float64, len(q.panelPass))
-	verdicts := make([][]float64, pa.Cases)
-	for c := range units {
-		lo, hi := c*k, (c+1)*k
-		units[c] = q.panelScores[lo:hi:hi]
-		for i, p := range q.panelPass[lo:hi] {
-			if p {
-				verdictValues[lo+i] = 1
-			}
-		}
-		verdicts[c] = verdictValues[lo:hi:hi]
 	}
 	pa.JudgeMeans = make([]float64, k)
 	pairSum := make(map[[2]int]float64)
 	agree := 0
-	for c, scores := range units {
-		pass := q.panelPass[c*k : (c+1)*k]
+	for c, scores := range q.panelScores {
 		same := true
 		for i := range k {
 			pa.JudgeMeans[i] += scores[i]
-			if pass[i] != pass[0] {
+			if q.panelPass[c][i] != q.panelPass[c][0] {
 				same = false
 			}
 			for j := i + 1; j < k; j++ {
@@ -237,7 +220,16 @@ func panelAgreement(q *qualityAcc) *PanelAgreement {
 	}
 	va := Round4(float64(agree) / n)
 	pa.VerdictAgreement = &va
-	pa.Alpha = alpha(units, stats.Interval)
+	verdicts := make([][]float64, len(q.panelPass))
+	for c, pass := range q.panelPass {
+		verdicts[c] = make([]float64, len(pass))
+		for i, p := range pass {
+			if p {
+				verdicts[c][i] = 1
+			}
+		}
+	}
+	pa.Alpha = alpha(q.panelScores, stats.Interval)
 	pa.AlphaVerdicts = alpha(verdicts, stats.Nominal)
 	return pa
 }
