@@ -229,10 +229,8 @@ var errNotMessage = errors.New("not a message")
 // structured reply). stop_reason max_tokens (and a full context window) is
 // finish_reason "length"; refusal is a refusal.
 func decodeAnthropic(contentType string, body []byte) (completion, *failure) {
-	if contentType != "" && !strings.Contains(contentType, "json") {
-		mediaType, _, _ := strings.Cut(contentType, ";")
-		return completion{}, &failure{kind: failUnparseable,
-			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+	if f := notJSON(contentType, body); f != nil {
+		return completion{}, f
 	}
 	var r anthropicReply
 	err := json.Unmarshal(body, &r)

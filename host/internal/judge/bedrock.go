@@ -301,10 +301,8 @@ type bedrockReply struct {
 // stopReason max_tokens (and a full context window) is "length";
 // guardrail_intervened and content_filtered are "content_filter".
 func decodeBedrock(contentType string, body []byte) (completion, *failure) {
-	if contentType != "" && !strings.Contains(contentType, "json") {
-		mediaType, _, _ := strings.Cut(contentType, ";")
-		return completion{}, &failure{kind: failUnparseable,
-			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+	if f := notJSON(contentType, body); f != nil {
+		return completion{}, f
 	}
 	var r bedrockReply
 	err := json.Unmarshal(body, &r)

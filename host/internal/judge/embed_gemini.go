@@ -2,9 +2,7 @@ package judge
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -43,10 +41,8 @@ func (g *geminiProvider) embed(ctx context.Context, model string, texts []string
 
 // decodeGeminiEmbeddings reads a 2xx batchEmbedContents body.
 func decodeGeminiEmbeddings(contentType string, body []byte) (embedReply, *failure) {
-	if contentType != "" && !strings.Contains(contentType, "json") {
-		mediaType, _, _ := strings.Cut(contentType, ";")
-		return embedReply{}, &failure{kind: failUnparseable,
-			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+	if f := notJSON(contentType, body); f != nil {
+		return embedReply{}, f
 	}
 	var r struct {
 		Embeddings []struct {

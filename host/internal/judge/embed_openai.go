@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -68,10 +67,8 @@ func (o *openaiProvider) embed(ctx context.Context, model string, texts []string
 // decodeOpenAIEmbeddings reads a 2xx embeddings body: one vector per
 // input, each index once.
 func decodeOpenAIEmbeddings(contentType string, body []byte, n int) (embedReply, *failure) {
-	if contentType != "" && !strings.Contains(contentType, "json") {
-		mediaType, _, _ := strings.Cut(contentType, ";")
-		return embedReply{}, &failure{kind: failUnparseable,
-			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+	if f := notJSON(contentType, body); f != nil {
+		return embedReply{}, f
 	}
 	var r openaiEmbedReply
 	err := json.Unmarshal(body, &r)

@@ -212,10 +212,8 @@ var errNotGemini = errors.New("no candidates and no prompt feedback")
 // finishReason MAX_TOKENS is "length"; a safety or policy stop, or a
 // prompt blocked before any candidate, is "content_filter".
 func decodeGemini(contentType string, body []byte) (completion, *failure) {
-	if contentType != "" && !strings.Contains(contentType, "json") {
-		mediaType, _, _ := strings.Cut(contentType, ";")
-		return completion{}, &failure{kind: failUnparseable,
-			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+	if f := notJSON(contentType, body); f != nil {
+		return completion{}, f
 	}
 	var r geminiReply
 	err := json.Unmarshal(body, &r)

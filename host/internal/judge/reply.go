@@ -8,16 +8,26 @@ import (
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
 )
 
+// notJSON is the failure of a 2xx body whose Content-Type says it is
+// not JSON (an HTML login page, a proxy's text), naming the media type
+// and keeping the server's words; nil when it may be JSON.
+func notJSON(contentType string, body []byte) *failure {
+	if contentType == "" || strings.Contains(contentType, "json") {
+		return nil
+	}
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	return &failure{kind: failUnparseable,
+		detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+}
+
 // decodeCompletion reads a 2xx body, keeping of its logprobs what need
 // says (openaiwire.Decode). Anything but a chat completion with choices
 // is a failure that keeps what the server said: an HTML login page, an
 // {"error": …} sent with HTTP 200, an empty object, a body that breaks
 // the strict rules of JSON.
 func decodeCompletion(contentType string, body []byte, need openaiwire.Need) (completion, *failure) {
-	if contentType != "" && !strings.Contains(contentType, "json") {
-		mediaType, _, _ := strings.Cut(contentType, ";")
-		return completion{}, &failure{kind: failUnparseable,
-			detail: withWords(fmt.Sprintf("the body is %s, not JSON", strings.TrimSpace(mediaType)), body)}
+	if f := notJSON(contentType, body); f != nil {
+		return completion{}, f
 	}
 	wc, err := openaiwire.Decode(body, need)
 	switch {
