@@ -39,6 +39,9 @@ func (s *Server) serveMessageBatchCreate(w http.ResponseWriter, r *http.Request)
 	if !s.anthropicAuthorized(w, r) {
 		return
 	}
+	if s.batch.stallCreate(r) {
+		return
+	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxMessageBatchBytes+1))
 	if err != nil || len(data) > maxMessageBatchBytes {
 		writeAnthropicError(w, http.StatusRequestEntityTooLarge, "request_too_large", "a message batch is at most 256 MB")
@@ -118,6 +121,10 @@ func (s *Server) serveMessageBatchGet(w http.ResponseWriter, r *http.Request) {
 	if fb == nil {
 		return
 	}
+	if s.batch.stallStatusRead(r) {
+		s.batch.mu.Unlock()
+		return
+	}
 	if s.batch.failStatusRead() {
 		s.batch.mu.Unlock()
 		writeAnthropicError(w, http.StatusInternalServerError, "api_error", "Internal server error")
@@ -179,7 +186,7 @@ func (s *Server) serveMessageBatchResults(w http.ResponseWriter, r *http.Request
 	}
 	w.Header().Set("Content-Type", "application/x-jsonl")
 	w.WriteHeader(http.StatusOK)
-	writeLines(w, results)
+	s.batch.writeResults(w, r, results)
 }
 
 // endMessageBatch answers the first done requests of fb by the server's

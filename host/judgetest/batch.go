@@ -95,6 +95,11 @@ type batchState struct {
 	// failReads is how many reads of results to answer 500 still;
 	// failStatus, how many reads of a batch's status.
 	failReads, failStatus int
+	// stallReads is how many reads of results to stall still, after
+	// stallAfter lines; stallStatus, how many status reads; resultsGap
+	// paces the lines of every read of results.
+	stallReads, stallAfter, stallStatus, stallCreates int
+	resultsGap                                        time.Duration
 }
 
 func (b *batchState) init() {
@@ -140,6 +145,104 @@ func (s *Server) FailStatusReads(n int) {
 	s.batch.mu.Lock()
 	defer s.batch.mu.Unlock()
 	s.batch.failStatus = n
+}
+
+// PaceResults makes every read of a batch's results send its lines gap
+// apart, each flushed as it is written: a slow link, on which reading a
+// large batch's results takes longer than any one reply should.
+func (s *Server) PaceResults(gap time.Duration) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.resultsGap = gap
+}
+
+// StallResults makes the next n reads of a batch's results send their
+// first after lines and then nothing, holding the connection open until
+// the client gives up on it: a server or proxy that stalls mid-stream.
+func (s *Server) StallResults(n, after int) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.stallReads, s.batch.stallAfter = n, after
+}
+
+// StallStatusReads makes the next n reads of a batch's status answer
+// nothing until the client gives up on them.
+func (s *Server) StallStatusReads(n int) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.stallStatus = n
+}
+
+// StallCreates makes the next n requests to create a batch answer
+// nothing until the client gives up on them.
+func (s *Server) StallCreates(n int) {
+	s.batch.mu.Lock()
+	defer s.batch.mu.Unlock()
+	s.batch.stallCreates = n
+}
+
+// stallCreate holds this create request until its client goes, if it is
+// one to stall (counting it), and says so.
+func (b *batchState) stallCreate(r *http.Request) bool {
+	b.mu.Lock()
+	stall := b.stallCreates > 0
+	if stall {
+		b.stallCreates--
+	}
+	b.mu.Unlock()
+	if stall {
+		// Read to its end: net/http notices the client going only once
+		// the request body has been read.
+		io.Copy(io.Discard, r.Body) //nolint:errcheck
+		<-r.Context().Done()
+	}
+	return stall
+}
+
+// stallStatusRead holds this status read until its client goes, if it is
+// one to stall (counting it), and says so; the lock is held, and released
+// while it waits.
+func (b *batchState) stallStatusRead(r *http.Request) bool {
+	if b.stallStatus <= 0 {
+		return false
+	}
+	b.stallStatus--
+	b.mu.Unlock()
+	<-r.Context().Done()
+	b.mu.Lock()
+	return true
+}
+
+// writeResults writes a read of a batch's results, paced and stalled as
+// the test asked.
+func (b *batchState) writeResults(w http.ResponseWriter, r *http.Request, lines []any) {
+	b.mu.Lock()
+	gap, stallAt := b.resultsGap, -1
+	if b.stallReads > 0 {
+		b.stallReads--
+		stallAt = b.stallAfter
+	}
+	b.mu.Unlock()
+	flusher, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	for i, l := range lines {
+		if i == stallAt {
+			break
+		}
+		if i > 0 && gap > 0 {
+			time.Sleep(gap)
+		}
+		if enc.Encode(l) != nil { // Encode ends each value with a newline
+			return
+		}
+		if gap > 0 || stallAt >= 0 {
+			flusher.Flush()
+		}
+	}
+	if stallAt >= 0 {
+		flusher.Flush()
+		<-r.Context().Done()
+	}
 }
 
 // failStatusRead says whether this status read is to fail, counting it;
@@ -283,16 +386,6 @@ func (s *Server) endBatch(id, status string, done int) error {
 	}
 	fb.status, fb.completed, fb.failed = status, completed, failed
 	return nil
-}
-
-// writeLines writes lines as JSONL, each encoded as it is written.
-func writeLines(w io.Writer, lines []any) {
-	enc := json.NewEncoder(w)
-	for _, l := range lines {
-		if enc.Encode(l) != nil { // Encode ends each value with a newline
-			return
-		}
-	}
 }
 
 // answerLine answers one batch request as the completions endpoint
@@ -474,6 +567,9 @@ func (s *Server) serveBatchCreate(w http.ResponseWriter, r *http.Request) {
 	if !s.batchAuthorized(w, r) {
 		return
 	}
+	if s.batch.stallCreate(r) {
+		return
+	}
 	var p struct {
 		InputFileID      string            `json:"input_file_id"`
 		Endpoint         string            `json:"endpoint"`
@@ -523,6 +619,10 @@ func (s *Server) serveBatchGet(w http.ResponseWriter, r *http.Request) {
 	if fb == nil {
 		s.batch.mu.Unlock()
 		s.batchError(w, http.StatusNotFound, fmt.Sprintf("No batch found with id '%s'.", id), "")
+		return
+	}
+	if s.batch.stallStatusRead(r) {
+		s.batch.mu.Unlock()
 		return
 	}
 	if s.batch.failStatusRead() {
@@ -596,7 +696,7 @@ func (s *Server) serveFileContent(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.WriteHeader(http.StatusOK)
 	if results != nil {
-		writeLines(w, results)
+		s.batch.writeResults(w, r, results)
 		return
 	}
 	w.Write(data) //nolint:errcheck

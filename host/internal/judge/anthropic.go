@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
+	"github.com/agentanvil/anvil/host/internal/stall"
 )
 
 // anthropicProvider is Anthropic's Messages API through anthropic-sdk-go.
@@ -63,7 +64,7 @@ func newAnthropicProvider(cfg Config, httpClient *http.Client, apiKey string, he
 		// refusing a large max_tokens without streaming.
 		option.WithRequestTimeout(cfg.Timeout.Std()),
 		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			resp, err := next(r)
+			resp, err := stall.Exchange(r, next)
 			limitBody(resp, maxReplyBytes)
 			return resp, err
 		}),

@@ -40,9 +40,14 @@ const anthropicMaxBatchRequests = 100_000
 func (a *anthropicProvider) batches() *anthropic.MessageBatchService {
 	// Built from the client's options at each call: a Client made without
 	// NewClient has no services of its own (newAnthropicProvider).
-	s := anthropic.NewMessageBatchService(a.api.Options...)
+	s := anthropic.NewMessageBatchService(append(a.api.Options, noRequestTimeout)...)
 	return &s
 }
+
+// noRequestTimeout lifts the client's request timeout (the per-attempt
+// timeout of a live call) off a batch's calls: the stall guard the
+// batcher puts on their context bounds them instead (stall.WithGuard).
+var noRequestTimeout = option.WithRequestTimeout(0)
 
 type anthropicBatchRequest struct {
 	CustomID string         `json:"custom_id"`
@@ -108,7 +113,7 @@ func (a *anthropicProvider) results(ctx context.Context, id string, st batchStat
 	lr := newLineReader(id, st.requests, limit)
 	var httpResp *http.Response
 	err := a.api.Get(withUnboundedReply(ctx), "v1/messages/batches/"+url.PathEscape(id)+"/results", nil, &httpResp,
-		option.WithHeader("Accept", "application/x-jsonl"))
+		option.WithHeader("Accept", "application/x-jsonl"), noRequestTimeout)
 	if err != nil {
 		return lr.found, httpResp, fmt.Errorf("reading the results of message batch %s: %w", id, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
+	"github.com/agentanvil/anvil/host/internal/stall"
 )
 
 // Batch mode: the judge's scoring calls go through the provider's batch
@@ -345,13 +346,16 @@ func (b *batcher) flush(ws []*batchWaiter) {
 		seen[w.id] = true
 		reqs = append(reqs, batchRequest{customID: w.id, body: w.body})
 	}
-	id, httpResp, err := b.wire.submit(ctx, reqs)
+	gctx, stop := stall.WithGuard(ctx, b.j.cfg.Timeout.Std())
+	id, httpResp, err := b.wire.submit(gctx, reqs)
 	if err != nil {
-		f := b.j.classify(ctx, httpResp, err)
-		f.detail = b.j.words(err.Error() + ": " + f.detail)
+		f := b.j.classify(gctx, httpResp, err)
+		stop()
+		f.detail = b.failureDetail(err, f)
 		b.fail(ws, f)
 		return
 	}
+	stop()
 	if b.opts.State != nil {
 		for _, w := range ws {
 			if err := b.opts.State.Put(ctx, batchNamespace, b.stateKey(w.id), []byte(id)); err != nil {
@@ -427,12 +431,17 @@ func (b *batcher) poll(id string) {
 		if !b.waiters(id) {
 			return
 		}
-		st, httpResp, err := b.wire.status(ctx, id)
+		gctx, stop := stall.WithGuard(ctx, b.j.cfg.Timeout.Std())
+		st, httpResp, err := b.wire.status(gctx, id)
+		var f *failure
 		if err != nil {
-			f := b.j.classify(ctx, httpResp, err)
+			f = b.j.classify(gctx, httpResp, err)
+		}
+		stop()
+		if err != nil {
 			failures++
 			if !f.retryable() || failures > b.j.cfg.MaxRetries {
-				f.detail = b.j.words(err.Error() + ": " + f.detail)
+				f.detail = b.failureDetail(err, f)
 				if f.retryable() {
 					f.detail += "; run --resume polls the batch again"
 				}
@@ -466,16 +475,23 @@ func (b *batcher) collect(ctx context.Context, id string, st batchStatus) {
 	var found resultsRead
 	var httpResp *http.Response
 	var err error
+	var f *failure
 	for attempt := 0; ; attempt++ {
-		found, httpResp, err = b.wire.results(ctx, id, st, b.lineLimit(), func(cid string, r lineResult) {
+		gctx, stop := stall.WithGuard(ctx, b.j.cfg.Timeout.Std())
+		found, httpResp, err = b.wire.results(gctx, id, st, b.lineLimit(), func(cid string, r lineResult) {
 			if seen[cid] {
 				return
 			}
 			seen[cid] = true
 			again = append(again, b.deliverLine(id, cid, r)...)
 		})
+		f = nil
+		if err != nil {
+			f = b.j.classify(gctx, httpResp, err)
+		}
+		stop()
 		var bad *badResults
-		if err == nil || errors.As(err, &bad) || attempt >= b.j.cfg.MaxRetries || !b.j.classify(ctx, httpResp, err).retryable() {
+		if err == nil || errors.As(err, &bad) || attempt >= b.j.cfg.MaxRetries || !f.retryable() {
 			break
 		}
 		b.j.log.Warn("judge batch: reading its results failed; reading them again",
@@ -506,12 +522,11 @@ func (b *batcher) collect(ctx context.Context, id string, st batchStatus) {
 			"judge", b.j.cfg.Name, "batch", id, "lines", found.over, "bound_bytes", b.lineLimit())
 	}
 	if err != nil {
-		f := b.j.classify(ctx, httpResp, err)
 		var bad *badResults
 		if errors.As(err, &bad) {
 			f = &failure{kind: failUnparseable, detail: "refused"}
 		}
-		f.detail = b.j.words(err.Error() + ": " + f.detail)
+		f.detail = b.failureDetail(err, f)
 		if f.retryable() {
 			f.detail += "; run --resume reads the batch's results again"
 		}
@@ -635,4 +650,19 @@ func (b *batcher) decode(r lineResult, need openaiwire.Need) lineResult {
 		return lineResult{f: f}
 	}
 	return lineResult{comp: c}
+}
+
+// failureDetail is what a failed batch call says: its error, then the
+// failure's own words where the error does not already hold them (a
+// stall's do).
+func (b *batcher) failureDetail(err error, f *failure) string {
+	d := err.Error()
+	if f.kind == failStalled {
+		// The SDKs report the stall's cancellation as the context's.
+		d = strings.Replace(d, context.Canceled.Error(), f.detail, 1)
+	}
+	if f.detail != "" && !strings.Contains(d, f.detail) {
+		d += ": " + f.detail
+	}
+	return b.j.words(d)
 }

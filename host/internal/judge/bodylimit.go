@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/agentanvil/anvil/host/internal/stall"
 	"github.com/openai/openai-go/v3/option"
 )
 
@@ -15,10 +16,11 @@ import (
 const maxReplyBytes = 64 << 20
 
 // limitReplyBody is client middleware that makes a reply body larger than
-// limit fail to read, instead of being buffered whole.
+// limit fail to read, instead of being buffered whole, and that watches a
+// batch exchange's bodies for a stall (stall.Exchange).
 func limitReplyBody(limit int64) option.Middleware {
 	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		resp, err := next(req)
+		resp, err := stall.Exchange(req, next)
 		limitBody(resp, limit)
 		return resp, err
 	}

@@ -65,7 +65,7 @@ func (j *Judge) trip(ctx context.Context, f *failure, err *abi.Error) {
 		b.streak, b.first = 0, ""
 		b.mu.Unlock()
 		return
-	case f.kind == failTimeout || f.kind == failCancelled || f.kind == failUnreachable:
+	case f.kind == failTimeout || f.kind == failStalled || f.kind == failCancelled || f.kind == failUnreachable:
 		b.mu.Unlock()
 		return
 	case !f.unfixable():

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/internal/judge/openaiwire"
+	"github.com/agentanvil/anvil/host/internal/stall"
 )
 
 // call is one upstream chat completion the judge wants made: the plan's
@@ -164,6 +165,7 @@ const (
 	failRateLimited                    // 429
 	failServer                         // 5xx, 408
 	failTimeout                        // the per-attempt timeout passed
+	failStalled                        // a batch exchange moved no byte for the timeout
 	failRefused                        // connection refused, host or network unreachable
 	failDNS                            // the host name does not exist
 	failTLS                            // certificate or handshake failure
@@ -187,7 +189,7 @@ type failure struct {
 
 func (f *failure) retryable() bool {
 	switch f.kind {
-	case failRateLimited, failServer, failTimeout, failRefused, failUnreachable:
+	case failRateLimited, failServer, failTimeout, failStalled, failRefused, failUnreachable:
 		return true
 	}
 	return false
@@ -293,6 +295,9 @@ func (j *Judge) classify(ctx context.Context, httpResp *http.Response, err error
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		// The retry layer tells a per-attempt timeout from the caller's
 		// cancellation; here both look like a context error.
+		if s, ok := stall.Cause(ctx); ok {
+			return &failure{kind: failStalled, detail: s.Error()}
+		}
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return &failure{kind: failCancelled, detail: "cancelled"}
 		}

@@ -98,6 +98,8 @@ func (j *Judge) failureError(f *failure, attempts int) *abi.Error {
 		return j.errorf(abi.CodeJudge, true, "server error (HTTP %d) after %s%s", f.status, tries, detail())
 	case failTimeout:
 		return j.errorf(abi.CodeJudge, true, "timed out after %s per attempt, %s", j.cfg.Timeout, tries)
+	case failStalled:
+		return j.errorf(abi.CodeJudge, true, "stalled after %s%s", tries, detail())
 	case failUnreachable, failRefused:
 		return j.errorf(abi.CodeJudge, true, "cannot reach %s after %s%s", j.cfg.BaseURL, tries, detail())
 	case failDNS:

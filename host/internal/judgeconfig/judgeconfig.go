@@ -77,7 +77,9 @@ type Config struct {
 	// never logged, scrubbed from errors. Header values are never logged
 	// at all.
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-	// Timeout bounds one HTTP attempt, not the whole request with retries.
+	// Timeout bounds one HTTP attempt, not the whole request with retries;
+	// a batch's exchanges (upload, status, results), the time in which
+	// nothing moves.
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	// MaxConcurrency caps the judge's in-flight HTTP requests.
 	MaxConcurrency int `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
