@@ -6,19 +6,29 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/agentanvil/anvil/host/internal/stall"
 )
 
 // Client opens repositories with the operator's registry credentials.
 type Client struct {
 	// Credentials answers for a registry host; nil means anonymous.
 	Credentials credentials.Store
-	// HTTP is the transport; retry.DefaultClient when nil.
+	// HTTP is the transport; oras's retrying client when nil. Either way
+	// each exchange is bounded by StallAfter.
 	HTTP *http.Client
+	// StallAfter gives up an exchange with the registry that has moved no
+	// byte for this long; DefaultStallAfter when zero. A registry that
+	// stops answering fails the pull with an error naming the plugin,
+	// instead of hanging the run; a large blob on a slow link, still
+	// moving, is never cut.
+	StallAfter time.Duration
 	// UserAgent names Anvil to the registry.
 	UserAgent string
 	// Logger receives what was tolerated rather than failed; nil
@@ -54,10 +64,22 @@ func (c *Client) Repository(r Ref) (*remote.Repository, error) {
 	return repo, nil
 }
 
+// DefaultStallAfter is a Client's StallAfter when it sets none.
+const DefaultStallAfter = time.Minute
+
 func (c *Client) authClient() *auth.Client {
-	hc := c.HTTP
-	if hc == nil {
-		hc = retry.DefaultClient
+	idle := c.StallAfter
+	if idle <= 0 {
+		idle = DefaultStallAfter
+	}
+	var hc *http.Client
+	if c.HTTP == nil {
+		// Inside the retries: each attempt is guarded on its own.
+		hc = &http.Client{Transport: retry.NewTransport(&stall.Transport{Idle: idle})}
+	} else {
+		copied := *c.HTTP
+		copied.Transport = &stall.Transport{Base: c.HTTP.Transport, Idle: idle}
+		hc = &copied
 	}
 	ac := &auth.Client{Client: hc, Cache: auth.NewCache()}
 	if c.Credentials != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/opencontainers/go-digest"
@@ -389,5 +390,67 @@ func TestPlainWasmArtifactIsRefusedWithTheFix(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal lacks %q: %v", want, err)
 		}
+	}
+}
+
+// TestRegistryThatStalls pulls from a registry that stops sending the
+// module's blob partway: the pull fails within StallAfter, naming the
+// plugin and the stall, instead of hanging the run. The same registry
+// sending slowly, but steadily, is read to the end.
+func TestRegistryThatStalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	var stallBlobs, paceBlobs atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !strings.Contains(r.URL.Path, "/blobs/") || !stallBlobs.Load() && !paceBlobs.Load() {
+			reg.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		reg.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		third := len(body) / 3
+		w.Write(body[:third]) //nolint:errcheck
+		w.(http.Flusher).Flush()
+		if stallBlobs.Load() {
+			<-r.Context().Done() // holds the rest until the client goes
+			return
+		}
+		for _, part := range [][]byte{body[third : 2*third], body[2*third:]} {
+			time.Sleep(200 * time.Millisecond) // the link's pace: the subject of the test
+			w.Write(part)                      //nolint:errcheck
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ref, err := oci.ParseRef("oci://"+strings.TrimPrefix(srv.URL, "http://")+"/team-a/kw:1.0", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &oci.Client{StallAfter: 300 * time.Millisecond}
+	module := []byte("\x00asm\x01\x00\x00\x00 pretend module")
+	if _, err := c.Push(ctx, ref, oci.Artifact{Module: module, Transport: oci.TransportWasm, Summary: judgeSummary}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.FetchPlugin(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stallBlobs.Store(true)
+	_, err = c.FetchLayer(ctx, ref, f.Plugin, 1<<20)
+	if err == nil || !strings.Contains(err.Error(), "nothing sent or received for 300ms") || !strings.Contains(err.Error(), f.Manifest.Digest.String()) {
+		t.Errorf("FetchLayer from a stalled registry: %v; want an error naming the plugin and the stall", err)
+	}
+	stallBlobs.Store(false)
+	paceBlobs.Store(true)
+	// Three parts 200 ms apart, 400 ms in all, each within 300 ms of the
+	// last: the slow blob arrives whole.
+	if got, err := c.FetchLayer(ctx, ref, f.Plugin, 1<<20); err != nil || string(got) != string(module) {
+		t.Errorf("FetchLayer from a slow registry = %q, %v", got, err)
 	}
 }
