@@ -51,7 +51,7 @@ func TestBatchResultsSlowerThanTheTimeout(t *testing.T) {
 // read stands; nothing is sent in a new batch (the batch may still run).
 func TestBatchExchangesThatStall(t *testing.T) {
 	const n = 3
-	const timeout = 300 * time.Millisecond
+	const timeout = time.Second // generous: the exchanges that do not stall must each answer within it
 	for _, tc := range []struct {
 		name  string
 		stall func(*judgetest.Server)
@@ -76,7 +76,7 @@ func TestBatchExchangesThatStall(t *testing.T) {
 					case r.Error == nil:
 						answered++
 					case !r.Error.Retryable || !strings.Contains(r.Error.Message, "stalled") ||
-						!strings.Contains(r.Error.Message, "nothing sent or received for 300ms") || !strings.Contains(r.Error.Message, tc.resume) ||
+						!strings.Contains(r.Error.Message, "nothing sent or received for 1s") || !strings.Contains(r.Error.Message, tc.resume) ||
 						strings.Contains(r.Error.Message, "context canceled"):
 						t.Errorf("request %d: %+v; want a retryable error naming the stall and %q", i, r.Error, tc.resume)
 					}
