@@ -422,7 +422,7 @@ func TestRegistryThatStalls(t *testing.T) {
 			return
 		}
 		for _, part := range [][]byte{body[third : 2*third], body[2*third:]} {
-			time.Sleep(600 * time.Millisecond) // the link's pace: the subject of the test
+			time.Sleep(1200 * time.Millisecond) // the link's pace: the subject of the test
 			w.Write(part)                      //nolint:errcheck
 			w.(http.Flusher).Flush()
 		}
@@ -432,7 +432,7 @@ func TestRegistryThatStalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &oci.Client{StallAfter: time.Second}
+	c := &oci.Client{StallAfter: 2 * time.Second}
 	module := []byte("\x00asm\x01\x00\x00\x00 pretend module")
 	if _, err := c.Push(ctx, ref, oci.Artifact{Module: module, Transport: oci.TransportWasm, Summary: judgeSummary}); err != nil {
 		t.Fatal(err)
@@ -443,12 +443,12 @@ func TestRegistryThatStalls(t *testing.T) {
 	}
 	stallBlobs.Store(true)
 	_, err = c.FetchLayer(ctx, ref, f.Plugin, 1<<20)
-	if err == nil || !strings.Contains(err.Error(), "nothing sent or received for 1s") || !strings.Contains(err.Error(), f.Manifest.Digest.String()) {
+	if err == nil || !strings.Contains(err.Error(), "nothing sent or received for 2s") || !strings.Contains(err.Error(), f.Manifest.Digest.String()) {
 		t.Errorf("FetchLayer from a stalled registry: %v; want an error naming the plugin and the stall", err)
 	}
 	stallBlobs.Store(false)
 	paceBlobs.Store(true)
-	// Three parts 600 ms apart, 1.2 s in all, each within 1 s of the
+	// Three parts 1.2 s apart, 2.4 s in all, each within 2 s of the
 	// last: the slow blob arrives whole.
 	if got, err := c.FetchLayer(ctx, ref, f.Plugin, 1<<20); err != nil || string(got) != string(module) {
 		t.Errorf("FetchLayer from a slow registry = %q, %v", got, err)

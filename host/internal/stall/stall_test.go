@@ -44,7 +44,7 @@ func server(t *testing.T, chunks []string, gap time.Duration, after int, before 
 }
 
 func TestTransport(t *testing.T) {
-	const idle = time.Second
+	const idle = 2 * time.Second // generous: a loaded machine's pauses are not stalls
 	chunks := []string{"a", "b", "c", "d", "e", "f"}
 	for _, tc := range []struct {
 		name   string
@@ -56,8 +56,8 @@ func TestTransport(t *testing.T) {
 		body    string
 		stalled bool
 	}{
-		// 5 gaps of 250 ms: longer than idle in all, never idle.
-		{"slow but moving", 250 * time.Millisecond, -1, false, "abcdef", false},
+		// 5 gaps of 500 ms: longer than idle in all, never idle.
+		{"slow but moving", 500 * time.Millisecond, -1, false, "abcdef", false},
 		{"stalls mid-body", 0, 2, false, "ab", true},
 		{"stalls before the headers", 0, -1, true, "", true},
 	} {
@@ -74,7 +74,7 @@ func TestTransport(t *testing.T) {
 			if string(got) != tc.body || errors.As(err, &se) != tc.stalled || (err == nil) == tc.stalled {
 				t.Fatalf("read %q, err %v; want %q, stalled %v", got, err, tc.body, tc.stalled)
 			}
-			if tc.stalled && (se.Idle != idle || !strings.Contains(err.Error(), "nothing sent or received for 1s")) {
+			if tc.stalled && (se.Idle != idle || !strings.Contains(err.Error(), "nothing sent or received for 2s")) {
 				t.Errorf("err %v; want it to name the idle bound", err)
 			}
 		})
@@ -96,7 +96,7 @@ func TestTransportUploadStalls(t *testing.T) {
 			t.Cleanup(func() { conn.Close() })
 		}
 	}()
-	c := &http.Client{Transport: &stall.Transport{Idle: time.Second}}
+	c := &http.Client{Transport: &stall.Transport{Idle: 2 * time.Second}}
 	_, err = c.Post("http://"+ln.Addr().String(), "application/octet-stream", bytes.NewReader(make([]byte, 256<<20)))
 	var se *stall.Error
 	if !errors.As(err, &se) {
@@ -117,12 +117,12 @@ func TestTransportSlowUpload(t *testing.T) {
 			if err != nil {
 				break
 			}
-			time.Sleep(25 * time.Millisecond) // the server's pace: 64 parts, 1.6 s in all
+			time.Sleep(40 * time.Millisecond) // the server's pace: 64 parts, 2.6 s in all
 		}
 		fmt.Fprint(w, n)
 	}))
 	t.Cleanup(srv.Close)
-	c := &http.Client{Transport: &stall.Transport{Idle: time.Second}}
+	c := &http.Client{Transport: &stall.Transport{Idle: 2 * time.Second}}
 	resp, err := c.Post(srv.URL, "application/octet-stream", bytes.NewReader(make([]byte, size)))
 	if err != nil {
 		t.Fatal(err)
