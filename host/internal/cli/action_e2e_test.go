@@ -7,11 +7,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentanvil/anvil/internal/testkit"
@@ -295,19 +299,52 @@ func TestActionInstall(t *testing.T) {
 			t.Errorf("GITHUB_OUTPUT = %q", got)
 		}
 	})
+	t.Run("a stalled download is given up and tried again", func(t *testing.T) {
+		// The first read of the archive sends half of it and then nothing,
+		// holding the connection open, as a stalled server or proxy does;
+		// before, curl waited on it for as long as the runner let it.
+		files := http.FileServer(http.Dir(releaseDir(t, "9.9.9", name, archive, false)))
+		var archiveGets atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/"+name) || archiveGets.Add(1) > 1 {
+				files.ServeHTTP(w, r)
+				return
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
+			w.Write(archive[:len(archive)/2]) //nolint:errcheck
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		t.Cleanup(srv.Close)
+		e := newActionEnv(t, t.TempDir())
+		inst := filepath.Join(t.TempDir(), "inst")
+		code, out := e.run(t, "install", "ANVIL_VERSION=v9.9.9", "ANVIL_RELEASE_URL="+srv.URL, "ANVIL_INSTALL_DIR="+inst, "ANVIL_DOWNLOAD_STALL=1")
+		// curl's word on the stalled read comes first, then the version.
+		if code != 0 || !strings.Contains(out, "\nanvil-host ") {
+			t.Fatalf("install: exit %d\n%s", code, out)
+		}
+		if n := archiveGets.Load(); n != 2 {
+			t.Errorf("the archive was read %d times; want 2 (the stalled read, then one whole)", n)
+		}
+	})
 	for _, tc := range []struct {
 		name, version string
 		corrupt       bool
 		want          string
 	}{
 		{"checksum differs", "v9.9.9", true, "sha256 "},
+		{"stall bound not a number", "v9.9.9", false, "ANVIL_DOWNLOAD_STALL"},
 		{"no such release", "v9.9.8", false, "download "},
 		{"not a tag", "latest", false, "version 'latest': want a release tag vX.Y.Z"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newActionEnv(t, t.TempDir())
 			inst := filepath.Join(t.TempDir(), "inst")
-			code, out := e.run(t, "install", "ANVIL_VERSION="+tc.version, "ANVIL_RELEASE_URL=file://"+releaseDir(t, "9.9.9", name, archive, tc.corrupt), "ANVIL_INSTALL_DIR="+inst)
+			env := []string{"ANVIL_VERSION=" + tc.version, "ANVIL_RELEASE_URL=file://" + releaseDir(t, "9.9.9", name, archive, tc.corrupt), "ANVIL_INSTALL_DIR=" + inst}
+			if tc.name == "stall bound not a number" {
+				env = append(env, "ANVIL_DOWNLOAD_STALL=1m")
+			}
+			code, out := e.run(t, "install", env...)
 			if code == 0 || !strings.Contains(out, "::error title=anvil: install::") || !strings.Contains(out, tc.want) {
 				t.Errorf("exit %d, output:\n%s\nwant an ::error:: saying %q", code, out, tc.want)
 			}
