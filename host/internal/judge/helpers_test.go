@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentanvil/anvil/abi"
 	"github.com/agentanvil/anvil/host/judgetest"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // testKey is the API key tests give the judge; it must never show up in an
@@ -48,30 +48,12 @@ func (c *fakeClock) Sleeps() []time.Duration {
 	return append([]time.Duration(nil), c.sleeps...)
 }
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // harness is a judge wired to a fake server, a fake clock and a captured log.
 type harness struct {
 	srv   *judgetest.Server
 	judge *Judge
 	clock *fakeClock
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 }
 
 func testConfig(baseURL string) Config {
@@ -97,7 +79,7 @@ func newHarnessOn(t testing.TB, srv *judgetest.Server, baseURL string, edit func
 	if edit != nil {
 		edit(&cfg)
 	}
-	h := &harness{srv: srv, clock: newFakeClock(), logs: &syncBuffer{}}
+	h := &harness{srv: srv, clock: newFakeClock(), logs: &testkit.SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	all := append([]Option{WithClock(h.clock), WithLogger(logger), WithAPIKey(testKey)}, opts...)
 	j, err := New(cfg, all...)

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/agentanvil/anvil/host/internal/plugin/internal/plugintest"
 	"github.com/agentanvil/anvil/host/internal/plugin/internal/testknobs"
 	"github.com/agentanvil/anvil/host/internal/plugin/transport"
+	"github.com/agentanvil/anvil/internal/testkit"
 )
 
 // The OS isolation of process plugins (sandbox_linux.go), attacked by the
@@ -499,24 +499,6 @@ func TestProcessAddressVetted(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the plugin layer may write from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestProcessIsolationRefused: what a kernel that refuses isolation gets
 // (simulated: the test kernels grant everything). best_effort loads the
 // plugin and warns once, naming what is missing; required refuses it at
@@ -539,7 +521,7 @@ func TestProcessIsolationRefused(t *testing.T) {
 		{"nothing, best effort", "", transport.ConfineAll, transport.ConfineAll},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testkit.SyncBuffer
 			logger := slog.New(slog.NewTextHandler(&logs, nil))
 			// The canary leaves its mark if it runs: with nothing
 			// isolated it can, so only a plugin that never ran leaves none.
