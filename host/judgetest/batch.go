@@ -116,69 +116,60 @@ func (b *batchState) nextID(prefix string) string {
 
 // SetBatchMode sets how batches created from now on progress.
 func (s *Server) SetBatchMode(m BatchMode) {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	s.batch.mode = m
+	s.setBatch(func(b *batchState) { b.mode = m })
 }
 
 // OnBatchCreate calls f with each batch's id once it is created (and
 // before the create request is answered).
 func (s *Server) OnBatchCreate(f func(id string)) {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	s.batch.onCreate = f
+	s.setBatch(func(b *batchState) { b.onCreate = f })
 }
 
 // FailResultsReads makes the next n reads of a batch's results (an
 // output or error file's content, an Anthropic batch's results) answer
 // 500, as a server failing on the way does.
 func (s *Server) FailResultsReads(n int) {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	s.batch.failReads = n
+	s.setBatch(func(b *batchState) { b.failReads = n })
 }
 
 // FailStatusReads makes the next n reads of a batch's status (GET
 // /v1/batches/{id}, an Anthropic batch's GET) answer 500, as a server
 // failing while a batch runs does.
 func (s *Server) FailStatusReads(n int) {
+	s.setBatch(func(b *batchState) { b.failStatus = n })
+}
+
+// setBatch changes the batch state under its lock.
+func (s *Server) setBatch(change func(*batchState)) {
 	s.batch.mu.Lock()
 	defer s.batch.mu.Unlock()
-	s.batch.failStatus = n
+	change(&s.batch)
 }
 
 // PaceResults makes every read of a batch's results send its lines gap
 // apart, each flushed as it is written: a slow link, on which reading a
 // large batch's results takes longer than any one reply should.
 func (s *Server) PaceResults(gap time.Duration) {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	s.batch.resultsGap = gap
+	s.setBatch(func(b *batchState) { b.resultsGap = gap })
 }
 
 // StallResults makes the next n reads of a batch's results send their
 // first after lines and then nothing, holding the connection open until
 // the client gives up on it: a server or proxy that stalls mid-stream.
 func (s *Server) StallResults(n, after int) {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	s.batch.stallReads, s.batch.stallAfter = n, after
+	s.setBatch(func(b *batchState) { b.stallReads, b.stallAfter = n, after })
 }
 
 // StallStatusReads makes the next n reads of a batch's status answer
 // nothing until the client gives up on them.
 func (s *Server) StallStatusReads(n int) {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	s.batch.stallStatus = n
+	s.setBatch(func(b *batchState) { b.stallStatus = n })
 }
 
 // StallCreates makes the next n requests to create a batch answer
 // nothing until the client gives up on them.
 func (s *Server) StallCreates(n int) {
-	s.batch.mu.Lock()
-	defer s.batch.mu.Unlock()
-	s.batch.stallCreates = n
+	s.setBatch(func(b *batchState) { b.stallCreates = n })
 }
 
 // stallCreate holds this create request until its client goes, if it is
