@@ -423,7 +423,7 @@ func TestRegistryThatStalls(t *testing.T) {
 		}
 		for _, part := range [][]byte{body[third : 2*third], body[2*third:]} {
 			time.Sleep(1200 * time.Millisecond) // the link's pace: the subject of the test
-			w.Write(part)                      //nolint:errcheck
+			w.Write(part)                       //nolint:errcheck
 			w.(http.Flusher).Flush()
 		}
 	}))
