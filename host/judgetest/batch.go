@@ -96,8 +96,9 @@ type batchState struct {
 	// failStatus, how many reads of a batch's status.
 	failReads, failStatus int
 	// stallReads is how many reads of results to stall still, after
-	// stallAfter lines; stallStatus, how many status reads; resultsGap
-	// paces the lines of every read of results.
+	// stallAfter lines; stallStatus and stallCreates, how many status
+	// reads and creates; resultsGap paces the lines of every read of
+	// results.
 	stallReads, stallAfter, stallStatus, stallCreates int
 	resultsGap                                        time.Duration
 }
@@ -172,20 +173,31 @@ func (s *Server) StallCreates(n int) {
 	s.setBatch(func(b *batchState) { b.stallCreates = n })
 }
 
+// take counts one use of *left and says whether there was one left.
+func take(left *int) bool {
+	if *left > 0 {
+		*left--
+		return true
+	}
+	return false
+}
+
+// holdUntilGone answers r nothing more until its client goes.
+func holdUntilGone(r *http.Request) {
+	// Read to its end: net/http notices the client going only once the
+	// request body has been read.
+	io.Copy(io.Discard, r.Body) //nolint:errcheck
+	<-r.Context().Done()
+}
+
 // stallCreate holds this create request until its client goes, if it is
 // one to stall (counting it), and says so.
 func (b *batchState) stallCreate(r *http.Request) bool {
 	b.mu.Lock()
-	stall := b.stallCreates > 0
-	if stall {
-		b.stallCreates--
-	}
+	stall := take(&b.stallCreates)
 	b.mu.Unlock()
 	if stall {
-		// Read to its end: net/http notices the client going only once
-		// the request body has been read.
-		io.Copy(io.Discard, r.Body) //nolint:errcheck
-		<-r.Context().Done()
+		holdUntilGone(r)
 	}
 	return stall
 }
@@ -194,12 +206,11 @@ func (b *batchState) stallCreate(r *http.Request) bool {
 // one to stall (counting it), and says so; the lock is held, and released
 // while it waits.
 func (b *batchState) stallStatusRead(r *http.Request) bool {
-	if b.stallStatus <= 0 {
+	if !take(&b.stallStatus) {
 		return false
 	}
-	b.stallStatus--
 	b.mu.Unlock()
-	<-r.Context().Done()
+	holdUntilGone(r)
 	b.mu.Lock()
 	return true
 }
@@ -209,8 +220,7 @@ func (b *batchState) stallStatusRead(r *http.Request) bool {
 func (b *batchState) writeResults(w http.ResponseWriter, r *http.Request, lines []any) {
 	b.mu.Lock()
 	gap, stallAt := b.resultsGap, -1
-	if b.stallReads > 0 {
-		b.stallReads--
+	if take(&b.stallReads) {
 		stallAt = b.stallAfter
 	}
 	b.mu.Unlock()
@@ -232,29 +242,19 @@ func (b *batchState) writeResults(w http.ResponseWriter, r *http.Request, lines 
 	}
 	if stallAt >= 0 {
 		flusher.Flush()
-		<-r.Context().Done()
+		holdUntilGone(r)
 	}
 }
 
 // failStatusRead says whether this status read is to fail, counting it;
 // the lock is held.
-func (b *batchState) failStatusRead() bool {
-	if b.failStatus > 0 {
-		b.failStatus--
-		return true
-	}
-	return false
-}
+func (b *batchState) failStatusRead() bool { return take(&b.failStatus) }
 
 // failRead says whether this read of results is to fail, counting it.
 func (b *batchState) failRead() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.failReads > 0 {
-		b.failReads--
-		return true
-	}
-	return false
+	return take(&b.failReads)
 }
 
 // BatchCreates is the number of batches created (POST /v1/batches that

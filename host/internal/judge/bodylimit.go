@@ -5,8 +5,9 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/agentanvil/anvil/host/internal/stall"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/agentanvil/anvil/host/internal/stall"
 )
 
 // maxReplyBytes bounds the body of one judge reply. A completion with 20
