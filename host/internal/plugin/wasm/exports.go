@@ -23,17 +23,9 @@ func moduleExports(wasm []byte) (map[string]bool, error) {
 	}
 	r := wasmReader{b: wasm, off: 8}
 	for !r.done() {
-		id, err := r.byte()
+		id, body, err := r.section()
 		if err != nil {
 			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, fmt.Errorf("section %d: %w", id, err)
-		}
-		body, err := r.bytes(int(size))
-		if err != nil {
-			return nil, fmt.Errorf("section %d: %w", id, err)
 		}
 		if id == 7 {
 			return parseExportSection(body)
@@ -94,6 +86,23 @@ type wasmReader struct {
 }
 
 func (r *wasmReader) done() bool { return r.off >= len(r.b) }
+
+// section reads one section of a module: its id and its body.
+func (r *wasmReader) section() (byte, []byte, error) {
+	id, err := r.byte()
+	if err != nil {
+		return 0, nil, err
+	}
+	size, err := r.u32()
+	if err != nil {
+		return 0, nil, fmt.Errorf("section %d: %w", id, err)
+	}
+	body, err := r.bytes(int(size))
+	if err != nil {
+		return 0, nil, fmt.Errorf("section %d: %w", id, err)
+	}
+	return id, body, nil
+}
 
 func (r *wasmReader) byte() (byte, error) {
 	if r.off >= len(r.b) {

@@ -81,15 +81,7 @@ func checkImports(wasm []byte) error {
 func moduleImports(wasm []byte) ([]wasmImport, error) {
 	r := wasmReader{b: wasm, off: 8}
 	for !r.done() {
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		body, err := r.bytes(int(size))
+		id, body, err := r.section()
 		if err != nil {
 			return nil, err
 		}

@@ -77,17 +77,9 @@ func checkModuleShape(wasm []byte) error {
 	r := wasmReader{b: wasm, off: 8}
 	imported := 0
 	for !r.done() {
-		id, err := r.byte()
+		id, body, err := r.section()
 		if err != nil {
 			return err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return fmt.Errorf("section %d: %w", id, err)
-		}
-		body, err := r.bytes(int(size))
-		if err != nil {
-			return fmt.Errorf("section %d: %w", id, err)
 		}
 		s := wasmReader{b: body}
 		var n uint32
